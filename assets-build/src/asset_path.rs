@@ -1,0 +1,142 @@
+//! [`AssetPath`]: the name of an asset, relative to its root.
+//!
+//! An asset path is the identity of an asset everywhere: in rules, records,
+//! parcels and generated constants. It is always relative, uses `/` as the
+//! separator, and has no empty, `.` or `..` components, so it can never name a
+//! file outside its root and it is the same string on every platform.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// A normalized path of an asset, relative to its asset root: `sprites/hero.png`.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct AssetPath(String);
+
+/// Why a string is not a valid [`AssetPath`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AssetPathError {
+    /// The path is empty.
+    #[error("the path is empty")]
+    Empty,
+    /// The path starts at a root (`/x`, `C:\x`) instead of being relative.
+    #[error("`{0}` is absolute; asset paths are relative to the asset root")]
+    Absolute(String),
+    /// A `..` component would leave the asset root.
+    #[error("`{0}` leaves the asset root")]
+    EscapesRoot(String),
+    /// The path contains a character that is not portable (`\`, NUL, `:`).
+    #[error("`{0}` contains `{1}`, which is not allowed in asset paths")]
+    BadChar(String, char),
+}
+
+impl AssetPath {
+    /// Validates and normalizes `path`: `./a//b` becomes `a/b`; `a/../b` becomes `b`.
+    /// A `..` that would leave the root is an error, as is an absolute path.
+    pub fn new(path: &str) -> Result<AssetPath, AssetPathError> {
+        if path.starts_with('/') {
+            return Err(AssetPathError::Absolute(path.to_owned()));
+        }
+        if let Some(c) = path.chars().find(|c| matches!(c, '\\' | '\0' | ':')) {
+            return Err(AssetPathError::BadChar(path.to_owned(), c));
+        }
+        let mut parts: Vec<&str> = Vec::new();
+        for part in path.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    if parts.pop().is_none() {
+                        return Err(AssetPathError::EscapesRoot(path.to_owned()));
+                    }
+                }
+                p => parts.push(p),
+            }
+        }
+        if parts.is_empty() {
+            return Err(AssetPathError::Empty);
+        }
+        Ok(AssetPath(parts.join("/")))
+    }
+
+    /// Resolves `relative` against this asset's folder: for `levels/a.lvl`,
+    /// `tiles.png` is `levels/tiles.png` and `../shared/x.png` is `shared/x.png`.
+    pub fn sibling(&self, relative: &str) -> Result<AssetPath, AssetPathError> {
+        match self.0.rfind('/') {
+            Some(i) => AssetPath::new(&format!("{}/{relative}", &self.0[..i])),
+            None => AssetPath::new(relative),
+        }
+    }
+
+    /// The path as a string with `/` separators.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The extension after the last `.` of the file name, if any.
+    pub fn extension(&self) -> Option<&str> {
+        let name = self.file_name();
+        name.rfind('.').filter(|&i| i > 0).map(|i| &name[i + 1..])
+    }
+
+    /// The last component.
+    pub fn file_name(&self) -> &str {
+        self.0.rsplit('/').next().unwrap_or(&self.0)
+    }
+}
+
+impl fmt::Display for AssetPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for AssetPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl<'de> Deserialize<'de> for AssetPath {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        AssetPath::new(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_separators_and_dots() {
+        assert_eq!(AssetPath::new("./a//b/./c.png").unwrap().as_str(), "a/b/c.png");
+        assert_eq!(AssetPath::new("a/../b").unwrap().as_str(), "b");
+    }
+
+    #[test]
+    fn rejects_paths_that_leave_the_root() {
+        assert!(matches!(AssetPath::new("../x"), Err(AssetPathError::EscapesRoot(_))));
+        assert!(matches!(AssetPath::new("a/../../x"), Err(AssetPathError::EscapesRoot(_))));
+        assert!(matches!(AssetPath::new("/etc/passwd"), Err(AssetPathError::Absolute(_))));
+        assert!(matches!(AssetPath::new("a\\b"), Err(AssetPathError::BadChar(..))));
+        assert!(matches!(AssetPath::new("C:/x"), Err(AssetPathError::BadChar(..))));
+        assert!(matches!(AssetPath::new("./"), Err(AssetPathError::Empty)));
+    }
+
+    #[test]
+    fn siblings_resolve_against_the_folder() {
+        let p = AssetPath::new("levels/one.lvl").unwrap();
+        assert_eq!(p.sibling("tiles.png").unwrap().as_str(), "levels/tiles.png");
+        assert_eq!(p.sibling("../shared/x.png").unwrap().as_str(), "shared/x.png");
+        assert!(p.sibling("../../x").is_err());
+        assert_eq!(AssetPath::new("top.txt").unwrap().sibling("b").unwrap().as_str(), "b");
+    }
+
+    #[test]
+    fn extension_is_the_part_after_the_last_dot() {
+        assert_eq!(AssetPath::new("a/b.tar.gz").unwrap().extension(), Some("gz"));
+        assert_eq!(AssetPath::new("a/.hidden").unwrap().extension(), None);
+        assert_eq!(AssetPath::new("a/README").unwrap().extension(), None);
+    }
+}

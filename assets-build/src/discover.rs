@@ -1,0 +1,185 @@
+//! Discovery: the assets under each root, in a deterministic order.
+//!
+//! Hidden files and folders (names starting with `.`) are skipped. Every
+//! problem is collected, not just the first: a path that leaves the root
+//! through a symbolic link, a name that is not UTF-8 or not a portable asset
+//! path, two names that differ only by case (they would collide on Windows and
+//! macOS), one name under two roots.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::asset_path::{AssetPath, AssetPathError};
+use crate::manifest::Manifest;
+use crate::processor::input_name;
+use crate::record::FileStamp;
+
+/// An asset found on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discovered {
+    /// Its name.
+    pub path: AssetPath,
+    /// Index into [`Manifest::roots`].
+    pub root: usize,
+    /// Size and mtime at discovery (the cheap freshness check reuses it).
+    pub stamp: FileStamp,
+}
+
+/// A problem with the files under an asset root.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoveryError {
+    /// A root directory is missing.
+    #[error("asset root `{}` does not exist; create it, or set `root` in [package.metadata.assets]", .0.display())]
+    MissingRoot(PathBuf),
+    /// A directory or file could not be read.
+    #[error("could not read `{}`: {source}", path.display())]
+    Io {
+        /// What failed.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file name is not valid UTF-8.
+    #[error("`{}` has a name that is not valid UTF-8; rename it", .0.display())]
+    NonUtf8(PathBuf),
+    /// A name cannot be an asset path.
+    #[error("`{}` cannot be an asset: {source}", path.display())]
+    BadName {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: AssetPathError,
+    },
+    /// A symbolic link leads out of the root, or to a directory.
+    #[error("`{}` is a symbolic link to {what}; only links to files inside the asset root are followed", path.display())]
+    BadLink {
+        /// The link.
+        path: PathBuf,
+        /// "a file outside the asset root" or "a directory".
+        what: &'static str,
+    },
+    /// Two assets differ only by letter case.
+    #[error("`{0}` and `{1}` differ only by case, which breaks on case-insensitive file systems; rename one")]
+    CaseCollision(AssetPath, AssetPath),
+    /// One asset path exists under two roots.
+    #[error("`{asset}` exists under both `{first}` and `{second}`; asset paths must be unique across roots")]
+    Duplicate {
+        /// The asset.
+        asset: AssetPath,
+        /// The first root.
+        first: String,
+        /// The second root.
+        second: String,
+    },
+}
+
+/// Every asset under the manifest's roots, sorted by path.
+pub fn discover(manifest: &Manifest) -> Result<Vec<Discovered>, Vec<DiscoveryError>> {
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    for (index, root) in manifest.roots.iter().enumerate() {
+        if !root.dir.is_dir() {
+            errors.push(DiscoveryError::MissingRoot(root.dir.clone()));
+            continue;
+        }
+        walk_root(&root.dir, index, &mut found, &mut errors);
+    }
+    found.sort_by(|a: &Discovered, b| a.path.cmp(&b.path));
+    let mut by_lowercase: HashMap<String, &Discovered> = HashMap::new();
+    for (i, d) in found.iter().enumerate() {
+        if i > 0 && found[i - 1].path == d.path {
+            errors.push(DiscoveryError::Duplicate {
+                asset: d.path.clone(),
+                first: manifest.roots[found[i - 1].root].name.clone(),
+                second: manifest.roots[d.root].name.clone(),
+            });
+        } else if let Some(other) = by_lowercase.insert(d.path.as_str().to_lowercase(), d) {
+            errors.push(DiscoveryError::CaseCollision(other.path.clone(), d.path.clone()));
+        }
+    }
+    if errors.is_empty() { Ok(found) } else { Err(errors) }
+}
+
+fn walk_root(dir: &Path, root: usize, found: &mut Vec<Discovered>, errors: &mut Vec<DiscoveryError>) {
+    let mut real_root: Option<PathBuf> = None;
+    let walker = walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| !e.file_name().to_str().is_some_and(|n| n.starts_with('.')));
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let path = e.path().unwrap_or(dir).to_owned();
+                let source = e.into_io_error().unwrap_or_else(|| std::io::Error::other("file system loop"));
+                errors.push(DiscoveryError::Io { path, source });
+                continue;
+            }
+        };
+        let path = entry.path();
+        let file_type = entry.file_type();
+        if file_type.is_dir() {
+            continue;
+        }
+        let meta = if file_type.is_symlink() {
+            match check_link(path, dir, &mut real_root) {
+                Ok(meta) => meta,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            }
+        } else {
+            match entry.metadata() {
+                Ok(m) => m,
+                Err(e) => {
+                    let source = e.into_io_error().unwrap_or_else(|| std::io::Error::other("unreadable"));
+                    errors.push(DiscoveryError::Io { path: path.to_owned(), source });
+                    continue;
+                }
+            }
+        };
+        let relative = path.strip_prefix(dir).expect("walkdir yields paths under its root");
+        let Some(relative) = relative.to_str() else {
+            errors.push(DiscoveryError::NonUtf8(path.to_owned()));
+            continue;
+        };
+        let relative = relative.replace(std::path::MAIN_SEPARATOR, "/");
+        match AssetPath::new(&relative) {
+            Ok(asset) => found.push(Discovered { path: asset, root, stamp: FileStamp::of(&meta) }),
+            Err(source) => errors.push(DiscoveryError::BadName { path: path.to_owned(), source }),
+        }
+    }
+}
+
+/// The metadata of the file a link points at, if it is a file inside the root.
+fn check_link(
+    link: &Path,
+    root: &Path,
+    real_root: &mut Option<PathBuf>,
+) -> Result<fs::Metadata, DiscoveryError> {
+    let io = |source| DiscoveryError::Io { path: link.to_owned(), source };
+    let target = fs::canonicalize(link).map_err(io)?;
+    let real_root = match real_root {
+        Some(r) => r,
+        None => real_root.insert(fs::canonicalize(root).map_err(io)?),
+    };
+    if !target.starts_with(real_root) {
+        return Err(DiscoveryError::BadLink { path: link.to_owned(), what: "a file outside the asset root" });
+    }
+    let meta = fs::metadata(&target).map_err(io)?;
+    if meta.is_dir() {
+        return Err(DiscoveryError::BadLink { path: link.to_owned(), what: "a directory" });
+    }
+    Ok(meta)
+}
+
+/// Discovered stamps by input name (`assets/a.png`), for the freshness check.
+pub(crate) fn stamps_by_input(manifest: &Manifest, found: &[Discovered]) -> HashMap<String, FileStamp> {
+    found.iter().map(|d| (input_name(&manifest.roots[d.root], &d.path), d.stamp)).collect()
+}

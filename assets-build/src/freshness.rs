@@ -1,0 +1,235 @@
+//! Freshness: may a step's previous record be reused, and if not, why.
+//!
+//! A step is identified by its **key**, the hash of:
+//!
+//! | hashed into the key            | never hashed                         |
+//! |--------------------------------|--------------------------------------|
+//! | processor name and version     | absolute paths                       |
+//! | canonical settings (JSON)      | mtimes, the time of the build        |
+//! | asset path, variant            | thread count, discovery order        |
+//!
+//! Its record then lists what the last run actually touched. The check, in order
+//! of cost, stops at the first difference and names it as a [`DirtyReason`]:
+//!
+//! 1. the key (processor, version, settings changed?);
+//! 2. the outputs are still in the store (a stat each);
+//! 3. every input: size and mtime first; only when they differ, or when the
+//!    file was modified within [`RACY_WINDOW_NS`] of the step (a later write in
+//!    the same timestamp tick would be invisible), is it re-hashed. A file
+//!    whose bytes are unchanged does not make the step stale (touch is free),
+//!    and the record is refreshed with the new stamps so the next check is
+//!    cheap again. An input recorded as absent must still be absent;
+//! 4. every dependency, built first if needed: its outputs must hash as they
+//!    did when used. A dependency that rebuilt to identical bytes does not
+//!    make this step stale (early cutoff).
+//!
+//! Known limit: mtimes from a clock that runs backwards (or a network file
+//! system's skewed clock) can hide a change with an unchanged size within the
+//! racy window; `cargo assets clean` recovers.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::asset_path::AssetPath;
+use crate::hash::ContentHash;
+use crate::record::{FileStamp, InputState, Record};
+use crate::store::Store;
+
+/// Inputs whose mtime lies this close before (or after) the step's start are
+/// re-hashed instead of trusted: 2 s, the coarsest common timestamp granularity.
+pub const RACY_WINDOW_NS: u64 = 2_000_000_000;
+
+/// Why a step had to run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum DirtyReason {
+    /// The step never ran before (or its record was of an older format).
+    NoRecord,
+    /// The previous record could not be read.
+    RecordUnreadable {
+        /// Why.
+        message: String,
+    },
+    /// A rule now names another processor.
+    ProcessorChanged {
+        /// The processor of the previous run.
+        previous: String,
+    },
+    /// The processor's version changed.
+    ProcessorVersionChanged {
+        /// Version of the previous run.
+        previous: u32,
+        /// Version now.
+        current: u32,
+    },
+    /// The settings changed.
+    SettingsChanged {
+        /// Previous settings, canonical JSON.
+        previous: String,
+        /// Current settings.
+        current: String,
+    },
+    /// A file read by the step has different contents.
+    InputChanged {
+        /// The file, relative to the package.
+        path: String,
+    },
+    /// A file the step looked for and did not find now exists.
+    InputAppeared {
+        /// The file, relative to the package.
+        path: String,
+    },
+    /// A file the step read is gone.
+    InputRemoved {
+        /// The file, relative to the package.
+        path: String,
+    },
+    /// An asset the step used has different outputs.
+    DependencyChanged {
+        /// The dependency.
+        asset: AssetPath,
+    },
+    /// An output is missing from the store (deleted, or found corrupt).
+    OutputMissing {
+        /// Its label (empty for the main output).
+        label: String,
+    },
+}
+
+impl fmt::Display for DirtyReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DirtyReason::NoRecord => f.write_str("never built before"),
+            DirtyReason::RecordUnreadable { message } => write!(f, "previous record unreadable ({message})"),
+            DirtyReason::ProcessorChanged { previous } => write!(f, "processor changed (was `{previous}`)"),
+            DirtyReason::ProcessorVersionChanged { previous, current } => {
+                write!(f, "processor version changed ({previous} -> {current})")
+            }
+            DirtyReason::SettingsChanged { previous, current } => {
+                write!(f, "settings changed ({previous} -> {current})")
+            }
+            DirtyReason::InputChanged { path } => write!(f, "`{path}` changed"),
+            DirtyReason::InputAppeared { path } => write!(f, "`{path}` appeared"),
+            DirtyReason::InputRemoved { path } => write!(f, "`{path}` was removed"),
+            DirtyReason::DependencyChanged { asset } => write!(f, "dependency `{asset}` changed"),
+            DirtyReason::OutputMissing { label } if label.is_empty() => f.write_str("output missing from the cache"),
+            DirtyReason::OutputMissing { label } => write!(f, "output `{label}` missing from the cache"),
+        }
+    }
+}
+
+/// The verdict on a previous record.
+#[derive(Debug)]
+pub(crate) enum Verdict {
+    /// Reuse it; `Some` is an updated record to write (new stamps, same content).
+    Fresh(Option<Record>),
+    /// Rerun the step.
+    Stale(DirtyReason),
+    /// A dependency failed; the step can neither be reused nor run.
+    DependencyFailed(AssetPath),
+}
+
+/// What a dependency looks like now, as the check needs it.
+pub(crate) enum DependencyState {
+    /// Built; its current outputs hash.
+    Built(ContentHash),
+    /// No longer an asset.
+    Gone,
+    /// Failed or skipped.
+    Failed,
+}
+
+/// What the step would be now, to compare with its record.
+pub(crate) struct Current<'a> {
+    pub key: ContentHash,
+    pub processor: &'a str,
+    pub version: u32,
+    pub settings_json: &'a str,
+    pub package_dir: &'a Path,
+    /// Stamps already taken by discovery, by input name.
+    pub stamps: &'a HashMap<String, FileStamp>,
+    pub now_ns: u64,
+}
+
+/// Checks `record` against the world now. See the module docs for the order.
+pub(crate) fn check(
+    record: &Record,
+    current: &Current<'_>,
+    store: &Store,
+    mut dependency: impl FnMut(&AssetPath) -> DependencyState,
+) -> Verdict {
+    if record.key != current.key {
+        return Verdict::Stale(key_change(record, current));
+    }
+    if let Some(o) = record.outputs.iter().find(|o| !store.has(&o.hash, o.size)) {
+        return Verdict::Stale(DirtyReason::OutputMissing { label: o.label.clone() });
+    }
+    let mut refresh: Option<Record> = None;
+    for (i, input) in record.inputs.iter().enumerate() {
+        let path = || input.path.clone();
+        let now = match current.stamps.get(&input.path) {
+            Some(s) => Some(*s),
+            None => stat(&current.package_dir.join(&input.path)),
+        };
+        match (&input.state, now) {
+            (InputState::Absent { .. }, None) => {}
+            (InputState::Absent { .. }, Some(_)) => return Verdict::Stale(DirtyReason::InputAppeared { path: path() }),
+            (InputState::Present { .. }, None) => return Verdict::Stale(DirtyReason::InputRemoved { path: path() }),
+            (InputState::Present { stamp, hash }, Some(now)) => {
+                let racy = |s: &FileStamp| s.mtime_ns.saturating_add(RACY_WINDOW_NS) >= record.started_ns;
+                if now == *stamp && !racy(stamp) {
+                    continue;
+                }
+                match fs::read(current.package_dir.join(&input.path)) {
+                    Ok(bytes) if ContentHash::of(&bytes) == *hash => {}
+                    _ => return Verdict::Stale(DirtyReason::InputChanged { path: path() }),
+                }
+                // Same bytes. Remember the new stamp unless it is still racy now.
+                let settled = now.mtime_ns.saturating_add(RACY_WINDOW_NS) < current.now_ns;
+                if now != *stamp || settled {
+                    let r = refresh.get_or_insert_with(|| Record { started_ns: current.now_ns, ..record.clone() });
+                    r.inputs[i].state = InputState::Present { stamp: now, hash: *hash };
+                }
+            }
+        }
+    }
+    for dep in &record.dependencies {
+        match dependency(&dep.asset) {
+            DependencyState::Built(h) if h == dep.outputs_hash => {}
+            DependencyState::Built(_) | DependencyState::Gone => {
+                return Verdict::Stale(DirtyReason::DependencyChanged { asset: dep.asset.clone() });
+            }
+            DependencyState::Failed => return Verdict::DependencyFailed(dep.asset.clone()),
+        }
+    }
+    // A refreshed record moves `started_ns` to now, which only widens the
+    // margin of the inputs trusted by stamp above.
+    Verdict::Fresh(refresh)
+}
+
+fn key_change(record: &Record, current: &Current<'_>) -> DirtyReason {
+    if record.processor != current.processor {
+        DirtyReason::ProcessorChanged { previous: record.processor.clone() }
+    } else if record.processor_version != current.version {
+        DirtyReason::ProcessorVersionChanged { previous: record.processor_version, current: current.version }
+    } else {
+        DirtyReason::SettingsChanged {
+            previous: record.settings.clone(),
+            current: current.settings_json.to_owned(),
+        }
+    }
+}
+
+fn stat(path: &Path) -> Option<FileStamp> {
+    match fs::metadata(path) {
+        Ok(m) if m.is_file() => Some(FileStamp::of(&m)),
+        Ok(_) => None,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(_) => Some(FileStamp { size: u64::MAX, mtime_ns: 0 }),
+    }
+}

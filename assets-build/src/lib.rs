@@ -1,0 +1,62 @@
+//! The cargo-assets pipeline: turns a package's source assets into cached,
+//! content-addressed outputs, rebuilding only what changed.
+//!
+//! # Where to start reading
+//!
+//! [`Pipeline::build`] is the whole flow:
+//!
+//! ```text
+//! Cargo.toml ──manifest──▶ Manifest ──discover──▶ [Discovered] ──plan──▶ steps
+//!      steps ──scheduler──▶ per step: freshness::check(record) ─fresh─▶ reuse
+//!                                                       └─stale─▶ Processor::process(Context)
+//!                                                                   └▶ Store::put(outputs), write Record
+//!      ──▶ BuildReport (+ Events while running)
+//! ```
+//!
+//! - [`manifest`]: `[package.metadata.assets]`, raw TOML mirror → resolved [`Manifest`].
+//! - [`discover`]: finds assets under the roots; rejects paths that escape them.
+//! - [`processor`]: the [`Processor`] trait, its [`Context`] (which records every
+//!   read), the [`Registry`] and the built-ins.
+//! - `scheduler`: parallel workers, dependencies built on demand, cycle detection.
+//! - [`freshness`]: the design memo on what is hashed, and the typed [`DirtyReason`].
+//! - [`record`] and [`store`]: what is kept between builds, and where.
+//!
+//! # Files on disk
+//!
+//! Under the cache directory (`target/assets/`): `blobs/` (outputs by blake3
+//! hash, see [`Store`]), `records/<variant>/<asset>.json` (one [`Record`] per
+//! step), `tmp/` and `lock`.
+//!
+//! # Invariants
+//!
+//! - This crate never prints: it returns a [`BuildReport`] and emits [`Event`]s.
+//! - Keys and outputs hold no absolute paths and no times; records hold
+//!   mtimes only to skip re-hashing.
+//! - A record is written after its blobs; nothing is written in place.
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod asset_path;
+pub mod discover;
+pub mod event;
+pub mod freshness;
+pub mod hash;
+pub mod manifest;
+mod pipeline;
+mod plan;
+pub mod processor;
+pub mod record;
+mod report;
+mod scheduler;
+pub mod store;
+
+pub use asset_path::AssetPath;
+pub use event::{Event, EventHandler};
+pub use freshness::DirtyReason;
+pub use hash::ContentHash;
+pub use manifest::{Manifest, ManifestError};
+pub use pipeline::{BuildError, BuildOptions, Pipeline};
+pub use processor::{Context, ProcessError, Processor, Registry};
+pub use record::Record;
+pub use report::{BuildReport, Outcome, StepReport};
+pub use store::Store;

@@ -1,0 +1,51 @@
+//! The serde mirror of `Cargo.toml`'s `[package.metadata.assets]`.
+//!
+//! These types hold exactly what the user wrote, with spans, and no logic.
+//! [`super::resolve`] turns them into the checked [`super::Manifest`].
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// A table whose keys and values keep their spans, for processor settings.
+pub(crate) type RawTable = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
+
+/// The parts of `Cargo.toml` we read. Everything else is Cargo's business.
+#[derive(Deserialize)]
+pub(crate) struct RawCargoToml {
+    pub package: Option<RawPackage>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct RawPackage {
+    pub name: Option<String>,
+    pub metadata: Option<RawPackageMetadata>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct RawPackageMetadata {
+    pub assets: Option<Spanned<RawAssets>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawAssets {
+    /// A string or an array of strings.
+    pub root: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    pub rules: Vec<Spanned<RawTable>>,
+    #[serde(default)]
+    pub overrides: BTreeMap<Spanned<String>, Spanned<RawTable>>,
+    #[serde(default)]
+    pub atlases: BTreeMap<Spanned<String>, Spanned<RawAtlas>>,
+    /// Name → array of globs, or `{ include = [...], exclude = [...] }`.
+    pub parcels: Option<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawAtlas {
+    pub max_size: Option<Spanned<u32>>,
+    pub padding: Option<Spanned<u32>>,
+}

@@ -1,0 +1,132 @@
+//! [`Pipeline`]: one build, from `Cargo.toml` to cached outputs.
+//!
+//! ```text
+//! lock cache → load manifest → discover → plan → schedule (check | process) → report
+//! ```
+//!
+//! Fatal problems (bad manifest, unreadable roots, a cache that cannot be
+//! written) are a [`BuildError`]; a failing asset is not: it is an
+//! [`Outcome::Failed`](crate::Outcome) in the report, and every other asset
+//! still builds.
+
+use std::fs::{File, TryLockError};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::discover::{DiscoveryError, discover, stamps_by_input};
+use crate::event::{Event, EventHandler};
+use crate::manifest::{Manifest, ManifestError};
+use crate::plan::plan;
+use crate::processor::Registry;
+use crate::report::BuildReport;
+use crate::scheduler::Scheduler;
+use crate::store::{Store, StoreError};
+
+/// What to build and where.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// The package's `Cargo.toml`.
+    pub manifest_path: PathBuf,
+    /// The cache directory, conventionally `<target dir>/assets`.
+    pub cache_dir: PathBuf,
+    /// The build variant passed to processors: `dev`, `release`, ...
+    pub variant: String,
+    /// Worker threads.
+    pub jobs: usize,
+}
+
+impl BuildOptions {
+    /// Options for `manifest_path` with its cache in `cache_dir`, variant
+    /// `dev`, one job per core.
+    pub fn new(manifest_path: impl Into<PathBuf>, cache_dir: impl Into<PathBuf>) -> BuildOptions {
+        BuildOptions {
+            manifest_path: manifest_path.into(),
+            cache_dir: cache_dir.into(),
+            variant: "dev".into(),
+            jobs: std::thread::available_parallelism().map_or(1, usize::from),
+        }
+    }
+}
+
+/// A build that could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// `Cargo.toml` is wrong.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// The asset roots hold files that cannot be assets.
+    #[error("{}", list(.0))]
+    Discovery(Vec<DiscoveryError>),
+    /// The cache directory failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The variant name cannot be a directory name.
+    #[error("invalid variant `{0}`: use letters, digits, `-` and `_`")]
+    BadVariant(String),
+}
+
+fn list(errors: &[DiscoveryError]) -> String {
+    errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+}
+
+/// Builds a package's assets with a set of processors.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    options: BuildOptions,
+    registry: Registry,
+}
+
+impl Pipeline {
+    /// A pipeline with the built-in processors.
+    pub fn new(options: BuildOptions) -> Pipeline {
+        Pipeline { options, registry: Registry::with_builtins() }
+    }
+
+    /// Adds or replaces processors.
+    pub fn registry_mut(&mut self) -> &mut Registry {
+        &mut self.registry
+    }
+
+    /// The options.
+    pub fn options(&self) -> &BuildOptions {
+        &self.options
+    }
+
+    /// Runs one build, reporting progress to `events`.
+    pub fn build(&self, events: EventHandler<'_>) -> Result<BuildReport, BuildError> {
+        let start = Instant::now();
+        let o = &self.options;
+        let variant_ok = !o.variant.is_empty()
+            && o.variant.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !variant_ok {
+            return Err(BuildError::BadVariant(o.variant.clone()));
+        }
+        let manifest = Manifest::load(&o.manifest_path)?;
+        let store = Store::open(&o.cache_dir)?;
+        let _lock = lock(&store, events)?;
+        store.remove_orphans()?;
+        let assets = discover(&manifest).map_err(BuildError::Discovery)?;
+        let plan = plan(&manifest, &self.registry, &assets, &o.variant)?;
+        events(&Event::Planned { steps: plan.steps.len() });
+        let stamps = stamps_by_input(&manifest, &assets);
+        let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &stamps, events);
+        let steps = scheduler.run(o.jobs);
+        Ok(BuildReport { steps, elapsed: start.elapsed() })
+    }
+}
+
+/// Holds the cache's lock for the build: two builds on one cache take turns.
+fn lock(store: &Store, events: EventHandler<'_>) -> Result<File, StoreError> {
+    let path = store.lock_path();
+    let io = |source| StoreError::Io { action: "could not lock", path: path.clone(), source };
+    let file = File::options().create(true).truncate(false).write(true).open(&path).map_err(io)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            events(&Event::WaitingForLock { path: &path });
+            file.lock().map_err(io)?;
+        }
+        Err(TryLockError::Error(e)) => return Err(io(e)),
+    }
+    Ok(file)
+}

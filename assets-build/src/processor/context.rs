@@ -1,0 +1,257 @@
+//! [`Context`]: a processor's only window on the world, recording as it goes.
+
+use std::collections::HashSet;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+
+use super::ProcessError;
+use crate::asset_path::AssetPath;
+use crate::hash::ContentHash;
+use crate::manifest::{AssetRoot, Manifest, Origin, Settings};
+use crate::record::{DependencyUse, FileStamp, Input, InputState, OutputRecord, Record};
+use crate::store::Store;
+
+/// Builds other assets on demand; implemented by the scheduler.
+pub(crate) trait Dependencies: Sync {
+    /// The record of `asset` once it is built, on behalf of the step `requester`.
+    fn record_of(&self, requester: usize, asset: &AssetPath) -> Result<Arc<Record>, ProcessError>;
+}
+
+/// What a step is, as its context needs to know it.
+pub(crate) struct StepInfo<'a> {
+    pub index: usize,
+    pub asset: &'a AssetPath,
+    pub root: &'a AssetRoot,
+    pub processor: &'a str,
+    pub settings: &'a Settings,
+    pub origin: Option<&'a Origin>,
+}
+
+/// What a processor did: filled in by [`Context`], turned into a record.
+#[derive(Debug, Default)]
+pub(crate) struct Recorded {
+    pub inputs: Vec<Input>,
+    pub dependencies: Vec<DependencyUse>,
+    pub outputs: Vec<(String, String, Vec<u8>)>,
+    /// Set when a dependency failed: the step is then skipped, not failed.
+    pub failed_dependency: Option<AssetPath>,
+}
+
+/// The handle a [`super::Processor`] works through. Every file it reads and
+/// every asset it uses is recorded, so the next build knows when to rerun it.
+pub struct Context<'a> {
+    step: StepInfo<'a>,
+    manifest: &'a Manifest,
+    variant: &'a str,
+    store: &'a Store,
+    deps: &'a dyn Dependencies,
+    recorded: Recorded,
+    seen: HashSet<String>,
+    temp_dir: Option<PathBuf>,
+}
+
+impl<'a> Context<'a> {
+    pub(crate) fn new(
+        step: StepInfo<'a>,
+        manifest: &'a Manifest,
+        variant: &'a str,
+        store: &'a Store,
+        deps: &'a dyn Dependencies,
+    ) -> Context<'a> {
+        Context {
+            step,
+            manifest,
+            variant,
+            store,
+            deps,
+            recorded: Recorded::default(),
+            seen: HashSet::new(),
+            temp_dir: None,
+        }
+    }
+
+    /// The asset being processed.
+    pub fn asset(&self) -> &AssetPath {
+        self.step.asset
+    }
+
+    /// The build variant: `dev`, `release` or another profile name.
+    pub fn variant(&self) -> &str {
+        self.variant
+    }
+
+    /// The package directory (where `Cargo.toml` is). External tools run here.
+    pub fn package_dir(&self) -> &Path {
+        &self.manifest.package_dir
+    }
+
+    /// The asset's settings as `T`. Errors point at the rule in `Cargo.toml`.
+    pub fn settings<T: DeserializeOwned>(&self) -> Result<T, ProcessError> {
+        self.step.settings.get().map_err(|e| {
+            let message = format!("invalid settings for processor `{}`: {}", self.step.processor, e.message);
+            let mut error = match self.step.origin {
+                Some(origin) => self.manifest.error_at(origin, message),
+                None => self.manifest.error(message),
+            };
+            if let Some(help) = e.help {
+                error = error.help(help);
+            }
+            ProcessError::Settings { processor: self.step.processor.to_owned(), error: Box::new(error) }
+        })
+    }
+
+    /// The asset's own bytes.
+    pub fn source(&mut self) -> Result<Vec<u8>, ProcessError> {
+        let asset = self.step.asset.clone();
+        self.read_asset(&asset)
+    }
+
+    /// Records the asset's own file as an input and returns its path on disk,
+    /// for external tools that read it themselves.
+    pub fn source_file(&mut self) -> Result<PathBuf, ProcessError> {
+        self.source()?;
+        Ok(self.step.root.dir.join(self.step.asset.as_str()))
+    }
+
+    /// Reads `path` (relative to the asset root). A missing file is an error,
+    /// and is recorded, so creating it reruns this step.
+    pub fn read(&mut self, path: &str) -> Result<Vec<u8>, ProcessError> {
+        self.read_asset(&AssetPath::new(path)?)
+    }
+
+    /// Reads `path` (relative to the asset root) if it exists. `None` is
+    /// recorded too: creating the file later reruns this step.
+    pub fn try_read(&mut self, path: &str) -> Result<Option<Vec<u8>>, ProcessError> {
+        self.try_read_asset(&AssetPath::new(path)?)
+    }
+
+    fn read_asset(&mut self, path: &AssetPath) -> Result<Vec<u8>, ProcessError> {
+        self.try_read_asset(path)?
+            .ok_or_else(|| ProcessError::NotFound { path: self.input_name(path) })
+    }
+
+    fn try_read_asset(&mut self, path: &AssetPath) -> Result<Option<Vec<u8>>, ProcessError> {
+        let name = self.input_name(path);
+        let file = self.step.root.dir.join(path.as_str());
+        let read_err = |source: io::Error| ProcessError::Read { path: name.clone(), source };
+        let meta = match fs::metadata(&file) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.record(name, InputState::Absent { absent: true });
+                return Ok(None);
+            }
+            Err(e) => return Err(read_err(e)),
+        };
+        // Symbolic links may point anywhere; follow them only within the root.
+        let real = fs::canonicalize(&file).map_err(read_err)?;
+        let real_root = fs::canonicalize(&self.step.root.dir).map_err(read_err)?;
+        if !real.starts_with(&real_root) {
+            return Err(ProcessError::EscapesRoot { path: name });
+        }
+        if meta.is_dir() {
+            return Err(read_err(io::Error::other("it is a directory")));
+        }
+        let bytes = fs::read(&file).map_err(read_err)?;
+        let state = InputState::Present { stamp: FileStamp::of(&meta), hash: ContentHash::of(&bytes) };
+        self.record(name, state);
+        Ok(Some(bytes))
+    }
+
+    /// `assets/<path>`: how inputs are named in records.
+    fn input_name(&self, path: &AssetPath) -> String {
+        input_name(self.step.root, path)
+    }
+
+    fn record(&mut self, path: String, state: InputState) {
+        if self.seen.insert(path.clone()) {
+            self.recorded.inputs.push(Input { path, state });
+        }
+    }
+
+    /// The outputs of another asset, built first if needed. The use is
+    /// recorded: when those outputs change, this step reruns.
+    pub fn dependency(&mut self, asset: &str) -> Result<DependencyOutputs<'a>, ProcessError> {
+        let asset = AssetPath::new(asset)?;
+        let record = match self.deps.record_of(self.step.index, &asset) {
+            Ok(r) => r,
+            Err(e) => {
+                if let ProcessError::DependencyFailed { asset } = &e {
+                    self.recorded.failed_dependency.get_or_insert_with(|| asset.clone());
+                }
+                return Err(e);
+            }
+        };
+        if !self.recorded.dependencies.iter().any(|d| d.asset == asset) {
+            let outputs_hash = record.outputs_hash();
+            self.recorded.dependencies.push(DependencyUse { asset, outputs_hash });
+        }
+        Ok(DependencyOutputs { record, store: self.store })
+    }
+
+    /// Emits the main output of the asset.
+    pub fn emit(&mut self, kind: &str, bytes: Vec<u8>) -> Result<(), ProcessError> {
+        self.emit_labeled("", kind, bytes)
+    }
+
+    /// Emits a sub-resource, named `<asset>#<label>` in parcels.
+    pub fn emit_labeled(&mut self, label: &str, kind: &str, bytes: Vec<u8>) -> Result<(), ProcessError> {
+        if self.recorded.outputs.iter().any(|(l, _, _)| l == label) {
+            return Err(ProcessError::DuplicateOutput { label: label.to_owned() });
+        }
+        self.recorded.outputs.push((label.to_owned(), kind.to_owned(), bytes));
+        Ok(())
+    }
+
+    /// A private, empty directory for this step, removed when it ends.
+    pub fn temp_dir(&mut self) -> Result<&Path, ProcessError> {
+        if self.temp_dir.is_none() {
+            let dir = self.store.temp_path("step");
+            fs::create_dir_all(&dir)
+                .map_err(|source| ProcessError::Read { path: dir.display().to_string(), source })?;
+            self.temp_dir = Some(dir);
+        }
+        Ok(self.temp_dir.as_deref().expect("just set"))
+    }
+
+    pub(crate) fn finish(mut self) -> Recorded {
+        std::mem::take(&mut self.recorded)
+    }
+}
+
+impl Drop for Context<'_> {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.temp_dir {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// How an input under `root` is named in records: relative to the package.
+pub(crate) fn input_name(root: &AssetRoot, path: &AssetPath) -> String {
+    if root.name == "." { path.to_string() } else { format!("{}/{path}", root.name) }
+}
+
+/// Another asset's outputs, as seen by a processor that depends on it.
+pub struct DependencyOutputs<'a> {
+    record: Arc<Record>,
+    store: &'a Store,
+}
+
+impl DependencyOutputs<'_> {
+    /// Every output: label, kind, size, hash.
+    pub fn outputs(&self) -> &[OutputRecord] {
+        &self.record.outputs
+    }
+
+    /// The bytes of the output labelled `label` (`""` for the main output).
+    pub fn bytes(&self, label: &str) -> Result<Vec<u8>, ProcessError> {
+        let output = self.record.outputs.iter().find(|o| o.label == label).ok_or_else(|| {
+            ProcessError::msg(format!("`{}` has no output labelled `{label}`", self.record.asset))
+        })?;
+        Ok(self.store.get(&output.hash)?)
+    }
+}

@@ -1,0 +1,195 @@
+//! `image`: decode PNG/JPEG with memory limits, convert to RGBA8, store.
+//!
+//! Settings (all optional):
+//!
+//! | key             | default | meaning |
+//! |-----------------|---------|---------|
+//! | `premultiply`   | `false` | multiply color by alpha |
+//! | `encoding`      | `"raw"` | `"raw"` pixels (load with no decode) or `"png"` (smaller) |
+//! | `max-dimension` | `16384` | width or height above this is an error |
+//!
+//! The output, of kind `image`, is a 16-byte header and the payload:
+//!
+//! ```text
+//! offset size
+//!      0    4  magic "AIMG"
+//!      4    2  layout version, u16 LE = 1
+//!      6    1  pixel format: 1 = RGBA8 straight alpha, 2 = RGBA8 premultiplied
+//!      7    1  encoding: 0 = raw rows, top to bottom; 1 = PNG stream
+//!      8    4  width, u32 LE
+//!     12    4  height, u32 LE
+//!     16    …  payload
+//! ```
+
+use std::io::Cursor;
+
+use image::{ImageFormat, ImageReader, Limits, RgbaImage};
+use serde::Deserialize;
+
+use super::{Context, ProcessError, Processor};
+
+/// Decodes images to RGBA8.
+#[derive(Debug, Clone, Copy)]
+pub struct Image;
+
+/// Settings of the `image` processor.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ImageSettings {
+    /// Multiply color channels by alpha.
+    #[serde(default)]
+    pub premultiply: bool,
+    /// How pixels are stored.
+    #[serde(default)]
+    pub encoding: Encoding,
+    /// Largest accepted width or height.
+    #[serde(default = "default_max_dimension")]
+    pub max_dimension: u32,
+}
+
+fn default_max_dimension() -> u32 {
+    16384
+}
+
+/// How pixels are stored in the output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Encoding {
+    /// Raw RGBA8 rows.
+    #[default]
+    Raw,
+    /// A PNG stream.
+    Png,
+}
+
+/// Magic bytes of an `image` output.
+pub const IMAGE_MAGIC: [u8; 4] = *b"AIMG";
+
+impl Processor for Image {
+    fn name(&self) -> &str {
+        "image"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+        let settings: ImageSettings = ctx.settings()?;
+        let bytes = ctx.source()?;
+        let mut pixels = decode_rgba8(&bytes, settings.max_dimension)?;
+        if settings.premultiply {
+            premultiply(&mut pixels);
+        }
+        ctx.emit("image", encode(&pixels, settings.premultiply, settings.encoding)?)
+    }
+}
+
+/// Decodes `bytes` (PNG or JPEG, detected from content) to RGBA8, refusing
+/// images wider or taller than `max_dimension` before allocating them.
+pub fn decode_rgba8(bytes: &[u8], max_dimension: u32) -> Result<RgbaImage, ProcessError> {
+    let mut reader = ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| ProcessError::msg(format!("could not read image: {e}")))?;
+    if reader.format().is_none() {
+        return Err(ProcessError::msg("not a PNG or JPEG image (unrecognized contents)"));
+    }
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(max_dimension);
+    limits.max_image_height = Some(max_dimension);
+    limits.max_alloc = Some(1 << 30);
+    reader.limits(limits);
+    let image = reader.decode().map_err(|e| match e {
+        image::ImageError::Limits(l) => ProcessError::msg(format!(
+            "image is too large to decode ({l}); the limit is {max_dimension}x{max_dimension} (`max-dimension`)"
+        )),
+        e => ProcessError::msg(format!("could not decode image: {e}")),
+    })?;
+    Ok(image.into_rgba8())
+}
+
+fn premultiply(image: &mut RgbaImage) {
+    for p in image.pixels_mut() {
+        let a = u16::from(p[3]);
+        for c in &mut p.0[..3] {
+            *c = ((u16::from(*c) * a + 127) / 255) as u8;
+        }
+    }
+}
+
+fn encode(image: &RgbaImage, premultiplied: bool, encoding: Encoding) -> Result<Vec<u8>, ProcessError> {
+    let mut out = Vec::with_capacity(16 + image.as_raw().len());
+    out.extend_from_slice(&IMAGE_MAGIC);
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.push(if premultiplied { 2 } else { 1 });
+    out.push(match encoding {
+        Encoding::Raw => 0,
+        Encoding::Png => 1,
+    });
+    out.extend_from_slice(&image.width().to_le_bytes());
+    out.extend_from_slice(&image.height().to_le_bytes());
+    match encoding {
+        Encoding::Raw => out.extend_from_slice(image.as_raw()),
+        Encoding::Png => {
+            let mut png = Cursor::new(Vec::new());
+            image
+                .write_to(&mut png, ImageFormat::Png)
+                .map_err(|e| ProcessError::msg(format!("could not encode PNG: {e}")))?;
+            out.extend_from_slice(png.get_ref());
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn png(w: u32, h: u32) -> Vec<u8> {
+        let img = RgbaImage::from_fn(w, h, |x, y| image::Rgba([x as u8, y as u8, 7, 128]));
+        let mut out = Cursor::new(Vec::new());
+        img.write_to(&mut out, ImageFormat::Png).unwrap();
+        out.into_inner()
+    }
+
+    #[test]
+    fn raw_output_has_the_documented_header() {
+        let img = decode_rgba8(&png(3, 2), 16).unwrap();
+        let out = encode(&img, false, Encoding::Raw).unwrap();
+        #[rustfmt::skip]
+        let header: [u8; 16] = [
+            b'A', b'I', b'M', b'G', // magic
+            1, 0,                   // layout version
+            1,                      // RGBA8 straight
+            0,                      // raw
+            3, 0, 0, 0,             // width
+            2, 0, 0, 0,             // height
+        ];
+        assert_eq!(out[..16], header);
+        assert_eq!(out.len(), 16 + 3 * 2 * 4);
+        assert_eq!(out[16..20], [0, 0, 7, 128]);
+    }
+
+    #[test]
+    fn premultiplying_scales_color_by_alpha() {
+        let mut img = RgbaImage::from_pixel(1, 1, image::Rgba([255, 100, 0, 128]));
+        premultiply(&mut img);
+        assert_eq!(img.get_pixel(0, 0).0, [128, 50, 0, 128]);
+    }
+
+    #[test]
+    fn oversized_images_are_refused_before_decoding() {
+        let err = decode_rgba8(&png(20, 2), 16).unwrap_err().to_string();
+        assert!(err.contains("too large"), "{err}");
+    }
+
+    #[test]
+    fn garbage_is_not_an_image() {
+        let err = decode_rgba8(b"hello world, not a png", 16).unwrap_err().to_string();
+        assert!(err.contains("not a PNG or JPEG"), "{err}");
+        let mut truncated = png(8, 8);
+        truncated.truncate(truncated.len() / 2);
+        let err = decode_rgba8(&truncated, 16).unwrap_err().to_string();
+        assert!(err.contains("could not decode image"), "{err}");
+    }
+}

@@ -1,0 +1,188 @@
+//! Processors: the code that turns one source asset into outputs.
+//!
+//! A [`Processor`] is a name, a version and a `process` function. The protocol
+//! of one call, which every processor follows:
+//!
+//! ```text
+//! process := settings? (read | look | dependency | emit)* → Ok | Err
+//! ```
+//!
+//! - `ctx.settings::<T>()` deserializes the asset's settings (its rule's keys).
+//! - `ctx.source()`, `ctx.read(path)`, `ctx.try_read(path)` read files; every
+//!   read is recorded as an input with its hash, and a file looked for and not
+//!   found is recorded as absent, so creating it later reruns the step.
+//! - `ctx.dependency(asset)` gets another asset's outputs, building it first if
+//!   needed, and records the use.
+//! - `ctx.emit(kind, bytes)` / `ctx.emit_labeled(label, kind, bytes)` produce outputs.
+//!
+//! A processor must be a pure function of what it read through the context and
+//! its settings: that is what makes the cache correct. Change
+//! [`Processor::version`] whenever the code changes what it produces; every step
+//! that used the processor then reruns.
+//!
+//! Built-ins: [`copy`], [`text`], [`image`], [`command`].
+
+pub mod command;
+pub(crate) mod context;
+pub mod copy;
+pub mod image;
+pub mod text;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+pub use context::{Context, DependencyOutputs};
+pub(crate) use context::input_name;
+
+use crate::asset_path::{AssetPath, AssetPathError};
+use crate::manifest::ManifestError;
+use crate::store::StoreError;
+
+/// Turns one asset into outputs. See the [module docs](self) for the protocol.
+pub trait Processor: Send + Sync + 'static {
+    /// The name rules use: `processor = "<name>"`.
+    fn name(&self) -> &str;
+    /// Bump when the outputs for the same inputs change.
+    fn version(&self) -> u32;
+    /// Processes `ctx.asset()`.
+    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError>;
+}
+
+/// Processors by name.
+#[derive(Clone, Default)]
+pub struct Registry {
+    processors: BTreeMap<String, Arc<dyn Processor>>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn empty() -> Registry {
+        Registry::default()
+    }
+
+    /// The built-in processors: `copy`, `text`, `image`, `command`.
+    pub fn with_builtins() -> Registry {
+        let mut r = Registry::empty();
+        r.register(copy::Copy);
+        r.register(text::Text);
+        r.register(image::Image);
+        r.register(command::Command);
+        r
+    }
+
+    /// Adds `processor`, replacing one of the same name.
+    pub fn register(&mut self, processor: impl Processor) -> &mut Registry {
+        self.processors.insert(processor.name().to_owned(), Arc::new(processor));
+        self
+    }
+
+    /// The processor named `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Processor>> {
+        self.processors.get(name)
+    }
+
+    /// Every registered name, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.processors.keys().map(String::as_str)
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+/// Why processing an asset failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    /// An input could not be read.
+    #[error("could not read `{path}`: {source}")]
+    Read {
+        /// Package-relative path.
+        path: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A required input does not exist.
+    #[error("`{path}` does not exist")]
+    NotFound {
+        /// Package-relative path.
+        path: String,
+    },
+    /// A path asked for is not a valid asset path.
+    #[error("invalid path: {0}")]
+    BadPath(#[from] AssetPathError),
+    /// A path resolves, through a symbolic link, outside the asset root.
+    #[error("`{path}` leads outside the asset root")]
+    EscapesRoot {
+        /// Package-relative path.
+        path: String,
+    },
+    /// The asset's settings do not fit the processor.
+    #[error("invalid settings for processor `{processor}`: {error}")]
+    Settings {
+        /// The processor.
+        processor: String,
+        /// Where and what, in `Cargo.toml`.
+        error: Box<ManifestError>,
+    },
+    /// A dependency asked for by name is not an asset of this build.
+    #[error("no asset named `{asset}`")]
+    NoSuchAsset {
+        /// The name asked for.
+        asset: AssetPath,
+    },
+    /// A dependency failed, so this asset cannot be built.
+    #[error("dependency `{asset}` failed")]
+    DependencyFailed {
+        /// The failed dependency.
+        asset: AssetPath,
+    },
+    /// Assets depend on each other in a loop.
+    #[error("dependency cycle: {}", DisplayCycle(.cycle))]
+    Cycle {
+        /// The loop, first asset repeated at the end: `a -> b -> a`.
+        cycle: Vec<AssetPath>,
+    },
+    /// A processor emitted two outputs with one label.
+    #[error("output `{label}` emitted twice")]
+    DuplicateOutput {
+        /// The label.
+        label: String,
+    },
+    /// The cache failed while storing or reading outputs.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The processor's own reason (a decoder error, a tool's exit status...).
+    #[error("{0}")]
+    Failed(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl ProcessError {
+    /// A failure with a plain message.
+    pub fn msg(message: impl fmt::Display) -> ProcessError {
+        ProcessError::Failed(message.to_string().into())
+    }
+
+    /// A failure caused by another error.
+    pub fn other(error: impl std::error::Error + Send + Sync + 'static) -> ProcessError {
+        ProcessError::Failed(Box::new(error))
+    }
+}
+
+struct DisplayCycle<'a>(&'a [AssetPath]);
+
+impl fmt::Display for DisplayCycle<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, a) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" -> ")?;
+            }
+            write!(f, "`{a}`")?;
+        }
+        Ok(())
+    }
+}

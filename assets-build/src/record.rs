@@ -1,0 +1,190 @@
+//! [`Record`]: what one build step read, used and wrote, kept between builds.
+//!
+//! A record is JSON, pretty-printed, at `records/<variant>/<asset path>.json`
+//! under the cache directory, so a person can open it and see why a step is
+//! what it is. It is written last, after every output is in the store, so a
+//! record on disk always points at complete blobs.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::asset_path::AssetPath;
+use crate::hash::ContentHash;
+
+/// Bumped when the record layout or the key scheme changes; older records
+/// are then treated as absent.
+pub const RECORD_FORMAT: u32 = 1;
+
+/// The persisted facts about one build step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// [`RECORD_FORMAT`] at write time.
+    pub format: u32,
+    /// The asset this step built.
+    pub asset: AssetPath,
+    /// The build variant (`dev`, `release`, ...).
+    pub variant: String,
+    /// Processor name.
+    pub processor: String,
+    /// Processor version.
+    pub processor_version: u32,
+    /// The settings, in canonical JSON, for people and for "settings changed".
+    pub settings: String,
+    /// Hash of processor, version, settings, asset path and variant.
+    pub key: ContentHash,
+    /// Wall-clock time (ns since the Unix epoch) at which the step began reading
+    /// inputs. Inputs modified within [`crate::freshness::RACY_WINDOW_NS`] of it are
+    /// re-hashed rather than trusted by size and mtime.
+    pub started_ns: u64,
+    /// Every file the step read or looked for, in the order it first did.
+    pub inputs: Vec<Input>,
+    /// Every other asset whose outputs the step used, in order of first use.
+    pub dependencies: Vec<DependencyUse>,
+    /// What the step produced.
+    pub outputs: Vec<OutputRecord>,
+}
+
+impl Record {
+    /// The combined hash of every output: what dependents compare to decide
+    /// whether this step's change reaches them (early cutoff).
+    pub fn outputs_hash(&self) -> ContentHash {
+        outputs_hash(&self.outputs)
+    }
+}
+
+/// The combined hash of a list of outputs.
+pub fn outputs_hash(outputs: &[OutputRecord]) -> ContentHash {
+    let mut h = blake3::Hasher::new();
+    for o in outputs {
+        for field in [o.label.as_bytes(), o.kind.as_bytes(), o.hash.as_bytes()] {
+            h.update(&(field.len() as u64).to_le_bytes());
+            h.update(field);
+        }
+    }
+    h.finalize().into()
+}
+
+/// The identity of a step: equal keys mean "same computation on same inputs".
+pub fn step_key(
+    processor: &str,
+    version: u32,
+    settings_json: &str,
+    asset: &AssetPath,
+    variant: &str,
+) -> ContentHash {
+    let mut h = blake3::Hasher::new();
+    h.update(&RECORD_FORMAT.to_le_bytes());
+    for field in [processor.as_bytes(), settings_json.as_bytes(), asset.as_str().as_bytes(), variant.as_bytes()] {
+        h.update(&(field.len() as u64).to_le_bytes());
+        h.update(field);
+    }
+    h.update(&version.to_le_bytes());
+    h.finalize().into()
+}
+
+/// A file a step read, or looked for and did not find.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Input {
+    /// Relative to the package directory, `/`-separated: `assets/sprites/hero.png`.
+    pub path: String,
+    /// What the step saw.
+    #[serde(flatten)]
+    pub state: InputState,
+}
+
+/// What a step saw at an input path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InputState {
+    /// The file existed with these contents.
+    Present {
+        /// Size and modification time when read.
+        #[serde(flatten)]
+        stamp: FileStamp,
+        /// Hash of the bytes read.
+        hash: ContentHash,
+    },
+    /// The file did not exist; creating it makes the step stale.
+    Absent {
+        /// Always `true`; present so the JSON says what it means.
+        absent: bool,
+    },
+}
+
+/// Size and modification time: the cheap check that a file is unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStamp {
+    /// Length in bytes.
+    pub size: u64,
+    /// Modification time, ns since the Unix epoch (0 if earlier or unknown).
+    pub mtime_ns: u64,
+}
+
+impl FileStamp {
+    /// The stamp of a file's metadata.
+    pub fn of(meta: &std::fs::Metadata) -> FileStamp {
+        FileStamp { size: meta.len(), mtime_ns: meta.modified().map_or(0, system_time_ns) }
+    }
+}
+
+/// `t` as ns since the Unix epoch, 0 if earlier.
+pub fn system_time_ns(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// Another asset's outputs, as a step used them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DependencyUse {
+    /// The asset depended on.
+    pub asset: AssetPath,
+    /// Its [`Record::outputs_hash`] when used.
+    pub outputs_hash: ContentHash,
+}
+
+/// One output of a step, stored as a blob.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputRecord {
+    /// Empty for the main output; otherwise the sub-resource label (`asset#label`).
+    pub label: String,
+    /// What the bytes are: `bytes`, `text`, `image`, or a user processor's kind.
+    pub kind: String,
+    /// Length of the blob.
+    pub size: u64,
+    /// blake3 of the blob: its name in the store.
+    pub hash: ContentHash,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_serialize_readably() {
+        let present = Input {
+            path: "assets/a.png".into(),
+            state: InputState::Present {
+                stamp: FileStamp { size: 3, mtime_ns: 7 },
+                hash: ContentHash::of(b"abc"),
+            },
+        };
+        let absent = Input { path: "assets/b.json".into(), state: InputState::Absent { absent: true } };
+        let json = serde_json::to_string(&[&present, &absent]).unwrap();
+        assert!(json.contains(r#"{"path":"assets/a.png","size":3,"mtime_ns":7,"hash":""#), "{json}");
+        assert!(json.contains(r#"{"path":"assets/b.json","absent":true}"#), "{json}");
+        let back: Vec<Input> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, vec![present, absent]);
+    }
+
+    #[test]
+    fn step_keys_separate_every_field() {
+        let a = AssetPath::new("a.png").unwrap();
+        let base = step_key("image", 1, "{}", &a, "dev");
+        assert_ne!(base, step_key("image", 2, "{}", &a, "dev"));
+        assert_ne!(base, step_key("copy", 1, "{}", &a, "dev"));
+        assert_ne!(base, step_key("image", 1, r#"{"x":1}"#, &a, "dev"));
+        assert_ne!(base, step_key("image", 1, "{}", &AssetPath::new("b.png").unwrap(), "dev"));
+        assert_ne!(base, step_key("image", 1, "{}", &a, "release"));
+        assert_eq!(base, step_key("image", 1, "{}", &a, "dev"));
+    }
+}

@@ -1,0 +1,87 @@
+//! [`BuildReport`]: what a build did, step by step. The library returns it;
+//! front-ends render it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::asset_path::AssetPath;
+use crate::freshness::DirtyReason;
+use crate::processor::ProcessError;
+use crate::record::Record;
+
+/// What happened to one step.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Reused from the cache; no processor ran.
+    Fresh,
+    /// The processor ran, for this reason.
+    Ran {
+        /// Why it ran.
+        reason: DirtyReason,
+    },
+    /// The processor ran and failed, or its outputs could not be stored.
+    Failed {
+        /// Why it ran, if it got that far.
+        reason: Option<DirtyReason>,
+        /// What went wrong.
+        error: ProcessError,
+    },
+    /// Not built because an asset it depends on failed.
+    Skipped {
+        /// The failed dependency.
+        dependency: AssetPath,
+    },
+}
+
+/// One step of a build and its outcome.
+#[derive(Debug)]
+pub struct StepReport {
+    /// The asset.
+    pub asset: AssetPath,
+    /// The processor that was (or would have been) used.
+    pub processor: String,
+    /// What happened.
+    pub outcome: Outcome,
+    /// The step's record when it succeeded: its outputs, inputs and dependencies.
+    pub record: Option<Arc<Record>>,
+}
+
+/// The result of a build.
+#[derive(Debug, Default)]
+pub struct BuildReport {
+    /// Every step, sorted by asset path.
+    pub steps: Vec<Arc<StepReport>>,
+    /// Wall time of the whole build.
+    pub elapsed: Duration,
+}
+
+impl BuildReport {
+    fn count(&self, f: impl Fn(&Outcome) -> bool) -> usize {
+        self.steps.iter().filter(|s| f(&s.outcome)).count()
+    }
+
+    /// Processor runs, successful or not.
+    pub fn ran(&self) -> usize {
+        self.count(|o| matches!(o, Outcome::Ran { .. } | Outcome::Failed { reason: Some(_), .. }))
+    }
+
+    /// Steps reused from the cache.
+    pub fn fresh(&self) -> usize {
+        self.count(|o| matches!(o, Outcome::Fresh))
+    }
+
+    /// Steps that failed.
+    pub fn failed(&self) -> usize {
+        self.count(|o| matches!(o, Outcome::Failed { .. }))
+    }
+
+    /// Steps skipped because a dependency failed.
+    pub fn skipped(&self) -> usize {
+        self.count(|o| matches!(o, Outcome::Skipped { .. }))
+    }
+
+    /// Whether every step succeeded.
+    pub fn success(&self) -> bool {
+        self.failed() == 0 && self.skipped() == 0
+    }
+}

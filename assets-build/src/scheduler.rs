@@ -1,0 +1,301 @@
+//! The scheduler: runs every step once, in parallel, building dependencies
+//! on demand.
+//!
+//! Workers take steps in plan order from a shared counter. A step that needs
+//! another asset (a dependency found while its processor runs, or one listed in
+//! its record while checking freshness) calls [`Scheduler::ensure`]:
+//!
+//! - done: the result is returned at once;
+//! - not started: the requesting thread claims it and runs it inline, so a
+//!   chain of any depth progresses on one thread and never waits for a free
+//!   worker (no deadlock on 2 cores);
+//! - running on another thread: the requester waits for it.
+//!
+//! Before waiting, the requester follows the "waits for" edges from the step it
+//! wants; if they lead back to itself, that is a cycle, reported as an error
+//! naming every asset on it instead of a hang. Inline runs add their edge too,
+//! so a cycle within one thread is found the same way.
+//!
+//! Processors are called inside `catch_unwind`: a panicking processor fails its
+//! asset, not the build.
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::SystemTime;
+
+use crate::asset_path::AssetPath;
+use crate::event::{Event, EventHandler};
+use crate::freshness::{self, Current, DependencyState, DirtyReason, Verdict};
+use crate::manifest::Manifest;
+use crate::plan::Plan;
+use crate::processor::{Context, ProcessError, context::{Dependencies, StepInfo}};
+use crate::record::{FileStamp, OutputRecord, RECORD_FORMAT, Record, system_time_ns};
+use crate::report::{Outcome, StepReport};
+use crate::store::Store;
+
+/// Stack size of worker threads: inline dependency chains recurse.
+const WORKER_STACK: usize = 64 << 20;
+
+pub(crate) struct Scheduler<'a> {
+    pub plan: &'a Plan,
+    pub manifest: &'a Manifest,
+    pub store: &'a Store,
+    pub variant: &'a str,
+    pub stamps: &'a HashMap<String, FileStamp>,
+    pub events: EventHandler<'a>,
+    state: Mutex<State>,
+    done: Condvar,
+}
+
+struct State {
+    slots: Vec<Slot>,
+    /// Step → the step it is waiting for (or running inline).
+    waits_for: HashMap<usize, usize>,
+}
+
+enum Slot {
+    Pending,
+    Running,
+    Done(Arc<StepReport>),
+}
+
+impl<'a> Scheduler<'a> {
+    pub fn new(
+        plan: &'a Plan,
+        manifest: &'a Manifest,
+        store: &'a Store,
+        variant: &'a str,
+        stamps: &'a HashMap<String, FileStamp>,
+        events: EventHandler<'a>,
+    ) -> Scheduler<'a> {
+        let slots = plan.steps.iter().map(|_| Slot::Pending).collect();
+        Scheduler {
+            plan,
+            manifest,
+            store,
+            variant,
+            stamps,
+            events,
+            state: Mutex::new(State { slots, waits_for: HashMap::new() }),
+            done: Condvar::new(),
+        }
+    }
+
+    /// Runs every step on `jobs` threads; returns reports in plan order.
+    pub fn run(&self, jobs: usize) -> Vec<Arc<StepReport>> {
+        let next = AtomicUsize::new(0);
+        let worker = || {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= self.plan.steps.len() {
+                    break;
+                }
+                if self.claim(i) {
+                    self.execute_and_publish(i);
+                }
+            }
+        };
+        std::thread::scope(|s| {
+            for _ in 0..jobs.max(1) {
+                std::thread::Builder::new()
+                    .stack_size(WORKER_STACK)
+                    .spawn_scoped(s, worker)
+                    .expect("could not start a worker thread");
+            }
+        });
+        let state = self.lock();
+        state
+            .slots
+            .iter()
+            .map(|s| match s {
+                Slot::Done(r) => Arc::clone(r),
+                _ => unreachable!("every step is done when all workers have finished"),
+            })
+            .collect()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic never happens while the lock is held, so poison cannot hide a bug.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn claim(&self, i: usize) -> bool {
+        let mut state = self.lock();
+        let pending = matches!(state.slots[i], Slot::Pending);
+        if pending {
+            state.slots[i] = Slot::Running;
+        }
+        pending
+    }
+
+    fn execute_and_publish(&self, i: usize) -> Arc<StepReport> {
+        let report = Arc::new(self.execute(i));
+        (self.events)(&Event::Finished { step: &report });
+        let mut state = self.lock();
+        state.slots[i] = Slot::Done(Arc::clone(&report));
+        self.done.notify_all();
+        report
+    }
+
+    /// Step `target`'s report, building it first if needed, for step `requester`.
+    fn ensure(&self, requester: usize, target: usize) -> Result<Arc<StepReport>, Vec<AssetPath>> {
+        let mut state = self.lock();
+        loop {
+            match &state.slots[target] {
+                Slot::Done(r) => return Ok(Arc::clone(r)),
+                Slot::Pending => {
+                    state.slots[target] = Slot::Running;
+                    state.waits_for.insert(requester, target);
+                    drop(state);
+                    let report = self.execute_and_publish(target);
+                    self.lock().waits_for.remove(&requester);
+                    return Ok(report);
+                }
+                Slot::Running => {
+                    if let Some(cycle) = self.find_cycle(&state, requester, target) {
+                        return Err(cycle);
+                    }
+                    state.waits_for.insert(requester, target);
+                    state = self.done.wait(state).unwrap_or_else(|p| p.into_inner());
+                    state.waits_for.remove(&requester);
+                }
+            }
+        }
+    }
+
+    /// The loop `requester -> target -> … -> requester`, if waiting would close one.
+    fn find_cycle(&self, state: &State, requester: usize, target: usize) -> Option<Vec<AssetPath>> {
+        let mut path = vec![requester];
+        let mut at = target;
+        while path.len() <= state.slots.len() {
+            path.push(at);
+            if at == requester {
+                return Some(path.into_iter().map(|i| self.plan.steps[i].asset.clone()).collect());
+            }
+            at = *state.waits_for.get(&at)?;
+        }
+        None
+    }
+
+    fn execute(&self, i: usize) -> StepReport {
+        let step = &self.plan.steps[i];
+        let report = |outcome, record| StepReport {
+            asset: step.asset.clone(),
+            processor: step.processor.name().to_owned(),
+            outcome,
+            record,
+        };
+        let reason = match self.store.read_record(self.variant, &step.asset) {
+            Ok(None) => DirtyReason::NoRecord,
+            Err(e) => DirtyReason::RecordUnreadable { message: e.to_string() },
+            Ok(Some(record)) => match self.check(i, &record) {
+                Verdict::Fresh(None) => return report(Outcome::Fresh, Some(Arc::new(record))),
+                Verdict::Fresh(Some(refreshed)) => {
+                    return match self.store.write_record(&refreshed) {
+                        Ok(()) => report(Outcome::Fresh, Some(Arc::new(refreshed))),
+                        Err(e) => report(Outcome::Failed { reason: None, error: e.into() }, None),
+                    };
+                }
+                Verdict::Stale(reason) => reason,
+                Verdict::DependencyFailed(dependency) => return report(Outcome::Skipped { dependency }, None),
+            },
+        };
+        (self.events)(&Event::Processing { asset: &step.asset, processor: step.processor.name(), reason: &reason });
+        match self.process(i) {
+            Ok(record) => report(Outcome::Ran { reason }, Some(Arc::new(record))),
+            Err(Failure::Dependency(dependency)) => report(Outcome::Skipped { dependency }, None),
+            Err(Failure::Error(error)) => report(Outcome::Failed { reason: Some(reason), error }, None),
+        }
+    }
+
+    fn check(&self, i: usize, record: &Record) -> Verdict {
+        let step = &self.plan.steps[i];
+        let current = Current {
+            key: step.key,
+            processor: step.processor.name(),
+            version: step.processor.version(),
+            settings_json: &step.settings_json,
+            package_dir: &self.manifest.package_dir,
+            stamps: self.stamps,
+            now_ns: system_time_ns(SystemTime::now()),
+        };
+        freshness::check(record, &current, self.store, |asset| match self.record_of(i, asset) {
+            Ok(r) => DependencyState::Built(r.outputs_hash()),
+            Err(ProcessError::NoSuchAsset { .. }) => DependencyState::Gone,
+            Err(_) => DependencyState::Failed,
+        })
+    }
+
+    /// Runs step `i`'s processor and stores what it made; the record goes last.
+    fn process(&self, i: usize) -> Result<Record, Failure> {
+        let step = &self.plan.steps[i];
+        let started_ns = system_time_ns(SystemTime::now());
+        let info = StepInfo {
+            index: i,
+            asset: &step.asset,
+            root: &self.manifest.roots[step.root],
+            processor: step.processor.name(),
+            settings: &step.settings,
+            origin: step.origin.as_ref(),
+        };
+        let mut ctx = Context::new(info, self.manifest, self.variant, self.store, self);
+        let result = catch_unwind(AssertUnwindSafe(|| step.processor.process(&mut ctx)))
+            .unwrap_or_else(|panic| Err(ProcessError::msg(format!("processor panicked: {}", panic_message(&panic)))));
+        let recorded = ctx.finish();
+        if let Err(e) = result {
+            return Err(match recorded.failed_dependency {
+                Some(dep) => Failure::Dependency(dep),
+                None => Failure::Error(e),
+            });
+        }
+        if recorded.outputs.is_empty() {
+            return Err(Failure::Error(ProcessError::msg(format!(
+                "processor `{}` produced no output",
+                step.processor.name()
+            ))));
+        }
+        let mut outputs = Vec::with_capacity(recorded.outputs.len());
+        for (label, kind, bytes) in recorded.outputs {
+            let hash = self.store.put(&bytes).map_err(|e| Failure::Error(e.into()))?;
+            outputs.push(OutputRecord { label, kind, size: bytes.len() as u64, hash });
+        }
+        let record = Record {
+            format: RECORD_FORMAT,
+            asset: step.asset.clone(),
+            variant: self.variant.to_owned(),
+            processor: step.processor.name().to_owned(),
+            processor_version: step.processor.version(),
+            settings: step.settings_json.clone(),
+            key: step.key,
+            started_ns,
+            inputs: recorded.inputs,
+            dependencies: recorded.dependencies,
+            outputs,
+        };
+        self.store.write_record(&record).map_err(|e| Failure::Error(e.into()))?;
+        Ok(record)
+    }
+}
+
+enum Failure {
+    Dependency(AssetPath),
+    Error(ProcessError),
+}
+
+impl Dependencies for Scheduler<'_> {
+    fn record_of(&self, requester: usize, asset: &AssetPath) -> Result<Arc<Record>, ProcessError> {
+        let &target = self.plan.index.get(asset).ok_or_else(|| ProcessError::NoSuchAsset { asset: asset.clone() })?;
+        let report = self.ensure(requester, target).map_err(|cycle| ProcessError::Cycle { cycle })?;
+        report.record.clone().ok_or_else(|| ProcessError::DependencyFailed { asset: asset.clone() })
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
+}

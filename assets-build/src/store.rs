@@ -1,0 +1,244 @@
+//! [`Store`]: the cache directory: content-addressed blobs, step records,
+//! temp files and the build lock.
+//!
+//! ```text
+//! target/assets/
+//!   lock                         held exclusively for the length of a build
+//!   tmp/                         half-written files; emptied at the start of each build
+//!   blobs/3f/3fa9…e1             every output, named by its blake3 hash
+//!   records/dev/sprites/a.png.json   one record per step (see `record`)
+//! ```
+//!
+//! Crash safety rests on three rules:
+//!
+//! 1. Every file is written to `tmp/` and renamed into place, so a blob or a
+//!    record is either absent or complete; a kill leaves only orphans in `tmp/`.
+//! 2. A record is written after all of its blobs, so a record never points at a
+//!    blob that was not fully written.
+//! 3. A blob is checked against its name when read; one that does not match
+//!    (disk corruption, a hand edit) is reported as corrupt and its step rebuilt.
+//!
+//! Files are not fsynced: the rules above survive a killed process, and after a
+//! power loss rule 3 and unreadable records make the next build redo the work.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::asset_path::AssetPath;
+use crate::hash::ContentHash;
+use crate::record::{RECORD_FORMAT, Record};
+
+/// The cache directory of one target dir (`<target>/assets`).
+#[derive(Debug)]
+pub struct Store {
+    dir: PathBuf,
+    tmp: PathBuf,
+    blobs: PathBuf,
+    records: PathBuf,
+    counter: AtomicU64,
+}
+
+/// A failure of the cache directory.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file operation failed.
+    #[error("{action} `{}`: {source}", path.display())]
+    Io {
+        /// What we were doing, e.g. "could not write".
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// A blob's bytes do not hash to its name. It has been removed, so the next
+    /// build reruns the step that wrote it.
+    #[error("blob `{}` was corrupt (its contents did not match its hash) and has been removed; build again to rebuild it", path.display())]
+    CorruptBlob {
+        /// The blob file.
+        path: PathBuf,
+    },
+    /// A record exists but cannot be parsed.
+    #[error("record `{}` is unreadable: {reason}", path.display())]
+    CorruptRecord {
+        /// The record file.
+        path: PathBuf,
+        /// The parser's reason.
+        reason: String,
+    },
+}
+
+fn io_err<'p>(action: &'static str, path: &'p Path) -> impl FnOnce(io::Error) -> StoreError + 'p {
+    move |source| StoreError::Io { action, path: path.to_owned(), source }
+}
+
+impl Store {
+    /// Opens (creating if needed) the cache at `dir`.
+    pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        let store = Store {
+            dir: dir.to_owned(),
+            tmp: dir.join("tmp"),
+            blobs: dir.join("blobs"),
+            records: dir.join("records"),
+            counter: AtomicU64::new(0),
+        };
+        for d in [&store.tmp, &store.blobs, &store.records] {
+            fs::create_dir_all(d).map_err(io_err("could not create", d))?;
+        }
+        Ok(store)
+    }
+
+    /// The cache directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The lock file's path.
+    pub fn lock_path(&self) -> PathBuf {
+        self.dir.join("lock")
+    }
+
+    /// Removes files left in `tmp/` by builds that were killed. Call only
+    /// while holding the build lock.
+    pub fn remove_orphans(&self) -> Result<(), StoreError> {
+        let entries = fs::read_dir(&self.tmp).map_err(io_err("could not list", &self.tmp))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let removed = if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            };
+            removed.map_err(io_err("could not remove", &path))?;
+        }
+        Ok(())
+    }
+
+    /// A fresh, unique path under `tmp/`.
+    pub fn temp_path(&self, what: &str) -> PathBuf {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        self.tmp.join(format!("{what}-{}-{n}", std::process::id()))
+    }
+
+    /// Stores `bytes`, returning their hash. Storing bytes already present is cheap.
+    pub fn put(&self, bytes: &[u8]) -> Result<ContentHash, StoreError> {
+        let hash = ContentHash::of(bytes);
+        let path = self.blob_path(&hash);
+        if !self.has(&hash, bytes.len() as u64) {
+            self.write_atomic(&path, bytes)?;
+        }
+        Ok(hash)
+    }
+
+    /// Whether a blob with this hash and size is present. Does not read it.
+    pub fn has(&self, hash: &ContentHash, size: u64) -> bool {
+        fs::metadata(self.blob_path(hash)).is_ok_and(|m| m.len() == size)
+    }
+
+    /// Reads a blob, checking it against its hash.
+    pub fn get(&self, hash: &ContentHash) -> Result<Vec<u8>, StoreError> {
+        let path = self.blob_path(hash);
+        let bytes = fs::read(&path).map_err(io_err("could not read", &path))?;
+        if ContentHash::of(&bytes) != *hash {
+            // Remove it so that the next freshness check sees the output as
+            // missing and reruns the step that makes it.
+            let _ = fs::remove_file(&path);
+            return Err(StoreError::CorruptBlob { path });
+        }
+        Ok(bytes)
+    }
+
+    /// Where the blob named `hash` lives.
+    pub fn blob_path(&self, hash: &ContentHash) -> PathBuf {
+        let hex = hash.to_hex();
+        self.blobs.join(&hex[..2]).join(hex)
+    }
+
+    /// Where the record of `asset` in `variant` lives.
+    pub fn record_path(&self, variant: &str, asset: &AssetPath) -> PathBuf {
+        self.records.join(variant).join(format!("{asset}.json"))
+    }
+
+    /// The record of `asset`, `None` if there is none or it is of an older format.
+    pub fn read_record(&self, variant: &str, asset: &AssetPath) -> Result<Option<Record>, StoreError> {
+        let path = self.record_path(variant, asset);
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err("could not read", &path)(e)),
+        };
+        #[derive(serde::Deserialize)]
+        struct Format {
+            format: u32,
+        }
+        match serde_json::from_slice::<Format>(&bytes) {
+            Ok(f) if f.format != RECORD_FORMAT => return Ok(None),
+            _ => {}
+        }
+        let record: Record = serde_json::from_slice(&bytes)
+            .map_err(|e| StoreError::CorruptRecord { path: path.clone(), reason: e.to_string() })?;
+        if record.asset != *asset || record.variant != variant {
+            return Err(StoreError::CorruptRecord { path, reason: "it describes another step".into() });
+        }
+        Ok(Some(record))
+    }
+
+    /// Writes `record`. Its blobs must already be stored.
+    pub fn write_record(&self, record: &Record) -> Result<(), StoreError> {
+        let path = self.record_path(&record.variant, &record.asset);
+        let mut json = serde_json::to_vec_pretty(record).expect("records always serialize");
+        json.push(b'\n');
+        self.write_atomic(&path, &json)
+    }
+
+    /// Writes `bytes` to `dest` through a temp file and a rename, so `dest` is
+    /// never seen half-written.
+    pub fn write_atomic(&self, dest: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+        if let Some(parent) = dest.parent() {
+            fs::create_dir_all(parent).map_err(io_err("could not create", parent))?;
+        }
+        let tmp = self.temp_path("write");
+        let result = File::create(&tmp)
+            .and_then(|mut f| f.write_all(bytes))
+            .and_then(|()| fs::rename(&tmp, dest));
+        if let Err(e) = result {
+            let _ = fs::remove_file(&tmp);
+            return Err(io_err("could not write", dest)(e));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blobs_are_named_by_hash_and_checked_on_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let h = store.put(b"hello").unwrap();
+        assert_eq!(store.put(b"hello").unwrap(), h);
+        assert!(store.has(&h, 5));
+        assert!(!store.has(&h, 4));
+        assert_eq!(store.get(&h).unwrap(), b"hello");
+        fs::write(store.blob_path(&h), b"jello").unwrap();
+        assert!(matches!(store.get(&h), Err(StoreError::CorruptBlob { .. })));
+        assert!(!store.has(&h, 5), "a corrupt blob is removed when found");
+        store.put(b"hello").unwrap();
+        assert_eq!(store.get(&h).unwrap(), b"hello");
+    }
+
+    #[test]
+    fn orphans_in_tmp_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        fs::write(store.temp_path("write"), b"half").unwrap();
+        fs::create_dir(store.temp_path("step")).unwrap();
+        store.remove_orphans().unwrap();
+        assert_eq!(fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+    }
+}
