@@ -55,7 +55,7 @@ pub use event::{Event, EventHandler};
 pub use freshness::DirtyReason;
 pub use hash::ContentHash;
 pub use manifest::{Manifest, ManifestError};
-pub use pipeline::{BuildError, BuildOptions, Pipeline};
+pub use pipeline::{BuildError, BuildOptions, CleanStats, Pipeline, clean};
 pub use processor::{Context, ProcessError, Processor, Registry};
 pub use record::Record;
 pub use report::{BuildReport, Outcome, StepReport};

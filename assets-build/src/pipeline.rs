@@ -130,3 +130,34 @@ fn lock(store: &Store, events: EventHandler<'_>) -> Result<File, StoreError> {
     }
     Ok(file)
 }
+
+/// What [`clean`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CleanStats {
+    /// Files removed.
+    pub files: u64,
+    /// Their total size.
+    pub bytes: u64,
+}
+
+/// Removes the cache directory, waiting for any build that uses it.
+pub fn clean(cache_dir: &std::path::Path, events: EventHandler<'_>) -> Result<CleanStats, StoreError> {
+    if !cache_dir.exists() {
+        return Ok(CleanStats::default());
+    }
+    let store = Store::open(cache_dir)?;
+    let _lock = lock(&store, events)?;
+    let mut stats = CleanStats::default();
+    for entry in walkdir::WalkDir::new(cache_dir).into_iter().flatten() {
+        if entry.file_type().is_file() {
+            stats.files += 1;
+            stats.bytes += entry.metadata().map_or(0, |m| m.len());
+        }
+    }
+    std::fs::remove_dir_all(cache_dir).map_err(|source| StoreError::Io {
+        action: "could not remove",
+        path: cache_dir.to_owned(),
+        source,
+    })?;
+    Ok(stats)
+}

@@ -129,6 +129,19 @@ impl<'a> Context<'a> {
         self.try_read_asset(&AssetPath::new(path)?)
     }
 
+    /// Whether `path` (relative to the asset root) exists. A miss is recorded,
+    /// so creating the file later reruns this step; a hit is not an input by
+    /// itself (read it, or depend on it, to make it one).
+    pub fn exists(&mut self, path: &AssetPath) -> bool {
+        let file = self.step.root.dir.join(path.as_str());
+        let found = fs::metadata(&file).is_ok_and(|m| m.is_file());
+        if !found {
+            let name = self.input_name(path);
+            self.record(name, InputState::Absent { absent: true });
+        }
+        found
+    }
+
     fn read_asset(&mut self, path: &AssetPath) -> Result<Vec<u8>, ProcessError> {
         self.try_read_asset(path)?
             .ok_or_else(|| ProcessError::NotFound { path: self.input_name(path) })

@@ -1,10 +1,42 @@
-//! `text`: the source as a `text` output, checked to be UTF-8.
+//! `text`: UTF-8 text, normalized, with optional `#include` expansion.
+//!
+//! Settings (all optional):
+//!
+//! | key            | default | meaning |
+//! |----------------|---------|---------|
+//! | `normalize`    | `true`  | CRLF → LF and no BOM, so a Windows checkout builds the same bytes |
+//! | `includes`     | `false` | expand lines `#include "path"` (for shaders: WGSL has no includes) |
+//! | `include-dirs` | `[]`    | folders (relative to the asset root) searched after the including file's own |
+//!
+//! An include is resolved against the including file's folder, then each of
+//! `include-dirs` in order; the first that exists wins. The included file is a
+//! dependency (its own `text` output is used, so it is expanded too), and each
+//! place looked at before it is recorded as absent: creating a file there
+//! later rebuilds the includer. Includes that loop are a dependency cycle.
+
+use serde::Deserialize;
 
 use super::{Context, ProcessError, Processor};
+use crate::asset_path::AssetPath;
 
-/// Emits the source file after checking that it is valid UTF-8.
+/// Emits UTF-8 text.
 #[derive(Debug, Clone, Copy)]
 pub struct Text;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct TextSettings {
+    #[serde(default = "yes")]
+    normalize: bool,
+    #[serde(default)]
+    includes: bool,
+    #[serde(default)]
+    include_dirs: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
 
 impl Processor for Text {
     fn name(&self) -> &str {
@@ -16,14 +48,82 @@ impl Processor for Text {
     }
 
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+        let settings: TextSettings = ctx.settings()?;
         let bytes = ctx.source()?;
-        if let Err(e) = std::str::from_utf8(&bytes) {
-            let at = e.valid_up_to();
-            let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
-            return Err(ProcessError::msg(format!(
-                "not valid UTF-8: invalid byte at offset {at} (line {line}); save the file as UTF-8 or use `processor = \"copy\"`"
-            )));
+        let mut text = match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                let at = e.utf8_error().valid_up_to();
+                let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+                return Err(ProcessError::msg(format!(
+                    "not valid UTF-8: invalid byte at offset {at} (line {line}); save the file as UTF-8 or use `processor = \"copy\"`"
+                )));
+            }
+        };
+        if settings.normalize {
+            text = normalize(&text);
         }
-        ctx.emit("text", bytes)
+        if settings.includes {
+            text = expand_includes(ctx, &text, &settings.include_dirs)?;
+        }
+        ctx.emit("text", text.into_bytes())
+    }
+}
+
+fn normalize(text: &str) -> String {
+    text.strip_prefix('\u{feff}').unwrap_or(text).replace("\r\n", "\n")
+}
+
+fn expand_includes(ctx: &mut Context<'_>, text: &str, dirs: &[String]) -> Result<String, ProcessError> {
+    let mut out = String::with_capacity(text.len());
+    for (n, line) in text.split_inclusive('\n').enumerate() {
+        let Some(name) = include_target(line) else {
+            out.push_str(line);
+            continue;
+        };
+        let at = |what: String| ProcessError::msg(format!("line {}: `#include \"{name}\"`: {what}", n + 1));
+        let mut candidates = vec![ctx.asset().sibling(name).map_err(|e| at(e.to_string()))?];
+        for dir in dirs {
+            candidates.push(AssetPath::new(&format!("{dir}/{name}")).map_err(|e| at(e.to_string()))?);
+        }
+        let Some(found) = candidates.iter().find(|c| ctx.exists(c)) else {
+            let looked: Vec<String> = candidates.iter().map(|c| format!("`{c}`")).collect();
+            return Err(at(format!("not found (looked for {})", looked.join(", "))));
+        };
+        let included = ctx.dependency(found.as_str())?;
+        if included.outputs().first().is_none_or(|o| o.kind != "text") {
+            return Err(at(format!("`{found}` is not processed as text")));
+        }
+        let body = String::from_utf8(included.bytes("")?).map_err(|_| at("not UTF-8".into()))?;
+        out.push_str(&body);
+        if !body.is_empty() && !body.ends_with('\n') && line.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// `#include "path"` → `path`.
+fn include_target(line: &str) -> Option<&str> {
+    let rest = line.trim().strip_prefix("#include")?.trim();
+    rest.strip_prefix('"')?.strip_suffix('"')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizing_removes_bom_and_carriage_returns() {
+        assert_eq!(normalize("\u{feff}a\r\nb\r\n"), "a\nb\n");
+        assert_eq!(normalize("a\rb"), "a\rb");
+    }
+
+    #[test]
+    fn include_lines_are_recognized() {
+        assert_eq!(include_target("#include \"common.wgsl\"\n"), Some("common.wgsl"));
+        assert_eq!(include_target("  #include   \"a/b.wgsl\"  "), Some("a/b.wgsl"));
+        assert_eq!(include_target("// #include \"x\""), None);
+        assert_eq!(include_target("#include <x>"), None);
     }
 }

@@ -1,0 +1,114 @@
+//! `cargo assets build`.
+
+use std::sync::Arc;
+
+use assets_build::{BuildOptions, BuildReport, Event, Outcome, Pipeline, StepReport};
+use serde_json::json;
+
+use super::Exit;
+use crate::cli::BuildArgs;
+use crate::shell::{Shell, Style, Verbosity};
+use crate::workspace::Package;
+
+/// Builds the package's assets.
+pub fn exec(args: &BuildArgs, shell: &Shell) -> anyhow::Result<Exit> {
+    let package = Package::locate(&args.package)?;
+    let mut options = BuildOptions::new(&package.manifest_path, &package.cache_dir);
+    if let Some(jobs) = args.jobs {
+        anyhow::ensure!(jobs > 0, "`--jobs` must be at least 1");
+        options.jobs = jobs;
+    }
+    options.variant = match (&args.profile, args.release) {
+        (Some(p), _) => p.clone(),
+        (None, true) => "release".into(),
+        (None, false) => "dev".into(),
+    };
+    let pipeline = Pipeline::new(options);
+    let on_event = |e: &Event<'_>| render_event(shell, e);
+    match pipeline.build(&on_event) {
+        Ok(report) => Ok(finish(shell, &report)),
+        Err(e) => {
+            shell.message(&json!({
+                "reason": "build-finished", "success": false, "ran": 0, "fresh": 0, "failed": 0,
+                "skipped": 0, "parcels": {}, "error": e.to_string(),
+            }));
+            Err(e.into())
+        }
+    }
+}
+
+fn render_event(shell: &Shell, event: &Event<'_>) {
+    match event {
+        Event::WaitingForLock { path } => {
+            shell.status("Blocking", format!("waiting for file lock on `{}`", path.display()), Style::Note);
+        }
+        Event::Processing { asset, processor, reason } => {
+            if shell.verbosity() >= Verbosity::Verbose {
+                shell.status("Processing", format!("{asset} ({processor}: {reason})"), Style::Good);
+            } else {
+                shell.status("Processing", asset, Style::Good);
+            }
+        }
+        Event::Finished { step } => step_finished(shell, step),
+        _ => {}
+    }
+}
+
+fn step_finished(shell: &Shell, step: &StepReport) {
+    let asset = step.asset.as_str();
+    match &step.outcome {
+        Outcome::Fresh => {
+            if shell.verbosity() >= Verbosity::Verbose {
+                shell.status("Fresh", asset, Style::Note);
+            }
+            shell.message(&json!({"reason": "asset-fresh", "asset": asset, "processor": step.processor}));
+        }
+        Outcome::Ran { reason } => {
+            shell.message(&json!({
+                "reason": "asset-processed", "asset": asset, "processor": step.processor, "why": reason,
+            }));
+        }
+        Outcome::Failed { reason, error } => {
+            shell.error(format!("failed to process `{asset}` ({}): {error}", step.processor));
+            shell.message(&json!({
+                "reason": "asset-failed", "asset": asset, "processor": step.processor,
+                "message": error.to_string(), "why": reason,
+            }));
+        }
+        Outcome::Skipped { dependency } => {
+            shell.warn(format!("skipped `{asset}`: its dependency `{dependency}` failed"));
+            shell.message(&json!({"reason": "asset-skipped", "asset": asset, "dependency": dependency}));
+        }
+    }
+}
+
+fn finish(shell: &Shell, report: &BuildReport) -> Exit {
+    let (ran, fresh, failed, skipped) = (report.ran(), report.fresh(), report.failed(), report.skipped());
+    shell.message(&json!({
+        "reason": "build-finished", "success": report.success(), "ran": ran, "fresh": fresh,
+        "failed": failed, "skipped": skipped, "parcels": {},
+    }));
+    let secs = report.elapsed.as_secs_f64();
+    let total = report.steps.len();
+    if report.success() {
+        shell.status("Finished", format!("{} in {secs:.2}s ({fresh} fresh)", plural(total, "asset")), Style::Good);
+        return Exit::Success;
+    }
+    let failures: Vec<&Arc<StepReport>> =
+        report.steps.iter().filter(|s| matches!(s.outcome, Outcome::Failed { .. })).collect();
+    let mut summary = format!("could not build {failed} of {}", plural(total, "asset"));
+    if skipped > 0 {
+        summary.push_str(&format!(" ({skipped} skipped)"));
+    }
+    let names: Vec<&str> = failures.iter().take(5).map(|s| s.asset.as_str()).collect();
+    summary.push_str(&format!(": {}", names.join(", ")));
+    if failures.len() > names.len() {
+        summary.push_str(", ...");
+    }
+    shell.error(summary);
+    Exit::BuildFailed
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
+}

@@ -1,0 +1,14 @@
+//! One module per command: its arguments resolved, a call into the library,
+//! and the rendering of what it returns.
+
+pub mod build;
+pub mod clean;
+
+/// How a command ended, as an exit code (Cargo's conventions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// 0.
+    Success,
+    /// 101: the build ran and something failed.
+    BuildFailed,
+}

@@ -1,0 +1,185 @@
+//! Incremental builds through the real binary: after each edit, exactly the
+//! expected processors run (design brief §3.1).
+
+use assets_test_support::Project;
+
+const METADATA: &str = r#"
+[[package.metadata.assets.rules]]
+match = "shaders/**/*.wgsl"
+includes = true
+include-dirs = ["lib"]
+
+[[package.metadata.assets.rules]]
+match = "sprites/ui/*.png"
+premultiply = false
+
+[[package.metadata.assets.rules]]
+match = "levels/*.lvl"
+processor = "command"
+command = ["cp", "{input}", "{output}"]
+"#;
+
+fn project() -> Project {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(METADATA)
+        .png("assets/sprites/hero.png", 16, 16, 1)
+        .png("assets/sprites/ui/button.png", 8, 4, 2)
+        .png("assets/sprites/ui/icon.png", 4, 4, 3)
+        .file("assets/shaders/main.wgsl", "#include \"common.wgsl\"\n#include \"noise.wgsl\"\nfn main() {}\n")
+        .file("assets/shaders/common.wgsl", "const X = 1;\n")
+        .file("assets/lib/noise.wgsl", "fn noise() {}\n")
+        .file("assets/data/readme.txt", "hello\n")
+        .file("assets/levels/one.lvl", "level one\n");
+    p
+}
+
+const ALL: &[&str] = &[
+    "data/readme.txt",
+    "levels/one.lvl",
+    "lib/noise.wgsl",
+    "shaders/common.wgsl",
+    "shaders/main.wgsl",
+    "sprites/hero.png",
+    "sprites/ui/button.png",
+    "sprites/ui/icon.png",
+];
+
+/// An edit and the assets whose processors must run in the next build.
+struct Case {
+    what: &'static str,
+    edit: fn(&Project),
+    ran: &'static [&'static str],
+}
+
+const CASES: &[Case] = &[
+    Case { what: "first build", edit: |_| {}, ran: ALL },
+    Case { what: "nothing changed", edit: |_| {}, ran: &[] },
+    Case {
+        what: "touching every input without changing it",
+        edit: |p| {
+            for a in ALL {
+                p.touch(&format!("assets/{a}"));
+            }
+        },
+        ran: &[],
+    },
+    Case {
+        what: "editing one sprite",
+        edit: |p| {
+            p.png("assets/sprites/hero.png", 16, 16, 9);
+        },
+        ran: &["sprites/hero.png"],
+    },
+    Case {
+        what: "editing an included shader reruns its includer",
+        edit: |p| {
+            p.file("assets/shaders/common.wgsl", "const X = 2;\n");
+        },
+        ran: &["shaders/common.wgsl", "shaders/main.wgsl"],
+    },
+    Case {
+        what: "an include rebuilt to identical output stops there (early cutoff)",
+        edit: |p| {
+            p.file("assets/shaders/common.wgsl", "const X = 2;\r\n");
+        },
+        ran: &["shaders/common.wgsl"],
+    },
+    Case {
+        what: "changing a rule's settings reruns exactly its assets",
+        edit: |p| {
+            p.metadata(&METADATA.replace("premultiply = false", "premultiply = true"));
+        },
+        ran: &["sprites/ui/button.png", "sprites/ui/icon.png"],
+    },
+    Case {
+        what: "creating a file an include looked for reruns the includer",
+        edit: |p| {
+            p.file("assets/shaders/noise.wgsl", "fn noise() { /* local */ }\n");
+        },
+        ran: &["shaders/main.wgsl", "shaders/noise.wgsl"],
+    },
+    Case {
+        what: "deleting a used asset reruns its user",
+        edit: |p| {
+            p.remove("assets/shaders/noise.wgsl");
+        },
+        ran: &["shaders/main.wgsl"],
+    },
+    Case {
+        what: "editing a file built by an external command",
+        edit: |p| {
+            p.file("assets/levels/one.lvl", "level one, revised\n");
+        },
+        ran: &["levels/one.lvl"],
+    },
+    Case {
+        what: "changing a command's settings",
+        edit: |p| {
+            let m = METADATA.replace("premultiply = false", "premultiply = true");
+            p.metadata(&m.replace("\"{output}\"]", "\"{output}\"]\nversion = \"2\""));
+        },
+        ran: &["levels/one.lvl"],
+    },
+    Case { what: "nothing changed, at the end", edit: |_| {}, ran: &[] },
+];
+
+#[test]
+fn each_edit_reruns_exactly_the_steps_that_read_it() {
+    let p = project();
+    for case in CASES {
+        (case.edit)(&p);
+        let run = p.build_ok();
+        let finished = run.finished();
+        assert_eq!(run.processed(), case.ran, "{}: processors that ran\n{}", case.what, run.stderr);
+        let expected_total = if p.path().join("assets/shaders/noise.wgsl").exists() { 9 } else { 8 };
+        assert_eq!(finished["ran"], case.ran.len(), "{}", case.what);
+        assert_eq!(finished["fresh"], expected_total - case.ran.len(), "{}", case.what);
+    }
+}
+
+#[test]
+fn every_rebuild_says_why() {
+    let p = project();
+    p.build_ok();
+    p.file("assets/shaders/common.wgsl", "const X = 3;\n");
+    p.file("assets/shaders/noise.wgsl", "fn noise() {}\n");
+    p.metadata(&METADATA.replace("premultiply = false", "premultiply = true"));
+    let run = p.build_ok();
+    let why = |asset: &str| {
+        run.with_reason("asset-processed")
+            .find(|m| m["asset"] == asset)
+            .unwrap_or_else(|| panic!("{asset} did not run"))["why"]
+            .clone()
+    };
+    assert_eq!(why("shaders/common.wgsl")["kind"], "input-changed");
+    assert_eq!(why("shaders/common.wgsl")["path"], "assets/shaders/common.wgsl");
+    assert_eq!(why("shaders/main.wgsl")["kind"], "input-appeared");
+    assert_eq!(why("shaders/main.wgsl")["path"], "assets/shaders/noise.wgsl");
+    assert_eq!(why("shaders/noise.wgsl")["kind"], "no-record");
+    assert_eq!(why("sprites/ui/icon.png")["kind"], "settings-changed");
+    assert_eq!(why("sprites/ui/icon.png")["current"], r#"{"premultiply":true}"#);
+}
+
+#[test]
+fn a_deleted_output_blob_is_rebuilt() {
+    let p = project();
+    p.build_ok();
+    let blobs = p.cache_dir().join("blobs");
+    for dir in std::fs::read_dir(&blobs).unwrap() {
+        std::fs::remove_dir_all(dir.unwrap().path()).unwrap();
+    }
+    let run = p.build_ok();
+    assert_eq!(run.processed(), ALL);
+    assert!(run.with_reason("asset-processed").all(|m| m["why"]["kind"] == "output-missing"));
+}
+
+#[test]
+fn release_and_dev_variants_are_cached_separately() {
+    let p = project();
+    p.build_ok();
+    let release = p.run(&["build", "--release"]);
+    assert!(release.success(), "{}", release.stderr);
+    assert_eq!(release.processed(), ALL);
+    assert_eq!(p.build_ok().processed(), Vec::<String>::new());
+    assert_eq!(p.run(&["build", "--release"]).processed(), Vec::<String>::new());
+}

@@ -1,0 +1,211 @@
+//! Test support for cargo-assets (in the spirit of `cargo-test-support`).
+//!
+//! [`Project`] is a real Cargo package in a temp dir: `Cargo.toml` with a
+//! `[package.metadata.assets]` section, `src/lib.rs`, and files under
+//! `assets/` written as real PNGs or text. [`Project::run`] runs the real
+//! `cargo-assets` binary on it; [`Run`] parses its JSON messages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// A Cargo package in a temporary directory.
+pub struct Project {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+}
+
+impl Project {
+    /// An empty package named `game` with an empty `assets/` directory, run
+    /// with the `cargo-assets` binary at `bin` (pass `env!("CARGO_BIN_EXE_cargo-assets")`).
+    pub fn new(bin: &str) -> Project {
+        let dir = tempfile::Builder::new().prefix("cargo-assets-test").tempdir().expect("temp dir");
+        let p = Project { dir, bin: PathBuf::from(bin) };
+        p.file("src/lib.rs", "");
+        std::fs::create_dir_all(p.path().join("assets")).expect("assets dir");
+        p.metadata("");
+        p
+    }
+
+    /// The package directory.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `Cargo.toml` with `metadata` appended after `[package]`.
+    pub fn metadata(&self, metadata: &str) -> &Project {
+        let toml = format!("[package]\nname = \"game\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n{metadata}");
+        self.file("Cargo.toml", toml)
+    }
+
+    /// Writes a file relative to the package directory, creating folders.
+    pub fn file(&self, path: &str, contents: impl AsRef<[u8]>) -> &Project {
+        let path = self.path().join(path);
+        std::fs::create_dir_all(path.parent().expect("has a parent")).expect("create dirs");
+        std::fs::write(&path, contents).expect("write file");
+        self
+    }
+
+    /// Writes a real PNG of `w`×`h` whose pixels depend on `seed`.
+    pub fn png(&self, path: &str, w: u32, h: u32, seed: u32) -> &Project {
+        self.file(path, png_bytes(w, h, seed))
+    }
+
+    /// Reads a file relative to the package directory.
+    pub fn read(&self, path: &str) -> Vec<u8> {
+        std::fs::read(self.path().join(path)).expect("read file")
+    }
+
+    /// Removes a file relative to the package directory.
+    pub fn remove(&self, path: &str) -> &Project {
+        std::fs::remove_file(self.path().join(path)).expect("remove file");
+        self
+    }
+
+    /// Sets a file's mtime to now without changing its bytes (`touch`).
+    pub fn touch(&self, path: &str) -> &Project {
+        let file = std::fs::File::options().append(true).open(self.path().join(path)).expect("open");
+        file.set_modified(std::time::SystemTime::now()).expect("set mtime");
+        self
+    }
+
+    /// The asset cache directory the binary uses.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.path().join("target/assets")
+    }
+
+    /// A command running the binary as `cargo assets <args>` in the package
+    /// directory, with its target dir inside the package.
+    pub fn command<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut cmd = Command::new(&self.bin);
+        cmd.arg("assets")
+            .args(args)
+            .current_dir(self.path())
+            .env("CARGO_TARGET_DIR", self.path().join("target"))
+            .env_remove("CARGO_TERM_COLOR")
+            .env_remove("CARGO_TERM_VERBOSE");
+        cmd
+    }
+
+    /// Runs `cargo assets <args> --message-format json` to completion.
+    pub fn run(&self, args: &[&str]) -> Run {
+        let output = self.command(args).args(["--message-format", "json"]).output().expect("run cargo-assets");
+        Run::from_output(output)
+    }
+
+    /// Runs `cargo assets build` and asserts it succeeded.
+    pub fn build_ok(&self) -> Run {
+        let run = self.run(&["build"]);
+        assert!(run.success(), "build failed:\n{}", run.stderr);
+        run
+    }
+}
+
+/// A finished run of the binary with its JSON messages parsed.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit code.
+    pub code: Option<i32>,
+    /// Every JSON line of stdout.
+    pub messages: Vec<Value>,
+    /// All of stderr.
+    pub stderr: String,
+}
+
+impl Run {
+    /// Parses a finished process's output.
+    pub fn from_output(output: Output) -> Run {
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let messages = stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect();
+        Run { code: output.status.code(), messages, stderr: String::from_utf8_lossy(&output.stderr).into() }
+    }
+
+    /// Whether it exited 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// The messages with `"reason": reason`.
+    pub fn with_reason<'a>(&'a self, reason: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+        self.messages.iter().filter(move |m| m["reason"] == reason)
+    }
+
+    /// The last message, which must be `build-finished`.
+    pub fn finished(&self) -> &Value {
+        let last = self.messages.last().unwrap_or_else(|| panic!("no messages; stderr:\n{}", self.stderr));
+        assert_eq!(last["reason"], "build-finished", "last message: {last}");
+        last
+    }
+
+    /// Assets whose processor ran (successfully or not), sorted.
+    pub fn processed(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .messages
+            .iter()
+            .filter(|m| m["reason"] == "asset-processed" || (m["reason"] == "asset-failed" && !m["why"].is_null()))
+            .map(|m| m["asset"].as_str().expect("asset is a string").to_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The `asset-failed` message of `asset`.
+    pub fn failure(&self, asset: &str) -> &Value {
+        self.with_reason("asset-failed")
+            .find(|m| m["asset"] == asset)
+            .unwrap_or_else(|| panic!("`{asset}` did not fail; messages: {:#?}", self.messages))
+    }
+}
+
+/// PNG bytes of a `w`×`h` image whose pixels depend on `seed`.
+pub fn png_bytes(w: u32, h: u32, seed: u32) -> Vec<u8> {
+    let img = image::RgbaImage::from_fn(w, h, |x, y| {
+        let v = (x.wrapping_mul(31) ^ y.wrapping_mul(17)).wrapping_add(seed.wrapping_mul(2654435761));
+        image::Rgba([v as u8, (v >> 8) as u8, (v >> 16) as u8, 255])
+    });
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).expect("encode PNG");
+    out.into_inner()
+}
+
+/// Every blob and record output in a cache, as `asset → [(label, kind, hash)]`,
+/// after checking that each blob's bytes match its name. Used to compare
+/// builds for determinism and crash safety.
+pub fn cache_outputs(cache_dir: &Path, variant: &str) -> std::collections::BTreeMap<String, Vec<(String, String, String)>> {
+    let records = cache_dir.join("records").join(variant);
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![records.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read records dir") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let record: Value = serde_json::from_slice(&std::fs::read(&path).expect("read record"))
+                .unwrap_or_else(|e| panic!("record {} is not JSON: {e}", path.display()));
+            let mut outputs = Vec::new();
+            for o in record["outputs"].as_array().expect("outputs array") {
+                let hash = o["hash"].as_str().expect("hash").to_owned();
+                let blob = cache_dir.join("blobs").join(&hash[..2]).join(&hash);
+                let bytes = std::fs::read(&blob).unwrap_or_else(|e| panic!("blob {hash} of {}: {e}", path.display()));
+                assert_eq!(blob_hash(&bytes), hash, "blob {hash} is corrupt");
+                outputs.push((o["label"].as_str().unwrap().to_owned(), o["kind"].as_str().unwrap().to_owned(), hash));
+            }
+            out.insert(record["asset"].as_str().expect("asset").to_owned(), outputs);
+        }
+    }
+    out
+}
+
+fn blob_hash(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
