@@ -49,7 +49,7 @@ pub(crate) fn plan(
                 help = format!("did you mean `{s}`? {help}");
             }
             let message = format!("unknown processor `{}` for `{}`", a.processor, d.path);
-            let err = match &a.origin {
+            let err = match a.processor_origin.as_ref().or(a.origin.as_ref()) {
                 Some(origin) => manifest.error_at(origin, message),
                 None => manifest.error(message),
             };

@@ -147,19 +147,27 @@ pub(crate) fn did_you_mean<'a>(
         .map(|(_, c)| c)
 }
 
-/// Levenshtein distance over chars.
+/// Edit distance over chars where a swap of two neighbours counts as one edit
+/// (optimal string alignment), so `imgae` is one edit from `image`.
 fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = substitution.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 /// For serde's "unknown field `x`, expected one of `a`, `b`" messages: a
@@ -193,6 +201,7 @@ mod tests {
         assert_eq!(did_you_mean("rool", ["root", "rules"]), Some("root"));
         assert_eq!(did_you_mean("parcles", ["parcels", "rules"]), Some("parcels"));
         assert_eq!(did_you_mean("zzzzzz", ["root", "rules"]), None);
+        assert_eq!(did_you_mean("imgae", ["copy", "image", "text"]), Some("image"));
         assert_eq!(
             suggest_for_unknown_field("unknown field `paddin`, expected `max-size` or `padding`"),
             Some("did you mean `padding`?".into())

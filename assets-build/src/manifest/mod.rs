@@ -97,6 +97,8 @@ pub struct Rule {
     matcher: GlobMatcher,
     /// The processor named by the rule, or `None` for the extension default.
     pub processor: Option<String>,
+    /// Where the processor name was written.
+    pub processor_origin: Option<Origin>,
     /// Every other key of the rule.
     pub settings: Settings,
     /// Where the rule was written.
@@ -108,6 +110,8 @@ pub struct Rule {
 pub struct Override {
     /// A processor that replaces the rule's.
     pub processor: Option<String>,
+    /// Where the processor name was written.
+    pub processor_origin: Option<Origin>,
     /// Settings merged over the rule's.
     pub settings: Settings,
     /// Where the override was written.
@@ -195,6 +199,8 @@ pub struct Assignment {
     pub settings: Settings,
     /// The rule or override that chose them, if any.
     pub origin: Option<Origin>,
+    /// Where the processor name was written, if it was.
+    pub processor_origin: Option<Origin>,
 }
 
 /// The default processor for a file extension (design brief §6).
@@ -237,17 +243,20 @@ impl Manifest {
     pub fn assign(&self, asset: &AssetPath) -> Assignment {
         let rule = self.rules.iter().find(|r| r.matcher.is_match(asset.as_str()));
         let over = self.overrides.get(asset);
-        let processor = over
-            .and_then(|o| o.processor.clone())
-            .or_else(|| rule.and_then(|r| r.processor.clone()))
-            .unwrap_or_else(|| default_processor(asset.extension()).to_owned());
+        let named = over
+            .and_then(|o| o.processor.clone().zip(o.processor_origin.clone()))
+            .or_else(|| rule.and_then(|r| r.processor.clone().zip(r.processor_origin.clone())));
+        let (processor, processor_origin) = match named {
+            Some((p, o)) => (p, Some(o)),
+            None => (default_processor(asset.extension()).to_owned(), None),
+        };
         let base = rule.map(|r| r.settings.clone()).unwrap_or_default();
         let settings = match over {
             Some(o) => base.merged(&o.settings),
             None => base,
         };
         let origin = over.map(|o| o.origin.clone()).or_else(|| rule.map(|r| r.origin.clone()));
-        Assignment { processor, settings, origin }
+        Assignment { processor, settings, origin, processor_origin }
     }
 
     /// An error pointing at `origin` in this manifest.
@@ -366,11 +375,12 @@ impl Resolver<'_> {
                 .help("add a glob relative to the asset root, e.g. `match = \"sprites/**/*.png\"`")
         })?;
         let matcher = self.glob(&pattern, &format!("{key}.match"))?.compile_matcher();
-        let processor = take_string(self, &mut table, "processor", &key)?.map(|s| s.into_inner());
+        let (processor, processor_origin) = self.processor(&mut table, &key)?;
         Ok(Rule {
             pattern: pattern.into_inner(),
             matcher,
             processor,
+            processor_origin,
             settings: settings_of(table),
             origin: Origin { span, key },
         })
@@ -387,9 +397,20 @@ impl Resolver<'_> {
         })?;
         let span = table.span();
         let mut table = table.into_inner();
-        let processor = take_string(self, &mut table, "processor", &key)?.map(|s| s.into_inner());
+        let (processor, processor_origin) = self.processor(&mut table, &key)?;
         let settings = settings_of(table);
-        Ok((path, Override { processor, settings, origin: Origin { span, key } }))
+        Ok((path, Override { processor, processor_origin, settings, origin: Origin { span, key } }))
+    }
+
+    /// Takes the `processor` key out of a rule or override table.
+    fn processor(&self, table: &mut RawTable, key: &str) -> Result<(Option<String>, Option<Origin>), ManifestError> {
+        Ok(match take_string(self, table, "processor", key)? {
+            Some(p) => {
+                let origin = Origin { span: p.span(), key: format!("{key}.processor") };
+                (Some(p.into_inner()), Some(origin))
+            }
+            None => (None, None),
+        })
     }
 
     fn parcel(

@@ -1,0 +1,171 @@
+//! Bad input through the real binary: a clear error naming the file, the
+//! key or the cycle; no panic; the other assets still build (brief §3.6, §3.7).
+
+use assets_test_support::{Project, huge_png_header, png_bytes};
+
+fn project() -> Project {
+    Project::new(env!("CARGO_BIN_EXE_cargo-assets"))
+}
+
+fn assert_no_panic(stderr: &str) {
+    assert!(!stderr.contains("panicked"), "the binary panicked:\n{stderr}");
+}
+
+#[test]
+fn broken_images_fail_by_name_and_the_rest_still_builds() {
+    let p = project();
+    let mut truncated = png_bytes(64, 64, 1);
+    truncated.truncate(truncated.len() / 2);
+    p.png("assets/good.png", 8, 8, 1)
+        .file("assets/garbage.png", b"this is not an image at all")
+        .file("assets/truncated.png", truncated)
+        .file("assets/huge.png", huge_png_header(100_000, 100_000))
+        .file("assets/notes.txt", "still fine\n");
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    assert_no_panic(&run.stderr);
+    assert_eq!(run.processed(), ["garbage.png", "good.png", "huge.png", "notes.txt", "truncated.png"]);
+    let finished = run.finished();
+    assert_eq!((finished["failed"].as_u64(), finished["success"].as_bool()), (Some(3), Some(false)));
+    let message = |a| run.failure(a)["message"].as_str().unwrap().to_owned();
+    assert!(message("garbage.png").contains("not a PNG or JPEG"), "{}", message("garbage.png"));
+    assert!(message("truncated.png").contains("could not decode image"), "{}", message("truncated.png"));
+    assert!(message("huge.png").contains("too large"), "{}", message("huge.png"));
+    for name in ["garbage.png", "truncated.png", "huge.png"] {
+        assert!(run.stderr.contains(&format!("failed to process `{name}`")), "{}", run.stderr);
+    }
+    // The failures are not cached as successes, and the good assets are.
+    let again = p.run(&["build"]);
+    assert_eq!(again.processed(), ["garbage.png", "huge.png", "truncated.png"]);
+}
+
+#[test]
+fn an_include_cycle_names_both_assets_and_does_not_hang() {
+    let p = project();
+    p.metadata("[[package.metadata.assets.rules]]\nmatch = \"*.wgsl\"\nincludes = true\n")
+        .file("assets/a.wgsl", "#include \"b.wgsl\"\n")
+        .file("assets/b.wgsl", "#include \"a.wgsl\"\n")
+        .file("assets/ok.wgsl", "fn ok() {}\n");
+    for jobs in ["1", "2"] {
+        let run = p.run(&["build", "-j", jobs]);
+        assert_eq!(run.code, Some(101), "{}", run.stderr);
+        let cycle = run
+            .with_reason("asset-failed")
+            .find_map(|m| m["message"].as_str().filter(|s| s.contains("dependency cycle")))
+            .unwrap_or_else(|| panic!("no cycle error: {:#?}", run.messages));
+        assert!(cycle.contains("`a.wgsl`") && cycle.contains("`b.wgsl`"), "{cycle}");
+        let finished = run.finished();
+        assert_eq!(finished["failed"].as_u64().unwrap() + finished["skipped"].as_u64().unwrap(), 2);
+        assert!(run.with_reason("asset-processed").any(|m| m["asset"] == "ok.wgsl") || jobs == "2");
+    }
+}
+
+#[test]
+fn manifest_errors_point_at_the_key_with_a_fix() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "[package.metadata.assets]\nrool = \"art\"\n",
+            &["unknown field `rool`", "Cargo.toml:7:1", "did you mean `root`?"],
+        ),
+        (
+            "[[package.metadata.assets.rules]]\nmatch = \"*.png\"\nprocessor = \"imgae\"\n",
+            &["unknown processor `imgae`", "Cargo.toml:8:13", "package.metadata.assets.rules[0].processor", "did you mean `image`?"],
+        ),
+        (
+            "[[package.metadata.assets.rules]]\nmatch = \"[*.png\"\n",
+            &["invalid glob `[*.png`", "Cargo.toml:7:9", "rules[0].match"],
+        ),
+        ("[package.metadata.assets\n", &["Cargo.toml:6:"]),
+    ];
+    for (metadata, expected) in cases {
+        let p = project();
+        p.png("assets/a.png", 2, 2, 0).metadata(metadata);
+        let run = p.run(&["build"]);
+        assert_eq!(run.code, Some(101), "{metadata}");
+        assert_no_panic(&run.stderr);
+        assert_eq!(run.finished()["success"], false);
+        for e in *expected {
+            assert!(run.stderr.contains(e), "missing `{e}` in:\n{}", run.stderr);
+        }
+    }
+}
+
+#[test]
+fn a_typo_in_processor_settings_fails_that_asset_with_a_suggestion() {
+    let p = project();
+    p.metadata("[[package.metadata.assets.rules]]\nmatch = \"ui/*.png\"\npremultiplyy = true\n")
+        .png("assets/ui/a.png", 2, 2, 0)
+        .png("assets/other.png", 2, 2, 0);
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101));
+    let message = run.failure("ui/a.png")["message"].as_str().unwrap().to_owned();
+    for part in ["unknown field `premultiplyy`", "did you mean `premultiply`?", "Cargo.toml:6:1", "rules[0]"] {
+        assert!(message.contains(part), "missing `{part}` in {message}");
+    }
+    assert_eq!(run.processed(), ["other.png", "ui/a.png"]);
+}
+
+#[test]
+fn a_failing_tool_shows_its_stderr_and_exit_status() {
+    let p = project();
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "fail/*"
+processor = "command"
+command = ["sh", "-c", "echo boom >&2; exit 3"]
+
+[[package.metadata.assets.rules]]
+match = "silent/*"
+processor = "command"
+command = ["true"]
+
+[[package.metadata.assets.rules]]
+match = "missing/*"
+processor = "command"
+command = ["no-such-tool-cargo-assets", "{input}"]
+"#,
+    )
+    .file("assets/fail/a.lvl", "x")
+    .file("assets/silent/b.lvl", "x")
+    .file("assets/missing/c.lvl", "x");
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101));
+    let message = |a| run.failure(a)["message"].as_str().unwrap().to_owned();
+    assert!(message("fail/a.lvl").contains("exit status: 3") && message("fail/a.lvl").contains("boom"));
+    assert!(message("silent/b.lvl").contains("did not write its output"), "{}", message("silent/b.lvl"));
+    assert!(message("missing/c.lvl").contains("could not run `no-such-tool-cargo-assets`"));
+}
+
+#[test]
+fn asset_trees_that_cannot_be_built_portably_are_rejected() {
+    let p = project();
+    p.file("assets/Hero.png", png_bytes(2, 2, 0)).file("assets/hero.png", png_bytes(2, 2, 0));
+    std::os::unix::fs::symlink("/etc/hostname", p.path().join("assets/escape.txt")).unwrap();
+    p.file("assets/.hidden/ignored.txt", "skipped").file("assets/.DS_Store", "skipped");
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101));
+    assert_no_panic(&run.stderr);
+    assert!(run.stderr.contains("`Hero.png` and `hero.png` differ only by case"), "{}", run.stderr);
+    assert!(run.stderr.contains("escape.txt` is a symbolic link to a file outside the asset root"), "{}", run.stderr);
+    assert!(!run.stderr.contains("hidden"), "{}", run.stderr);
+}
+
+#[test]
+fn a_missing_asset_root_says_how_to_fix_it() {
+    let p = project();
+    p.metadata("[package.metadata.assets]\nroot = \"art\"\n");
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101));
+    assert!(run.stderr.contains("asset root") && run.stderr.contains("art` does not exist"), "{}", run.stderr);
+}
+
+#[test]
+fn usage_errors_exit_1() {
+    let p = project();
+    let out = p.command(["build", "--no-such-flag"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let out = p.command(["build", "-j", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(101));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`--jobs` must be at least 1"));
+}
