@@ -110,17 +110,35 @@ mod tests {
 
     #[test]
     fn normalizes_separators_and_dots() {
-        assert_eq!(AssetPath::new("./a//b/./c.png").unwrap().as_str(), "a/b/c.png");
+        assert_eq!(
+            AssetPath::new("./a//b/./c.png").unwrap().as_str(),
+            "a/b/c.png"
+        );
         assert_eq!(AssetPath::new("a/../b").unwrap().as_str(), "b");
     }
 
     #[test]
     fn rejects_paths_that_leave_the_root() {
-        assert!(matches!(AssetPath::new("../x"), Err(AssetPathError::EscapesRoot(_))));
-        assert!(matches!(AssetPath::new("a/../../x"), Err(AssetPathError::EscapesRoot(_))));
-        assert!(matches!(AssetPath::new("/etc/passwd"), Err(AssetPathError::Absolute(_))));
-        assert!(matches!(AssetPath::new("a\\b"), Err(AssetPathError::BadChar(..))));
-        assert!(matches!(AssetPath::new("C:/x"), Err(AssetPathError::BadChar(..))));
+        assert!(matches!(
+            AssetPath::new("../x"),
+            Err(AssetPathError::EscapesRoot(_))
+        ));
+        assert!(matches!(
+            AssetPath::new("a/../../x"),
+            Err(AssetPathError::EscapesRoot(_))
+        ));
+        assert!(matches!(
+            AssetPath::new("/etc/passwd"),
+            Err(AssetPathError::Absolute(_))
+        ));
+        assert!(matches!(
+            AssetPath::new("a\\b"),
+            Err(AssetPathError::BadChar(..))
+        ));
+        assert!(matches!(
+            AssetPath::new("C:/x"),
+            Err(AssetPathError::BadChar(..))
+        ));
         assert!(matches!(AssetPath::new("./"), Err(AssetPathError::Empty)));
     }
 
@@ -128,14 +146,27 @@ mod tests {
     fn siblings_resolve_against_the_folder() {
         let p = AssetPath::new("levels/one.lvl").unwrap();
         assert_eq!(p.sibling("tiles.png").unwrap().as_str(), "levels/tiles.png");
-        assert_eq!(p.sibling("../shared/x.png").unwrap().as_str(), "shared/x.png");
+        assert_eq!(
+            p.sibling("../shared/x.png").unwrap().as_str(),
+            "shared/x.png"
+        );
         assert!(p.sibling("../../x").is_err());
-        assert_eq!(AssetPath::new("top.txt").unwrap().sibling("b").unwrap().as_str(), "b");
+        assert_eq!(
+            AssetPath::new("top.txt")
+                .unwrap()
+                .sibling("b")
+                .unwrap()
+                .as_str(),
+            "b"
+        );
     }
 
     #[test]
     fn extension_is_the_part_after_the_last_dot() {
-        assert_eq!(AssetPath::new("a/b.tar.gz").unwrap().extension(), Some("gz"));
+        assert_eq!(
+            AssetPath::new("a/b.tar.gz").unwrap().extension(),
+            Some("gz")
+        );
         assert_eq!(AssetPath::new("a/.hidden").unwrap().extension(), None);
         assert_eq!(AssetPath::new("a/README").unwrap().extension(), None);
     }

@@ -62,10 +62,14 @@ pub enum DiscoveryError {
         what: &'static str,
     },
     /// Two assets differ only by letter case.
-    #[error("`{0}` and `{1}` differ only by case, which breaks on case-insensitive file systems; rename one")]
+    #[error(
+        "`{0}` and `{1}` differ only by case, which breaks on case-insensitive file systems; rename one"
+    )]
     CaseCollision(AssetPath, AssetPath),
     /// One asset path exists under two roots.
-    #[error("`{asset}` exists under both `{first}` and `{second}`; asset paths must be unique across roots")]
+    #[error(
+        "`{asset}` exists under both `{first}` and `{second}`; asset paths must be unique across roots"
+    )]
     Duplicate {
         /// The asset.
         asset: AssetPath,
@@ -97,13 +101,25 @@ pub fn discover(manifest: &Manifest) -> Result<Vec<Discovered>, Vec<DiscoveryErr
                 second: manifest.roots[d.root].name.clone(),
             });
         } else if let Some(other) = by_lowercase.insert(d.path.as_str().to_lowercase(), d) {
-            errors.push(DiscoveryError::CaseCollision(other.path.clone(), d.path.clone()));
+            errors.push(DiscoveryError::CaseCollision(
+                other.path.clone(),
+                d.path.clone(),
+            ));
         }
     }
-    if errors.is_empty() { Ok(found) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(found)
+    } else {
+        Err(errors)
+    }
 }
 
-fn walk_root(dir: &Path, root: usize, found: &mut Vec<Discovered>, errors: &mut Vec<DiscoveryError>) {
+fn walk_root(
+    dir: &Path,
+    root: usize,
+    found: &mut Vec<Discovered>,
+    errors: &mut Vec<DiscoveryError>,
+) {
     let mut real_root: Option<PathBuf> = None;
     let walker = walkdir::WalkDir::new(dir)
         .min_depth(1)
@@ -116,7 +132,9 @@ fn walk_root(dir: &Path, root: usize, found: &mut Vec<Discovered>, errors: &mut 
             Ok(e) => e,
             Err(e) => {
                 let path = e.path().unwrap_or(dir).to_owned();
-                let source = e.into_io_error().unwrap_or_else(|| std::io::Error::other("file system loop"));
+                let source = e
+                    .into_io_error()
+                    .unwrap_or_else(|| std::io::Error::other("file system loop"));
                 errors.push(DiscoveryError::Io { path, source });
                 continue;
             }
@@ -138,21 +156,35 @@ fn walk_root(dir: &Path, root: usize, found: &mut Vec<Discovered>, errors: &mut 
             match entry.metadata() {
                 Ok(m) => m,
                 Err(e) => {
-                    let source = e.into_io_error().unwrap_or_else(|| std::io::Error::other("unreadable"));
-                    errors.push(DiscoveryError::Io { path: path.to_owned(), source });
+                    let source = e
+                        .into_io_error()
+                        .unwrap_or_else(|| std::io::Error::other("unreadable"));
+                    errors.push(DiscoveryError::Io {
+                        path: path.to_owned(),
+                        source,
+                    });
                     continue;
                 }
             }
         };
-        let relative = path.strip_prefix(dir).expect("walkdir yields paths under its root");
+        let relative = path
+            .strip_prefix(dir)
+            .expect("walkdir yields paths under its root");
         let Some(relative) = relative.to_str() else {
             errors.push(DiscoveryError::NonUtf8(path.to_owned()));
             continue;
         };
         let relative = relative.replace(std::path::MAIN_SEPARATOR, "/");
         match AssetPath::new(&relative) {
-            Ok(asset) => found.push(Discovered { path: asset, root, stamp: FileStamp::of(&meta) }),
-            Err(source) => errors.push(DiscoveryError::BadName { path: path.to_owned(), source }),
+            Ok(asset) => found.push(Discovered {
+                path: asset,
+                root,
+                stamp: FileStamp::of(&meta),
+            }),
+            Err(source) => errors.push(DiscoveryError::BadName {
+                path: path.to_owned(),
+                source,
+            }),
         }
     }
 }
@@ -163,23 +195,38 @@ fn check_link(
     root: &Path,
     real_root: &mut Option<PathBuf>,
 ) -> Result<fs::Metadata, DiscoveryError> {
-    let io = |source| DiscoveryError::Io { path: link.to_owned(), source };
+    let io = |source| DiscoveryError::Io {
+        path: link.to_owned(),
+        source,
+    };
     let target = fs::canonicalize(link).map_err(io)?;
     let real_root = match real_root {
         Some(r) => r,
         None => real_root.insert(fs::canonicalize(root).map_err(io)?),
     };
     if !target.starts_with(real_root) {
-        return Err(DiscoveryError::BadLink { path: link.to_owned(), what: "a file outside the asset root" });
+        return Err(DiscoveryError::BadLink {
+            path: link.to_owned(),
+            what: "a file outside the asset root",
+        });
     }
     let meta = fs::metadata(&target).map_err(io)?;
     if meta.is_dir() {
-        return Err(DiscoveryError::BadLink { path: link.to_owned(), what: "a directory" });
+        return Err(DiscoveryError::BadLink {
+            path: link.to_owned(),
+            what: "a directory",
+        });
     }
     Ok(meta)
 }
 
 /// Discovered stamps by input name (`assets/a.png`), for the freshness check.
-pub(crate) fn stamps_by_input(manifest: &Manifest, found: &[Discovered]) -> HashMap<String, FileStamp> {
-    found.iter().map(|d| (input_name(&manifest.roots[d.root], &d.path), d.stamp)).collect()
+pub(crate) fn stamps_by_input(
+    manifest: &Manifest,
+    found: &[Discovered],
+) -> HashMap<String, FileStamp> {
+    found
+        .iter()
+        .map(|d| (input_name(&manifest.roots[d.root], &d.path), d.stamp))
+        .collect()
 }

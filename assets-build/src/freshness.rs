@@ -105,8 +105,12 @@ impl fmt::Display for DirtyReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DirtyReason::NoRecord => f.write_str("never built before"),
-            DirtyReason::RecordUnreadable { message } => write!(f, "previous record unreadable ({message})"),
-            DirtyReason::ProcessorChanged { previous } => write!(f, "processor changed (was `{previous}`)"),
+            DirtyReason::RecordUnreadable { message } => {
+                write!(f, "previous record unreadable ({message})")
+            }
+            DirtyReason::ProcessorChanged { previous } => {
+                write!(f, "processor changed (was `{previous}`)")
+            }
             DirtyReason::ProcessorVersionChanged { previous, current } => {
                 write!(f, "processor version changed ({previous} -> {current})")
             }
@@ -117,8 +121,12 @@ impl fmt::Display for DirtyReason {
             DirtyReason::InputAppeared { path } => write!(f, "`{path}` appeared"),
             DirtyReason::InputRemoved { path } => write!(f, "`{path}` was removed"),
             DirtyReason::DependencyChanged { asset } => write!(f, "dependency `{asset}` changed"),
-            DirtyReason::OutputMissing { label } if label.is_empty() => f.write_str("output missing from the cache"),
-            DirtyReason::OutputMissing { label } => write!(f, "output `{label}` missing from the cache"),
+            DirtyReason::OutputMissing { label } if label.is_empty() => {
+                f.write_str("output missing from the cache")
+            }
+            DirtyReason::OutputMissing { label } => {
+                write!(f, "output `{label}` missing from the cache")
+            }
         }
     }
 }
@@ -167,7 +175,9 @@ pub(crate) fn check(
         return Verdict::Stale(key_change(record, current));
     }
     if let Some(o) = record.outputs.iter().find(|o| !store.has(&o.hash, o.size)) {
-        return Verdict::Stale(DirtyReason::OutputMissing { label: o.label.clone() });
+        return Verdict::Stale(DirtyReason::OutputMissing {
+            label: o.label.clone(),
+        });
     }
     let mut refresh: Option<Record> = None;
     for (i, input) in record.inputs.iter().enumerate() {
@@ -178,10 +188,15 @@ pub(crate) fn check(
         };
         match (&input.state, now) {
             (InputState::Absent { .. }, None) => {}
-            (InputState::Absent { .. }, Some(_)) => return Verdict::Stale(DirtyReason::InputAppeared { path: path() }),
-            (InputState::Present { .. }, None) => return Verdict::Stale(DirtyReason::InputRemoved { path: path() }),
+            (InputState::Absent { .. }, Some(_)) => {
+                return Verdict::Stale(DirtyReason::InputAppeared { path: path() });
+            }
+            (InputState::Present { .. }, None) => {
+                return Verdict::Stale(DirtyReason::InputRemoved { path: path() });
+            }
             (InputState::Present { stamp, hash }, Some(now)) => {
-                let racy = |s: &FileStamp| s.mtime_ns.saturating_add(RACY_WINDOW_NS) >= record.started_ns;
+                let racy =
+                    |s: &FileStamp| s.mtime_ns.saturating_add(RACY_WINDOW_NS) >= record.started_ns;
                 if now == *stamp && !racy(stamp) {
                     continue;
                 }
@@ -192,8 +207,14 @@ pub(crate) fn check(
                 // Same bytes. Remember the new stamp unless it is still racy now.
                 let settled = now.mtime_ns.saturating_add(RACY_WINDOW_NS) < current.now_ns;
                 if now != *stamp || settled {
-                    let r = refresh.get_or_insert_with(|| Record { started_ns: current.now_ns, ..record.clone() });
-                    r.inputs[i].state = InputState::Present { stamp: now, hash: *hash };
+                    let r = refresh.get_or_insert_with(|| Record {
+                        started_ns: current.now_ns,
+                        ..record.clone()
+                    });
+                    r.inputs[i].state = InputState::Present {
+                        stamp: now,
+                        hash: *hash,
+                    };
                 }
             }
         }
@@ -202,7 +223,9 @@ pub(crate) fn check(
         match dependency(&dep.asset) {
             DependencyState::Built(h) if h == dep.outputs_hash => {}
             DependencyState::Built(_) | DependencyState::Gone => {
-                return Verdict::Stale(DirtyReason::DependencyChanged { asset: dep.asset.clone() });
+                return Verdict::Stale(DirtyReason::DependencyChanged {
+                    asset: dep.asset.clone(),
+                });
             }
             DependencyState::Failed => return Verdict::DependencyFailed(dep.asset.clone()),
         }
@@ -214,9 +237,14 @@ pub(crate) fn check(
 
 fn key_change(record: &Record, current: &Current<'_>) -> DirtyReason {
     if record.processor != current.processor {
-        DirtyReason::ProcessorChanged { previous: record.processor.clone() }
+        DirtyReason::ProcessorChanged {
+            previous: record.processor.clone(),
+        }
     } else if record.processor_version != current.version {
-        DirtyReason::ProcessorVersionChanged { previous: record.processor_version, current: current.version }
+        DirtyReason::ProcessorVersionChanged {
+            previous: record.processor_version,
+            current: current.version,
+        }
     } else {
         DirtyReason::SettingsChanged {
             previous: record.settings.clone(),
@@ -230,6 +258,9 @@ fn stat(path: &Path) -> Option<FileStamp> {
         Ok(m) if m.is_file() => Some(FileStamp::of(&m)),
         Ok(_) => None,
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(_) => Some(FileStamp { size: u64::MAX, mtime_ns: 0 }),
+        Err(_) => Some(FileStamp {
+            size: u64::MAX,
+            mtime_ns: 0,
+        }),
     }
 }

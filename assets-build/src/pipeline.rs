@@ -66,7 +66,11 @@ pub enum BuildError {
 }
 
 fn list(errors: &[DiscoveryError]) -> String {
-    errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Builds a package's assets with a set of processors.
@@ -79,7 +83,10 @@ pub struct Pipeline {
 impl Pipeline {
     /// A pipeline with the built-in processors.
     pub fn new(options: BuildOptions) -> Pipeline {
-        Pipeline { options, registry: Registry::with_builtins() }
+        Pipeline {
+            options,
+            registry: Registry::with_builtins(),
+        }
     }
 
     /// Adds or replaces processors.
@@ -97,7 +104,9 @@ impl Pipeline {
         let start = Instant::now();
         let o = &self.options;
         let variant_ok = !o.variant.is_empty()
-            && o.variant.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            && o.variant
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if !variant_ok {
             return Err(BuildError::BadVariant(o.variant.clone()));
         }
@@ -107,19 +116,33 @@ impl Pipeline {
         store.remove_orphans()?;
         let assets = discover(&manifest).map_err(BuildError::Discovery)?;
         let plan = plan(&manifest, &self.registry, &assets, &o.variant)?;
-        events(&Event::Planned { steps: plan.steps.len() });
+        events(&Event::Planned {
+            steps: plan.steps.len(),
+        });
         let stamps = stamps_by_input(&manifest, &assets);
         let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &stamps, events);
         let steps = scheduler.run(o.jobs);
-        Ok(BuildReport { steps, elapsed: start.elapsed() })
+        Ok(BuildReport {
+            steps,
+            elapsed: start.elapsed(),
+        })
     }
 }
 
 /// Holds the cache's lock for the build: two builds on one cache take turns.
 fn lock(store: &Store, events: EventHandler<'_>) -> Result<File, StoreError> {
     let path = store.lock_path();
-    let io = |source| StoreError::Io { action: "could not lock", path: path.clone(), source };
-    let file = File::options().create(true).truncate(false).write(true).open(&path).map_err(io)?;
+    let io = |source| StoreError::Io {
+        action: "could not lock",
+        path: path.clone(),
+        source,
+    };
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io)?;
     match file.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => {
@@ -141,7 +164,10 @@ pub struct CleanStats {
 }
 
 /// Removes the cache directory, waiting for any build that uses it.
-pub fn clean(cache_dir: &std::path::Path, events: EventHandler<'_>) -> Result<CleanStats, StoreError> {
+pub fn clean(
+    cache_dir: &std::path::Path,
+    events: EventHandler<'_>,
+) -> Result<CleanStats, StoreError> {
     if !cache_dir.exists() {
         return Ok(CleanStats::default());
     }

@@ -35,7 +35,11 @@ pub(crate) fn plan(
     assets: &[Discovered],
     variant: &str,
 ) -> Result<Plan, ManifestError> {
-    if let Some((asset, o)) = manifest.overrides.iter().find(|(a, _)| assets.binary_search_by(|d| d.path.cmp(a)).is_err()) {
+    if let Some((asset, o)) = manifest
+        .overrides
+        .iter()
+        .find(|(a, _)| assets.binary_search_by(|d| d.path.cmp(a)).is_err())
+    {
         return Err(manifest
             .error_at(&o.origin, format!("override for `{asset}`, which is not an asset"))
             .help("override keys are asset paths relative to the asset root, e.g. \"sprites/hero.png\""));
@@ -44,7 +48,10 @@ pub(crate) fn plan(
     for d in assets {
         let a = manifest.assign(&d.path);
         let Some(processor) = registry.get(&a.processor) else {
-            let mut help = format!("known processors: {}", registry.names().collect::<Vec<_>>().join(", "));
+            let mut help = format!(
+                "known processors: {}",
+                registry.names().collect::<Vec<_>>().join(", ")
+            );
             if let Some(s) = did_you_mean(&a.processor, registry.names()) {
                 help = format!("did you mean `{s}`? {help}");
             }
@@ -56,7 +63,13 @@ pub(crate) fn plan(
             return Err(err.help(help));
         };
         let settings_json = a.settings.canonical_json();
-        let key = step_key(processor.name(), processor.version(), &settings_json, &d.path, variant);
+        let key = step_key(
+            processor.name(),
+            processor.version(),
+            &settings_json,
+            &d.path,
+            variant,
+        );
         steps.push(Step {
             asset: d.path.clone(),
             root: d.root,
@@ -67,6 +80,10 @@ pub(crate) fn plan(
             key,
         });
     }
-    let index = steps.iter().enumerate().map(|(i, s)| (s.asset.clone(), i)).collect();
+    let index = steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.asset.clone(), i))
+        .collect();
     Ok(Plan { steps, index })
 }

@@ -75,7 +75,12 @@ pub fn step_key(
 ) -> ContentHash {
     let mut h = blake3::Hasher::new();
     h.update(&RECORD_FORMAT.to_le_bytes());
-    for field in [processor.as_bytes(), settings_json.as_bytes(), asset.as_str().as_bytes(), variant.as_bytes()] {
+    for field in [
+        processor.as_bytes(),
+        settings_json.as_bytes(),
+        asset.as_str().as_bytes(),
+        variant.as_bytes(),
+    ] {
         h.update(&(field.len() as u64).to_le_bytes());
         h.update(field);
     }
@@ -124,13 +129,17 @@ pub struct FileStamp {
 impl FileStamp {
     /// The stamp of a file's metadata.
     pub fn of(meta: &std::fs::Metadata) -> FileStamp {
-        FileStamp { size: meta.len(), mtime_ns: meta.modified().map_or(0, system_time_ns) }
+        FileStamp {
+            size: meta.len(),
+            mtime_ns: meta.modified().map_or(0, system_time_ns),
+        }
     }
 }
 
 /// `t` as ns since the Unix epoch, 0 if earlier.
 pub fn system_time_ns(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 /// Another asset's outputs, as a step used them.
@@ -164,14 +173,26 @@ mod tests {
         let present = Input {
             path: "assets/a.png".into(),
             state: InputState::Present {
-                stamp: FileStamp { size: 3, mtime_ns: 7 },
+                stamp: FileStamp {
+                    size: 3,
+                    mtime_ns: 7,
+                },
                 hash: ContentHash::of(b"abc"),
             },
         };
-        let absent = Input { path: "assets/b.json".into(), state: InputState::Absent { absent: true } };
+        let absent = Input {
+            path: "assets/b.json".into(),
+            state: InputState::Absent { absent: true },
+        };
         let json = serde_json::to_string(&[&present, &absent]).unwrap();
-        assert!(json.contains(r#"{"path":"assets/a.png","size":3,"mtime_ns":7,"hash":""#), "{json}");
-        assert!(json.contains(r#"{"path":"assets/b.json","absent":true}"#), "{json}");
+        assert!(
+            json.contains(r#"{"path":"assets/a.png","size":3,"mtime_ns":7,"hash":""#),
+            "{json}"
+        );
+        assert!(
+            json.contains(r#"{"path":"assets/b.json","absent":true}"#),
+            "{json}"
+        );
         let back: Vec<Input> = serde_json::from_str(&json).unwrap();
         assert_eq!(back, vec![present, absent]);
     }
@@ -183,7 +204,10 @@ mod tests {
         assert_ne!(base, step_key("image", 2, "{}", &a, "dev"));
         assert_ne!(base, step_key("copy", 1, "{}", &a, "dev"));
         assert_ne!(base, step_key("image", 1, r#"{"x":1}"#, &a, "dev"));
-        assert_ne!(base, step_key("image", 1, "{}", &AssetPath::new("b.png").unwrap(), "dev"));
+        assert_ne!(
+            base,
+            step_key("image", 1, "{}", &AssetPath::new("b.png").unwrap(), "dev")
+        );
         assert_ne!(base, step_key("image", 1, "{}", &a, "release"));
         assert_eq!(base, step_key("image", 1, "{}", &a, "dev"));
     }

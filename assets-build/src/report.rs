@@ -62,7 +62,16 @@ impl BuildReport {
 
     /// Processor runs, successful or not.
     pub fn ran(&self) -> usize {
-        self.count(|o| matches!(o, Outcome::Ran { .. } | Outcome::Failed { reason: Some(_), .. }))
+        self.count(|o| {
+            matches!(
+                o,
+                Outcome::Ran { .. }
+                    | Outcome::Failed {
+                        reason: Some(_),
+                        ..
+                    }
+            )
+        })
     }
 
     /// Steps reused from the cache.

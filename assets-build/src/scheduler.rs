@@ -30,7 +30,10 @@ use crate::event::{Event, EventHandler};
 use crate::freshness::{self, Current, DependencyState, DirtyReason, Verdict};
 use crate::manifest::Manifest;
 use crate::plan::Plan;
-use crate::processor::{Context, ProcessError, context::{Dependencies, StepInfo}};
+use crate::processor::{
+    Context, ProcessError,
+    context::{Dependencies, StepInfo},
+};
 use crate::record::{FileStamp, OutputRecord, RECORD_FORMAT, Record, system_time_ns};
 use crate::report::{Outcome, StepReport};
 use crate::store::Store;
@@ -78,7 +81,10 @@ impl<'a> Scheduler<'a> {
             variant,
             stamps,
             events,
-            state: Mutex::new(State { slots, waits_for: HashMap::new() }),
+            state: Mutex::new(State {
+                slots,
+                waits_for: HashMap::new(),
+            }),
             done: Condvar::new(),
         }
     }
@@ -172,7 +178,11 @@ impl<'a> Scheduler<'a> {
         while path.len() <= state.slots.len() {
             path.push(at);
             if at == requester {
-                return Some(path.into_iter().map(|i| self.plan.steps[i].asset.clone()).collect());
+                return Some(
+                    path.into_iter()
+                        .map(|i| self.plan.steps[i].asset.clone())
+                        .collect(),
+                );
             }
             at = *state.waits_for.get(&at)?;
         }
@@ -189,24 +199,44 @@ impl<'a> Scheduler<'a> {
         };
         let reason = match self.store.read_record(self.variant, &step.asset) {
             Ok(None) => DirtyReason::NoRecord,
-            Err(e) => DirtyReason::RecordUnreadable { message: e.to_string() },
+            Err(e) => DirtyReason::RecordUnreadable {
+                message: e.to_string(),
+            },
             Ok(Some(record)) => match self.check(i, &record) {
                 Verdict::Fresh(None) => return report(Outcome::Fresh, Some(Arc::new(record))),
                 Verdict::Fresh(Some(refreshed)) => {
                     return match self.store.write_record(&refreshed) {
                         Ok(()) => report(Outcome::Fresh, Some(Arc::new(refreshed))),
-                        Err(e) => report(Outcome::Failed { reason: None, error: e.into() }, None),
+                        Err(e) => report(
+                            Outcome::Failed {
+                                reason: None,
+                                error: e.into(),
+                            },
+                            None,
+                        ),
                     };
                 }
                 Verdict::Stale(reason) => reason,
-                Verdict::DependencyFailed(dependency) => return report(Outcome::Skipped { dependency }, None),
+                Verdict::DependencyFailed(dependency) => {
+                    return report(Outcome::Skipped { dependency }, None);
+                }
             },
         };
-        (self.events)(&Event::Processing { asset: &step.asset, processor: step.processor.name(), reason: &reason });
+        (self.events)(&Event::Processing {
+            asset: &step.asset,
+            processor: step.processor.name(),
+            reason: &reason,
+        });
         match self.process(i) {
             Ok(record) => report(Outcome::Ran { reason }, Some(Arc::new(record))),
             Err(Failure::Dependency(dependency)) => report(Outcome::Skipped { dependency }, None),
-            Err(Failure::Error(error)) => report(Outcome::Failed { reason: Some(reason), error }, None),
+            Err(Failure::Error(error)) => report(
+                Outcome::Failed {
+                    reason: Some(reason),
+                    error,
+                },
+                None,
+            ),
         }
     }
 
@@ -221,10 +251,12 @@ impl<'a> Scheduler<'a> {
             stamps: self.stamps,
             now_ns: system_time_ns(SystemTime::now()),
         };
-        freshness::check(record, &current, self.store, |asset| match self.record_of(i, asset) {
-            Ok(r) => DependencyState::Built(r.outputs_hash()),
-            Err(ProcessError::NoSuchAsset { .. }) => DependencyState::Gone,
-            Err(_) => DependencyState::Failed,
+        freshness::check(record, &current, self.store, |asset| {
+            match self.record_of(i, asset) {
+                Ok(r) => DependencyState::Built(r.outputs_hash()),
+                Err(ProcessError::NoSuchAsset { .. }) => DependencyState::Gone,
+                Err(_) => DependencyState::Failed,
+            }
         })
     }
 
@@ -242,7 +274,12 @@ impl<'a> Scheduler<'a> {
         };
         let mut ctx = Context::new(info, self.manifest, self.variant, self.store, self);
         let result = catch_unwind(AssertUnwindSafe(|| step.processor.process(&mut ctx)))
-            .unwrap_or_else(|panic| Err(ProcessError::msg(format!("processor panicked: {}", panic_message(&panic)))));
+            .unwrap_or_else(|panic| {
+                Err(ProcessError::msg(format!(
+                    "processor panicked: {}",
+                    panic_message(&panic)
+                )))
+            });
         let recorded = ctx.finish();
         if let Err(e) = result {
             return Err(match recorded.failed_dependency {
@@ -258,8 +295,16 @@ impl<'a> Scheduler<'a> {
         }
         let mut outputs = Vec::with_capacity(recorded.outputs.len());
         for (label, kind, bytes) in recorded.outputs {
-            let hash = self.store.put(&bytes).map_err(|e| Failure::Error(e.into()))?;
-            outputs.push(OutputRecord { label, kind, size: bytes.len() as u64, hash });
+            let hash = self
+                .store
+                .put(&bytes)
+                .map_err(|e| Failure::Error(e.into()))?;
+            outputs.push(OutputRecord {
+                label,
+                kind,
+                size: bytes.len() as u64,
+                hash,
+            });
         }
         let record = Record {
             format: RECORD_FORMAT,
@@ -274,7 +319,9 @@ impl<'a> Scheduler<'a> {
             dependencies: recorded.dependencies,
             outputs,
         };
-        self.store.write_record(&record).map_err(|e| Failure::Error(e.into()))?;
+        self.store
+            .write_record(&record)
+            .map_err(|e| Failure::Error(e.into()))?;
         Ok(record)
     }
 }
@@ -286,9 +333,22 @@ enum Failure {
 
 impl Dependencies for Scheduler<'_> {
     fn record_of(&self, requester: usize, asset: &AssetPath) -> Result<Arc<Record>, ProcessError> {
-        let &target = self.plan.index.get(asset).ok_or_else(|| ProcessError::NoSuchAsset { asset: asset.clone() })?;
-        let report = self.ensure(requester, target).map_err(|cycle| ProcessError::Cycle { cycle })?;
-        report.record.clone().ok_or_else(|| ProcessError::DependencyFailed { asset: asset.clone() })
+        let &target = self
+            .plan
+            .index
+            .get(asset)
+            .ok_or_else(|| ProcessError::NoSuchAsset {
+                asset: asset.clone(),
+            })?;
+        let report = self
+            .ensure(requester, target)
+            .map_err(|cycle| ProcessError::Cycle { cycle })?;
+        report
+            .record
+            .clone()
+            .ok_or_else(|| ProcessError::DependencyFailed {
+                asset: asset.clone(),
+            })
     }
 }
 

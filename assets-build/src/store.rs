@@ -72,7 +72,11 @@ pub enum StoreError {
 }
 
 fn io_err<'p>(action: &'static str, path: &'p Path) -> impl FnOnce(io::Error) -> StoreError + 'p {
-    move |source| StoreError::Io { action, path: path.to_owned(), source }
+    move |source| StoreError::Io {
+        action,
+        path: path.to_owned(),
+        source,
+    }
 }
 
 impl Store {
@@ -163,7 +167,11 @@ impl Store {
     }
 
     /// The record of `asset`, `None` if there is none or it is of an older format.
-    pub fn read_record(&self, variant: &str, asset: &AssetPath) -> Result<Option<Record>, StoreError> {
+    pub fn read_record(
+        &self,
+        variant: &str,
+        asset: &AssetPath,
+    ) -> Result<Option<Record>, StoreError> {
         let path = self.record_path(variant, asset);
         let bytes = match fs::read(&path) {
             Ok(b) => b,
@@ -178,10 +186,16 @@ impl Store {
             Ok(f) if f.format != RECORD_FORMAT => return Ok(None),
             _ => {}
         }
-        let record: Record = serde_json::from_slice(&bytes)
-            .map_err(|e| StoreError::CorruptRecord { path: path.clone(), reason: e.to_string() })?;
+        let record: Record =
+            serde_json::from_slice(&bytes).map_err(|e| StoreError::CorruptRecord {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
         if record.asset != *asset || record.variant != variant {
-            return Err(StoreError::CorruptRecord { path, reason: "it describes another step".into() });
+            return Err(StoreError::CorruptRecord {
+                path,
+                reason: "it describes another step".into(),
+            });
         }
         Ok(Some(record))
     }

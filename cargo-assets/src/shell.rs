@@ -66,7 +66,11 @@ impl Shell {
         } else {
             Verbosity::Normal
         };
-        Shell { verbosity, color, json: args.message_format == MessageFormat::Json }
+        Shell {
+            verbosity,
+            color,
+            json: args.message_format == MessageFormat::Json,
+        }
     }
 
     /// The verbosity.

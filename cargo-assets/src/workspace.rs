@@ -38,7 +38,10 @@ impl Package {
             (None, Some(dir)) => cwd.join(dir),
             (None, None) => target_dir_from_cargo(&manifest_path)?,
         };
-        Ok(Package { manifest_path, cache_dir: target_dir.join("assets") })
+        Ok(Package {
+            manifest_path,
+            cache_dir: target_dir.join("assets"),
+        })
     }
 }
 
@@ -48,14 +51,24 @@ fn find_manifest(start: &Path) -> anyhow::Result<PathBuf> {
         .map(|d| d.join("Cargo.toml"))
         .find(|p| p.is_file())
         .with_context(|| {
-            format!("could not find `Cargo.toml` in `{}` or any parent directory", start.display())
+            format!(
+                "could not find `Cargo.toml` in `{}` or any parent directory",
+                start.display()
+            )
         })
 }
 
 fn target_dir_from_cargo(manifest_path: &Path) -> anyhow::Result<PathBuf> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(&cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline", "--manifest-path"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+            "--manifest-path",
+        ])
         .arg(manifest_path)
         .output()
         .context("could not run `cargo metadata` to find the target directory")?;
@@ -70,7 +83,7 @@ fn target_dir_from_cargo(manifest_path: &Path) -> anyhow::Result<PathBuf> {
     struct Metadata {
         target_directory: PathBuf,
     }
-    let metadata: Metadata =
-        serde_json::from_slice(&output.stdout).context("could not parse `cargo metadata` output")?;
+    let metadata: Metadata = serde_json::from_slice(&output.stdout)
+        .context("could not parse `cargo metadata` output")?;
     Ok(metadata.target_directory)
 }

@@ -8,7 +8,10 @@ fn project() -> Project {
 }
 
 fn assert_no_panic(stderr: &str) {
-    assert!(!stderr.contains("panicked"), "the binary panicked:\n{stderr}");
+    assert!(
+        !stderr.contains("panicked"),
+        "the binary panicked:\n{stderr}"
+    );
 }
 
 #[test]
@@ -24,19 +27,50 @@ fn broken_images_fail_by_name_and_the_rest_still_builds() {
     let run = p.run(&["build"]);
     assert_eq!(run.code, Some(101), "{}", run.stderr);
     assert_no_panic(&run.stderr);
-    assert_eq!(run.processed(), ["garbage.png", "good.png", "huge.png", "notes.txt", "truncated.png"]);
+    assert_eq!(
+        run.processed(),
+        [
+            "garbage.png",
+            "good.png",
+            "huge.png",
+            "notes.txt",
+            "truncated.png"
+        ]
+    );
     let finished = run.finished();
-    assert_eq!((finished["failed"].as_u64(), finished["success"].as_bool()), (Some(3), Some(false)));
+    assert_eq!(
+        (finished["failed"].as_u64(), finished["success"].as_bool()),
+        (Some(3), Some(false))
+    );
     let message = |a| run.failure(a)["message"].as_str().unwrap().to_owned();
-    assert!(message("garbage.png").contains("not a PNG or JPEG"), "{}", message("garbage.png"));
-    assert!(message("truncated.png").contains("could not decode image"), "{}", message("truncated.png"));
-    assert!(message("huge.png").contains("too large"), "{}", message("huge.png"));
+    assert!(
+        message("garbage.png").contains("not a PNG or JPEG"),
+        "{}",
+        message("garbage.png")
+    );
+    assert!(
+        message("truncated.png").contains("could not decode image"),
+        "{}",
+        message("truncated.png")
+    );
+    assert!(
+        message("huge.png").contains("too large"),
+        "{}",
+        message("huge.png")
+    );
     for name in ["garbage.png", "truncated.png", "huge.png"] {
-        assert!(run.stderr.contains(&format!("failed to process `{name}`")), "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("failed to process `{name}`")),
+            "{}",
+            run.stderr
+        );
     }
     // The failures are not cached as successes, and the good assets are.
     let again = p.run(&["build"]);
-    assert_eq!(again.processed(), ["garbage.png", "huge.png", "truncated.png"]);
+    assert_eq!(
+        again.processed(),
+        ["garbage.png", "huge.png", "truncated.png"]
+    );
 }
 
 #[test]
@@ -51,12 +85,26 @@ fn an_include_cycle_names_both_assets_and_does_not_hang() {
         assert_eq!(run.code, Some(101), "{}", run.stderr);
         let cycle = run
             .with_reason("asset-failed")
-            .find_map(|m| m["message"].as_str().filter(|s| s.contains("dependency cycle")))
+            .find_map(|m| {
+                m["message"]
+                    .as_str()
+                    .filter(|s| s.contains("dependency cycle"))
+            })
             .unwrap_or_else(|| panic!("no cycle error: {:#?}", run.messages));
-        assert!(cycle.contains("`a.wgsl`") && cycle.contains("`b.wgsl`"), "{cycle}");
+        assert!(
+            cycle.contains("`a.wgsl`") && cycle.contains("`b.wgsl`"),
+            "{cycle}"
+        );
         let finished = run.finished();
-        assert_eq!(finished["failed"].as_u64().unwrap() + finished["skipped"].as_u64().unwrap(), 2);
-        assert!(run.with_reason("asset-processed").any(|m| m["asset"] == "ok.wgsl") || jobs == "2");
+        assert_eq!(
+            finished["failed"].as_u64().unwrap() + finished["skipped"].as_u64().unwrap(),
+            2
+        );
+        assert!(
+            run.with_reason("asset-processed")
+                .any(|m| m["asset"] == "ok.wgsl")
+                || jobs == "2"
+        );
     }
 }
 
@@ -65,11 +113,20 @@ fn manifest_errors_point_at_the_key_with_a_fix() {
     let cases: &[(&str, &[&str])] = &[
         (
             "[package.metadata.assets]\nrool = \"art\"\n",
-            &["unknown field `rool`", "Cargo.toml:7:1", "did you mean `root`?"],
+            &[
+                "unknown field `rool`",
+                "Cargo.toml:7:1",
+                "did you mean `root`?",
+            ],
         ),
         (
             "[[package.metadata.assets.rules]]\nmatch = \"*.png\"\nprocessor = \"imgae\"\n",
-            &["unknown processor `imgae`", "Cargo.toml:8:13", "package.metadata.assets.rules[0].processor", "did you mean `image`?"],
+            &[
+                "unknown processor `imgae`",
+                "Cargo.toml:8:13",
+                "package.metadata.assets.rules[0].processor",
+                "did you mean `image`?",
+            ],
         ),
         (
             "[[package.metadata.assets.rules]]\nmatch = \"[*.png\"\n",
@@ -98,8 +155,16 @@ fn a_typo_in_processor_settings_fails_that_asset_with_a_suggestion() {
         .png("assets/other.png", 2, 2, 0);
     let run = p.run(&["build"]);
     assert_eq!(run.code, Some(101));
-    let message = run.failure("ui/a.png")["message"].as_str().unwrap().to_owned();
-    for part in ["unknown field `premultiplyy`", "did you mean `premultiply`?", "Cargo.toml:6:1", "rules[0]"] {
+    let message = run.failure("ui/a.png")["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for part in [
+        "unknown field `premultiplyy`",
+        "did you mean `premultiply`?",
+        "Cargo.toml:6:1",
+        "rules[0]",
+    ] {
         assert!(message.contains(part), "missing `{part}` in {message}");
     }
     assert_eq!(run.processed(), ["other.png", "ui/a.png"]);
@@ -132,22 +197,40 @@ command = ["no-such-tool-cargo-assets", "{input}"]
     let run = p.run(&["build"]);
     assert_eq!(run.code, Some(101));
     let message = |a| run.failure(a)["message"].as_str().unwrap().to_owned();
-    assert!(message("fail/a.lvl").contains("exit status: 3") && message("fail/a.lvl").contains("boom"));
-    assert!(message("silent/b.lvl").contains("did not write its output"), "{}", message("silent/b.lvl"));
+    assert!(
+        message("fail/a.lvl").contains("exit status: 3") && message("fail/a.lvl").contains("boom")
+    );
+    assert!(
+        message("silent/b.lvl").contains("did not write its output"),
+        "{}",
+        message("silent/b.lvl")
+    );
     assert!(message("missing/c.lvl").contains("could not run `no-such-tool-cargo-assets`"));
 }
 
 #[test]
 fn asset_trees_that_cannot_be_built_portably_are_rejected() {
     let p = project();
-    p.file("assets/Hero.png", png_bytes(2, 2, 0)).file("assets/hero.png", png_bytes(2, 2, 0));
+    p.file("assets/Hero.png", png_bytes(2, 2, 0))
+        .file("assets/hero.png", png_bytes(2, 2, 0));
     std::os::unix::fs::symlink("/etc/hostname", p.path().join("assets/escape.txt")).unwrap();
-    p.file("assets/.hidden/ignored.txt", "skipped").file("assets/.DS_Store", "skipped");
+    p.file("assets/.hidden/ignored.txt", "skipped")
+        .file("assets/.DS_Store", "skipped");
     let run = p.run(&["build"]);
     assert_eq!(run.code, Some(101));
     assert_no_panic(&run.stderr);
-    assert!(run.stderr.contains("`Hero.png` and `hero.png` differ only by case"), "{}", run.stderr);
-    assert!(run.stderr.contains("escape.txt` is a symbolic link to a file outside the asset root"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("`Hero.png` and `hero.png` differ only by case"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("escape.txt` is a symbolic link to a file outside the asset root"),
+        "{}",
+        run.stderr
+    );
     assert!(!run.stderr.contains("hidden"), "{}", run.stderr);
 }
 
@@ -157,7 +240,11 @@ fn a_missing_asset_root_says_how_to_fix_it() {
     p.metadata("[package.metadata.assets]\nroot = \"art\"\n");
     let run = p.run(&["build"]);
     assert_eq!(run.code, Some(101));
-    assert!(run.stderr.contains("asset root") && run.stderr.contains("art` does not exist"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("asset root") && run.stderr.contains("art` does not exist"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

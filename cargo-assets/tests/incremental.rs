@@ -25,7 +25,10 @@ fn project() -> Project {
         .png("assets/sprites/hero.png", 16, 16, 1)
         .png("assets/sprites/ui/button.png", 8, 4, 2)
         .png("assets/sprites/ui/icon.png", 4, 4, 3)
-        .file("assets/shaders/main.wgsl", "#include \"common.wgsl\"\n#include \"noise.wgsl\"\nfn main() {}\n")
+        .file(
+            "assets/shaders/main.wgsl",
+            "#include \"common.wgsl\"\n#include \"noise.wgsl\"\nfn main() {}\n",
+        )
         .file("assets/shaders/common.wgsl", "const X = 1;\n")
         .file("assets/lib/noise.wgsl", "fn noise() {}\n")
         .file("assets/data/readme.txt", "hello\n")
@@ -52,8 +55,16 @@ struct Case {
 }
 
 const CASES: &[Case] = &[
-    Case { what: "first build", edit: |_| {}, ran: ALL },
-    Case { what: "nothing changed", edit: |_| {}, ran: &[] },
+    Case {
+        what: "first build",
+        edit: |_| {},
+        ran: ALL,
+    },
+    Case {
+        what: "nothing changed",
+        edit: |_| {},
+        ran: &[],
+    },
     Case {
         what: "touching every input without changing it",
         edit: |p| {
@@ -120,7 +131,11 @@ const CASES: &[Case] = &[
         },
         ran: &["levels/one.lvl"],
     },
-    Case { what: "nothing changed, at the end", edit: |_| {}, ran: &[] },
+    Case {
+        what: "nothing changed, at the end",
+        edit: |_| {},
+        ran: &[],
+    },
 ];
 
 #[test]
@@ -130,10 +145,25 @@ fn each_edit_reruns_exactly_the_steps_that_read_it() {
         (case.edit)(&p);
         let run = p.build_ok();
         let finished = run.finished();
-        assert_eq!(run.processed(), case.ran, "{}: processors that ran\n{}", case.what, run.stderr);
-        let expected_total = if p.path().join("assets/shaders/noise.wgsl").exists() { 9 } else { 8 };
+        assert_eq!(
+            run.processed(),
+            case.ran,
+            "{}: processors that ran\n{}",
+            case.what,
+            run.stderr
+        );
+        let expected_total = if p.path().join("assets/shaders/noise.wgsl").exists() {
+            9
+        } else {
+            8
+        };
         assert_eq!(finished["ran"], case.ran.len(), "{}", case.what);
-        assert_eq!(finished["fresh"], expected_total - case.ran.len(), "{}", case.what);
+        assert_eq!(
+            finished["fresh"],
+            expected_total - case.ran.len(),
+            "{}",
+            case.what
+        );
     }
 }
 
@@ -152,12 +182,21 @@ fn every_rebuild_says_why() {
             .clone()
     };
     assert_eq!(why("shaders/common.wgsl")["kind"], "input-changed");
-    assert_eq!(why("shaders/common.wgsl")["path"], "assets/shaders/common.wgsl");
+    assert_eq!(
+        why("shaders/common.wgsl")["path"],
+        "assets/shaders/common.wgsl"
+    );
     assert_eq!(why("shaders/main.wgsl")["kind"], "input-appeared");
-    assert_eq!(why("shaders/main.wgsl")["path"], "assets/shaders/noise.wgsl");
+    assert_eq!(
+        why("shaders/main.wgsl")["path"],
+        "assets/shaders/noise.wgsl"
+    );
     assert_eq!(why("shaders/noise.wgsl")["kind"], "no-record");
     assert_eq!(why("sprites/ui/icon.png")["kind"], "settings-changed");
-    assert_eq!(why("sprites/ui/icon.png")["current"], r#"{"premultiply":true}"#);
+    assert_eq!(
+        why("sprites/ui/icon.png")["current"],
+        r#"{"premultiply":true}"#
+    );
 }
 
 #[test]
@@ -170,7 +209,10 @@ fn a_deleted_output_blob_is_rebuilt() {
     }
     let run = p.build_ok();
     assert_eq!(run.processed(), ALL);
-    assert!(run.with_reason("asset-processed").all(|m| m["why"]["kind"] == "output-missing"));
+    assert!(
+        run.with_reason("asset-processed")
+            .all(|m| m["why"]["kind"] == "output-missing")
+    );
 }
 
 #[test]
@@ -181,5 +223,8 @@ fn release_and_dev_variants_are_cached_separately() {
     assert!(release.success(), "{}", release.stderr);
     assert_eq!(release.processed(), ALL);
     assert_eq!(p.build_ok().processed(), Vec::<String>::new());
-    assert_eq!(p.run(&["build", "--release"]).processed(), Vec::<String>::new());
+    assert_eq!(
+        p.run(&["build", "--release"]).processed(),
+        Vec::<String>::new()
+    );
 }

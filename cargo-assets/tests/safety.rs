@@ -22,14 +22,25 @@ fn project(sprites: u32, premultiply: bool) -> Project {
     p.metadata(&METADATA.replace("PREMULTIPLY", &premultiply.to_string()));
     for i in 0..sprites {
         let size = 16 + (i * 7) % 48;
-        p.png(&format!("assets/sprites/{}/s{i}.png", i % 5), size, size / 2 + 1, i);
+        p.png(
+            &format!("assets/sprites/{}/s{i}.png", i % 5),
+            size,
+            size / 2 + 1,
+            i,
+        );
     }
     for i in 0..sprites / 4 {
-        p.file(&format!("assets/data/d{i}.json"), format!("{{\"n\": {i}}}\n"));
+        p.file(
+            &format!("assets/data/d{i}.json"),
+            format!("{{\"n\": {i}}}\n"),
+        );
     }
     p.file("assets/shaders/common.wgsl", "const PI = 3.14;\n");
     for i in 0..10 {
-        p.file(&format!("assets/shaders/s{i}.wgsl"), format!("#include \"common.wgsl\"\nfn f{i}() {{}}\n"));
+        p.file(
+            &format!("assets/shaders/s{i}.wgsl"),
+            format!("#include \"common.wgsl\"\nfn f{i}() {{}}\n"),
+        );
     }
     p
 }
@@ -51,16 +62,39 @@ fn two_builds_started_together_both_succeed_with_identical_outputs() {
     let p = project(60, false);
     let reference = project(60, false);
     assert!(reference.run(&["build"]).success());
-    let spawn = || p.command(["build", "--message-format", "json"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let spawn = || {
+        p.command(["build", "--message-format", "json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
     let (a, b) = (spawn(), spawn());
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     for out in [&a, &b] {
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
-    let runs = [assets_test_support::Run::from_output(a), assets_test_support::Run::from_output(b)];
-    let ran: u64 = runs.iter().map(|r| r.finished()["ran"].as_u64().unwrap()).sum();
-    assert_eq!(ran, 60 + 15 + 11, "each asset is processed once, by one of the two builds");
-    assert_eq!(cache_outputs(&p.cache_dir(), "dev"), cache_outputs(&reference.cache_dir(), "dev"));
+    let runs = [
+        assets_test_support::Run::from_output(a),
+        assets_test_support::Run::from_output(b),
+    ];
+    let ran: u64 = runs
+        .iter()
+        .map(|r| r.finished()["ran"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        ran,
+        60 + 15 + 11,
+        "each asset is processed once, by one of the two builds"
+    );
+    assert_eq!(
+        cache_outputs(&p.cache_dir(), "dev"),
+        cache_outputs(&reference.cache_dir(), "dev")
+    );
 }
 
 /// A tiny deterministic generator for kill delays.
@@ -68,7 +102,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) % n.max(1)
     }
 }
@@ -96,7 +133,12 @@ fn killing_a_build_at_any_moment_never_leaves_a_cache_that_is_trusted_wrongly() 
         if i % 3 == 0 {
             let _ = std::fs::remove_dir_all(p.cache_dir());
         }
-        let mut child = p.command(["build", "-q"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let mut child = p
+            .command(["build", "-q"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
         let delay = rng.below(full_build.as_micros() as u64 * 9 / 10);
         std::thread::sleep(Duration::from_micros(delay));
         if child.try_wait().unwrap().is_none() {
@@ -105,11 +147,24 @@ fn killing_a_build_at_any_moment_never_leaves_a_cache_that_is_trusted_wrongly() 
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         let run = p.run(&["build"]);
-        assert!(run.success(), "build after kill {i} failed:\n{}", run.stderr);
+        assert!(
+            run.success(),
+            "build after kill {i} failed:\n{}",
+            run.stderr
+        );
         let expected = &references[usize::from(premultiply)].0;
-        assert_eq!(&cache_outputs(&p.cache_dir(), "dev"), expected, "after kill {i} (delay {delay} µs)");
-        let tmp = std::fs::read_dir(p.cache_dir().join("tmp")).unwrap().count();
+        assert_eq!(
+            &cache_outputs(&p.cache_dir(), "dev"),
+            expected,
+            "after kill {i} (delay {delay} µs)"
+        );
+        let tmp = std::fs::read_dir(p.cache_dir().join("tmp"))
+            .unwrap()
+            .count();
         assert_eq!(tmp, 0, "temp files are cleaned up after kill {i}");
     }
-    assert!(killed_mid_build >= KILLS / 3, "only {killed_mid_build} of {KILLS} kills hit a running build");
+    assert!(
+        killed_mid_build >= KILLS / 3,
+        "only {killed_mid_build} of {KILLS} kills hit a running build"
+    );
 }

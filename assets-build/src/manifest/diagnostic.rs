@@ -68,11 +68,15 @@ impl ManifestError {
         if let Some(span) = span {
             let start = floor_char_boundary(source, span.start.min(source.len()));
             let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
-            let line_end = source[start..].find('\n').map_or(source.len(), |i| start + i);
+            let line_end = source[start..]
+                .find('\n')
+                .map_or(source.len(), |i| start + i);
             let line_text = source[line_start..line_end].trim_end_matches('\r');
             let column = source[line_start..start].chars().count();
             let end = span.end.clamp(start, line_end.max(start));
-            let underline_len = source[start..floor_char_boundary(source, end)].chars().count();
+            let underline_len = source[start..floor_char_boundary(source, end)]
+                .chars()
+                .count();
             err.line = Some(source[..start].matches('\n').count() + 1);
             err.column = Some(column + 1);
             err.snippet = Some(Snippet {
@@ -155,13 +159,15 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
             }
@@ -199,9 +205,15 @@ mod tests {
     #[test]
     fn suggests_close_names_only() {
         assert_eq!(did_you_mean("rool", ["root", "rules"]), Some("root"));
-        assert_eq!(did_you_mean("parcles", ["parcels", "rules"]), Some("parcels"));
+        assert_eq!(
+            did_you_mean("parcles", ["parcels", "rules"]),
+            Some("parcels")
+        );
         assert_eq!(did_you_mean("zzzzzz", ["root", "rules"]), None);
-        assert_eq!(did_you_mean("imgae", ["copy", "image", "text"]), Some("image"));
+        assert_eq!(
+            did_you_mean("imgae", ["copy", "image", "text"]),
+            Some("image")
+        );
         assert_eq!(
             suggest_for_unknown_field("unknown field `paddin`, expected `max-size` or `padding`"),
             Some("did you mean `padding`?".into())

@@ -159,7 +159,10 @@ impl Settings {
     pub fn get<T: DeserializeOwned>(&self) -> Result<T, SettingsError> {
         T::deserialize(toml::Value::Table(self.0.clone())).map_err(|e| {
             let message = e.message().trim_end_matches('\n').to_owned();
-            SettingsError { help: suggest_for_unknown_field(&message), message }
+            SettingsError {
+                help: suggest_for_unknown_field(&message),
+                message,
+            }
         })
     }
 
@@ -241,7 +244,10 @@ impl Manifest {
     /// The processor and settings for `asset`: override, else first matching
     /// rule, else the default for its extension.
     pub fn assign(&self, asset: &AssetPath) -> Assignment {
-        let rule = self.rules.iter().find(|r| r.matcher.is_match(asset.as_str()));
+        let rule = self
+            .rules
+            .iter()
+            .find(|r| r.matcher.is_match(asset.as_str()));
         let over = self.overrides.get(asset);
         let named = over
             .and_then(|o| o.processor.clone().zip(o.processor_origin.clone()))
@@ -255,14 +261,26 @@ impl Manifest {
             Some(o) => base.merged(&o.settings),
             None => base,
         };
-        let origin = over.map(|o| o.origin.clone()).or_else(|| rule.map(|r| r.origin.clone()));
-        Assignment { processor, settings, origin, processor_origin }
+        let origin = over
+            .map(|o| o.origin.clone())
+            .or_else(|| rule.map(|r| r.origin.clone()));
+        Assignment {
+            processor,
+            settings,
+            origin,
+            processor_origin,
+        }
     }
 
     /// An error pointing at `origin` in this manifest.
     pub fn error_at(&self, origin: &Origin, message: impl Into<String>) -> ManifestError {
-        ManifestError::at(&self.manifest_path, &self.source, Some(origin.span.clone()), message)
-            .key(origin.key.clone())
+        ManifestError::at(
+            &self.manifest_path,
+            &self.source,
+            Some(origin.span.clone()),
+            message,
+        )
+        .key(origin.key.clone())
     }
 
     /// An error about the assets section as a whole.
@@ -314,7 +332,10 @@ impl Resolver<'_> {
             })
             .collect();
         let parcels = match parcels {
-            Some(p) => p.into_iter().map(|(k, v)| self.parcel(k, v)).collect::<Result<_, _>>()?,
+            Some(p) => p
+                .into_iter()
+                .map(|(k, v)| self.parcel(k, v))
+                .collect::<Result<_, _>>()?,
             None => vec![default_parcel()],
         };
         Ok(Manifest {
@@ -337,7 +358,10 @@ impl Resolver<'_> {
     ) -> Result<Vec<AssetRoot>, ManifestError> {
         let key = format!("{ASSETS_KEY}.root");
         let Some(root) = root else {
-            return Ok(vec![AssetRoot { name: "assets".into(), dir: package_dir.join("assets") }]);
+            return Ok(vec![AssetRoot {
+                name: "assets".into(),
+                dir: package_dir.join("assets"),
+            }]);
         };
         let span = root.span();
         let expected = "expected a relative path or an array of them, e.g. `root = \"assets\"`";
@@ -345,12 +369,17 @@ impl Resolver<'_> {
             toml::Value::String(s) => vec![s],
             toml::Value::Array(items) => items
                 .iter()
-                .map(|v| v.as_str().ok_or_else(|| self.err(span.clone(), key.clone(), expected)))
+                .map(|v| {
+                    v.as_str()
+                        .ok_or_else(|| self.err(span.clone(), key.clone(), expected))
+                })
                 .collect::<Result<_, _>>()?,
             _ => return Err(self.err(span, key, expected)),
         };
         if names.is_empty() {
-            return Err(self.err(span, key, "`root` is an empty array").help(expected));
+            return Err(self
+                .err(span, key, "`root` is an empty array")
+                .help(expected));
         }
         let mut roots: Vec<AssetRoot> = Vec::new();
         for name in names {
@@ -359,9 +388,16 @@ impl Resolver<'_> {
                     .help("roots are relative to the directory of Cargo.toml, so that builds do not depend on where the project lives")
             })?;
             if roots.iter().any(|r| r.name == normalized) {
-                return Err(self.err(span.clone(), key.clone(), format!("asset root `{name}` is listed twice")));
+                return Err(self.err(
+                    span.clone(),
+                    key.clone(),
+                    format!("asset root `{name}` is listed twice"),
+                ));
             }
-            roots.push(AssetRoot { dir: package_dir.join(&normalized), name: normalized });
+            roots.push(AssetRoot {
+                dir: package_dir.join(&normalized),
+                name: normalized,
+            });
         }
         Ok(roots)
     }
@@ -374,7 +410,9 @@ impl Resolver<'_> {
             self.err(span.clone(), key.clone(), "rule has no `match` key")
                 .help("add a glob relative to the asset root, e.g. `match = \"sprites/**/*.png\"`")
         })?;
-        let matcher = self.glob(&pattern, &format!("{key}.match"))?.compile_matcher();
+        let matcher = self
+            .glob(&pattern, &format!("{key}.match"))?
+            .compile_matcher();
         let (processor, processor_origin) = self.processor(&mut table, &key)?;
         Ok(Rule {
             pattern: pattern.into_inner(),
@@ -393,20 +431,39 @@ impl Resolver<'_> {
     ) -> Result<(AssetPath, Override), ManifestError> {
         let key = format!("{ASSETS_KEY}.overrides.\"{}\"", asset.get_ref());
         let path = AssetPath::new(asset.get_ref()).map_err(|e| {
-            self.err(asset.span(), key.clone(), format!("invalid asset path in override: {e}"))
+            self.err(
+                asset.span(),
+                key.clone(),
+                format!("invalid asset path in override: {e}"),
+            )
         })?;
         let span = table.span();
         let mut table = table.into_inner();
         let (processor, processor_origin) = self.processor(&mut table, &key)?;
         let settings = settings_of(table);
-        Ok((path, Override { processor, processor_origin, settings, origin: Origin { span, key } }))
+        Ok((
+            path,
+            Override {
+                processor,
+                processor_origin,
+                settings,
+                origin: Origin { span, key },
+            },
+        ))
     }
 
     /// Takes the `processor` key out of a rule or override table.
-    fn processor(&self, table: &mut RawTable, key: &str) -> Result<(Option<String>, Option<Origin>), ManifestError> {
+    fn processor(
+        &self,
+        table: &mut RawTable,
+        key: &str,
+    ) -> Result<(Option<String>, Option<Origin>), ManifestError> {
         Ok(match take_string(self, table, "processor", key)? {
             Some(p) => {
-                let origin = Origin { span: p.span(), key: format!("{key}.processor") };
+                let origin = Origin {
+                    span: p.span(),
+                    key: format!("{key}.processor"),
+                };
                 (Some(p.into_inner()), Some(origin))
             }
             None => (None, None),
@@ -419,8 +476,15 @@ impl Resolver<'_> {
         value: Spanned<toml::Value>,
     ) -> Result<ParcelSpec, ManifestError> {
         let key = format!("{ASSETS_KEY}.parcels.{}", name.get_ref());
-        let valid_name = name.get_ref().chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-            && name.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        let valid_name = name
+            .get_ref()
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+            && name
+                .get_ref()
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if !valid_name {
             return Err(self
                 .err(name.span(), key, format!("invalid parcel name `{}`", name.get_ref()))
@@ -449,7 +513,9 @@ impl Resolver<'_> {
             }
             _ => return Err(self.err(span, key, shape)),
         };
-        let globs = |values: Vec<toml::Value>, part: &str| -> Result<(Vec<String>, GlobSet), ManifestError> {
+        let globs = |values: Vec<toml::Value>,
+                     part: &str|
+         -> Result<(Vec<String>, GlobSet), ManifestError> {
             let key = format!("{key}{part}");
             let mut patterns = Vec::new();
             let mut set = GlobSetBuilder::new();
@@ -460,17 +526,29 @@ impl Resolver<'_> {
                 set.add(self.glob(&Spanned::new(span.clone(), s.clone()), &key)?);
                 patterns.push(s);
             }
-            let set = set.build().map_err(|e| self.err(span.clone(), key.clone(), e.to_string()))?;
+            let set = set
+                .build()
+                .map_err(|e| self.err(span.clone(), key.clone(), e.to_string()))?;
             Ok((patterns, set))
         };
         let (include_patterns, include) = globs(include, "")?;
         let (exclude_patterns, exclude) = globs(exclude, ".exclude")?;
         if include_patterns.is_empty() {
             return Err(self
-                .err(span, key, format!("parcel `{}` includes nothing", name.get_ref()))
+                .err(
+                    span,
+                    key,
+                    format!("parcel `{}` includes nothing", name.get_ref()),
+                )
                 .help("list globs of the assets it holds, e.g. `[\"**\"]`"));
         }
-        Ok(ParcelSpec { name: name.into_inner(), include_patterns, exclude_patterns, include, exclude })
+        Ok(ParcelSpec {
+            name: name.into_inner(),
+            include_patterns,
+            exclude_patterns,
+            include,
+            exclude,
+        })
     }
 
     fn glob(&self, pattern: &Spanned<String>, key: &str) -> Result<Glob, ManifestError> {
@@ -479,14 +557,24 @@ impl Resolver<'_> {
             .build()
             .map_err(|e| {
                 let reason = e.kind().to_string();
-                self.err(pattern.span(), key.to_owned(), format!("invalid glob `{}`: {reason}", pattern.get_ref()))
+                self.err(
+                    pattern.span(),
+                    key.to_owned(),
+                    format!("invalid glob `{}`: {reason}", pattern.get_ref()),
+                )
             })
     }
 }
 
 fn default_parcel() -> ParcelSpec {
-    let all = GlobBuilder::new("**").literal_separator(true).build().expect("`**` is a valid glob");
-    let include = GlobSetBuilder::new().add(all).build().expect("one valid glob");
+    let all = GlobBuilder::new("**")
+        .literal_separator(true)
+        .build()
+        .expect("`**` is a valid glob");
+    let include = GlobSetBuilder::new()
+        .add(all)
+        .build()
+        .expect("one valid glob");
     ParcelSpec {
         name: "main".into(),
         include_patterns: vec!["**".into()],
@@ -510,12 +598,21 @@ fn take_string(
     let span = value.span();
     match value.into_inner() {
         toml::Value::String(s) => Ok(Some(Spanned::new(span, s))),
-        other => Err(r.err(span, format!("{key}.{name}"), format!("expected a string, found {}", other.type_str()))),
+        other => Err(r.err(
+            span,
+            format!("{key}.{name}"),
+            format!("expected a string, found {}", other.type_str()),
+        )),
     }
 }
 
 fn settings_of(table: RawTable) -> Settings {
-    Settings(table.into_iter().map(|(k, v)| (k.into_inner(), v.into_inner())).collect())
+    Settings(
+        table
+            .into_iter()
+            .map(|(k, v)| (k.into_inner(), v.into_inner()))
+            .collect(),
+    )
 }
 
 /// `./assets/` → `assets`; `None` for absolute paths.
@@ -524,8 +621,15 @@ fn normalize_root(root: &str) -> Option<String> {
     if p.is_absolute() || root.starts_with('/') || root.contains('\\') {
         return None;
     }
-    let parts: Vec<&str> = root.split('/').filter(|s| !s.is_empty() && *s != ".").collect();
-    Some(if parts.is_empty() { ".".into() } else { parts.join("/") })
+    let parts: Vec<&str> = root
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    Some(if parts.is_empty() {
+        ".".into()
+    } else {
+        parts.join("/")
+    })
 }
 
 #[cfg(test)]

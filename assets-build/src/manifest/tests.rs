@@ -12,7 +12,13 @@ fn asset(p: &str) -> AssetPath {
 #[test]
 fn no_assets_section_means_defaults() {
     let m = parse("").unwrap();
-    assert_eq!(m.roots, vec![AssetRoot { name: "assets".into(), dir: "/p/assets".into() }]);
+    assert_eq!(
+        m.roots,
+        vec![AssetRoot {
+            name: "assets".into(),
+            dir: "/p/assets".into()
+        }]
+    );
     assert_eq!(m.parcels.len(), 1);
     assert_eq!(m.parcels[0].name, "main");
     assert!(m.parcels[0].contains(&asset("deep/down/x.png")));
@@ -44,7 +50,10 @@ extra = "x"
 "#,
     )
     .unwrap();
-    assert_eq!(m.roots.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["art", "data"]);
+    assert_eq!(
+        m.roots.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["art", "data"]
+    );
     let a = m.assign(&asset("ui/button.png"));
     assert_eq!(a.processor, "copy");
     assert_eq!(a.settings.canonical_json(), r#"{"level":1}"#);
@@ -53,7 +62,10 @@ extra = "x"
     let o = m.assign(&asset("ui/logo.png"));
     assert_eq!(o.processor, "copy");
     assert_eq!(o.settings.canonical_json(), r#"{"extra":"x","level":2}"#);
-    assert_eq!(o.origin.unwrap().key, "package.metadata.assets.overrides.\"ui/logo.png\"");
+    assert_eq!(
+        o.origin.unwrap().key,
+        "package.metadata.assets.overrides.\"ui/logo.png\""
+    );
 }
 
 #[test]
@@ -81,17 +93,21 @@ fn typed_settings_report_typos_with_a_suggestion() {
     struct S {
         premultiply: bool,
     }
-    let m = parse(
-        "[[package.metadata.assets.rules]]\nmatch = \"*.png\"\npremultiplyy = true\n",
-    )
-    .unwrap();
+    let m = parse("[[package.metadata.assets.rules]]\nmatch = \"*.png\"\npremultiplyy = true\n")
+        .unwrap();
     let err = m.assign(&asset("a.png")).settings.get::<S>().unwrap_err();
-    assert!(err.message.contains("unknown field `premultiplyy`"), "{err}");
+    assert!(
+        err.message.contains("unknown field `premultiplyy`"),
+        "{err}"
+    );
     assert_eq!(err.help.as_deref(), Some("did you mean `premultiply`?"));
 }
 
-/// Each bad manifest, and what its error must say: (section, line, key, message part, help part).
-const BAD: &[(&str, usize, Option<&str>, &str, Option<&str>)] = &[
+/// A bad manifest section and what its error must say:
+/// (section, line, key, message part, help part).
+type BadCase = (&'static str, usize, Option<&'static str>, &'static str, Option<&'static str>);
+
+const BAD: &[BadCase] = &[
     (
         "[package.metadata.assets]\nrool = \"a\"\n",
         6,
@@ -180,7 +196,10 @@ fn bad_manifests_name_line_key_and_fix() {
         assert_eq!(err.key.as_deref(), key, "{section}\n{err}");
         assert!(err.message.contains(text), "{section}\n{err}");
         match help {
-            Some(h) => assert!(err.help.as_deref().is_some_and(|x| x.contains(h)), "{section}\n{err}"),
+            Some(h) => assert!(
+                err.help.as_deref().is_some_and(|x| x.contains(h)),
+                "{section}\n{err}"
+            ),
             None => assert_eq!(err.help, None, "{section}\n{err}"),
         }
         assert!(err.to_string().contains("/p/Cargo.toml:"), "{err}");

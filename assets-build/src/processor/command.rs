@@ -58,7 +58,9 @@ impl Processor for Command {
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
         let settings: CommandSettings = ctx.settings()?;
         let Some(program) = settings.command.first() else {
-            return Err(ProcessError::msg("`command` is empty; give the program and its arguments"));
+            return Err(ProcessError::msg(
+                "`command` is empty; give the program and its arguments",
+            ));
         };
         let input = ctx.source_file()?;
         let asset = ctx.asset().to_string();
@@ -66,8 +68,15 @@ impl Processor for Command {
         let package_dir = ctx.package_dir().to_owned();
         let tmpdir = ctx.temp_dir()?.to_owned();
         let stem = asset.rsplit('/').next().unwrap_or("output");
-        let stem = stem.split('.').next().filter(|s| !s.is_empty()).unwrap_or("output");
-        let output = tmpdir.join(format!("{stem}.{}", settings.extension.as_deref().unwrap_or("out")));
+        let stem = stem
+            .split('.')
+            .next()
+            .filter(|s| !s.is_empty())
+            .unwrap_or("output");
+        let output = tmpdir.join(format!(
+            "{stem}.{}",
+            settings.extension.as_deref().unwrap_or("out")
+        ));
         let expand = |arg: &str| {
             arg.replace("{input}", &input.to_string_lossy())
                 .replace("{output}", &output.to_string_lossy())
@@ -82,13 +91,22 @@ impl Processor for Command {
             .stdin(Stdio::null())
             .output()
             .map_err(|e| {
-                ProcessError::msg(format!("could not run `{program}`: {e}; is it installed and on PATH?"))
+                ProcessError::msg(format!(
+                    "could not run `{program}`: {e}; is it installed and on PATH?"
+                ))
             })?;
         let stderr = String::from_utf8_lossy(&result.stderr);
         let stderr = stderr.trim_end();
-        let show_stderr = if stderr.is_empty() { String::new() } else { format!("\n--- stderr\n{stderr}") };
+        let show_stderr = if stderr.is_empty() {
+            String::new()
+        } else {
+            format!("\n--- stderr\n{stderr}")
+        };
         if !result.status.success() {
-            return Err(ProcessError::msg(format!("`{program}` failed ({}){show_stderr}", result.status)));
+            return Err(ProcessError::msg(format!(
+                "`{program}` failed ({}){show_stderr}",
+                result.status
+            )));
         }
         let bytes = std::fs::read(&output).map_err(|e| {
             ProcessError::msg(format!(

@@ -92,7 +92,10 @@ impl<'a> Context<'a> {
     /// The asset's settings as `T`. Errors point at the rule in `Cargo.toml`.
     pub fn settings<T: DeserializeOwned>(&self) -> Result<T, ProcessError> {
         self.step.settings.get().map_err(|e| {
-            let message = format!("invalid settings for processor `{}`: {}", self.step.processor, e.message);
+            let message = format!(
+                "invalid settings for processor `{}`: {}",
+                self.step.processor, e.message
+            );
             let mut error = match self.step.origin {
                 Some(origin) => self.manifest.error_at(origin, message),
                 None => self.manifest.error(message),
@@ -100,7 +103,10 @@ impl<'a> Context<'a> {
             if let Some(help) = e.help {
                 error = error.help(help);
             }
-            ProcessError::Settings { processor: self.step.processor.to_owned(), error: Box::new(error) }
+            ProcessError::Settings {
+                processor: self.step.processor.to_owned(),
+                error: Box::new(error),
+            }
         })
     }
 
@@ -144,13 +150,18 @@ impl<'a> Context<'a> {
 
     fn read_asset(&mut self, path: &AssetPath) -> Result<Vec<u8>, ProcessError> {
         self.try_read_asset(path)?
-            .ok_or_else(|| ProcessError::NotFound { path: self.input_name(path) })
+            .ok_or_else(|| ProcessError::NotFound {
+                path: self.input_name(path),
+            })
     }
 
     fn try_read_asset(&mut self, path: &AssetPath) -> Result<Option<Vec<u8>>, ProcessError> {
         let name = self.input_name(path);
         let file = self.step.root.dir.join(path.as_str());
-        let read_err = |source: io::Error| ProcessError::Read { path: name.clone(), source };
+        let read_err = |source: io::Error| ProcessError::Read {
+            path: name.clone(),
+            source,
+        };
         let meta = match fs::metadata(&file) {
             Ok(m) => m,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -169,7 +180,10 @@ impl<'a> Context<'a> {
             return Err(read_err(io::Error::other("it is a directory")));
         }
         let bytes = fs::read(&file).map_err(read_err)?;
-        let state = InputState::Present { stamp: FileStamp::of(&meta), hash: ContentHash::of(&bytes) };
+        let state = InputState::Present {
+            stamp: FileStamp::of(&meta),
+            hash: ContentHash::of(&bytes),
+        };
         self.record(name, state);
         Ok(Some(bytes))
     }
@@ -193,16 +207,24 @@ impl<'a> Context<'a> {
             Ok(r) => r,
             Err(e) => {
                 if let ProcessError::DependencyFailed { asset } = &e {
-                    self.recorded.failed_dependency.get_or_insert_with(|| asset.clone());
+                    self.recorded
+                        .failed_dependency
+                        .get_or_insert_with(|| asset.clone());
                 }
                 return Err(e);
             }
         };
         if !self.recorded.dependencies.iter().any(|d| d.asset == asset) {
             let outputs_hash = record.outputs_hash();
-            self.recorded.dependencies.push(DependencyUse { asset, outputs_hash });
+            self.recorded.dependencies.push(DependencyUse {
+                asset,
+                outputs_hash,
+            });
         }
-        Ok(DependencyOutputs { record, store: self.store })
+        Ok(DependencyOutputs {
+            record,
+            store: self.store,
+        })
     }
 
     /// Emits the main output of the asset.
@@ -211,11 +233,20 @@ impl<'a> Context<'a> {
     }
 
     /// Emits a sub-resource, named `<asset>#<label>` in parcels.
-    pub fn emit_labeled(&mut self, label: &str, kind: &str, bytes: Vec<u8>) -> Result<(), ProcessError> {
+    pub fn emit_labeled(
+        &mut self,
+        label: &str,
+        kind: &str,
+        bytes: Vec<u8>,
+    ) -> Result<(), ProcessError> {
         if self.recorded.outputs.iter().any(|(l, _, _)| l == label) {
-            return Err(ProcessError::DuplicateOutput { label: label.to_owned() });
+            return Err(ProcessError::DuplicateOutput {
+                label: label.to_owned(),
+            });
         }
-        self.recorded.outputs.push((label.to_owned(), kind.to_owned(), bytes));
+        self.recorded
+            .outputs
+            .push((label.to_owned(), kind.to_owned(), bytes));
         Ok(())
     }
 
@@ -223,8 +254,10 @@ impl<'a> Context<'a> {
     pub fn temp_dir(&mut self) -> Result<&Path, ProcessError> {
         if self.temp_dir.is_none() {
             let dir = self.store.temp_path("step");
-            fs::create_dir_all(&dir)
-                .map_err(|source| ProcessError::Read { path: dir.display().to_string(), source })?;
+            fs::create_dir_all(&dir).map_err(|source| ProcessError::Read {
+                path: dir.display().to_string(),
+                source,
+            })?;
             self.temp_dir = Some(dir);
         }
         Ok(self.temp_dir.as_deref().expect("just set"))
@@ -245,7 +278,11 @@ impl Drop for Context<'_> {
 
 /// How an input under `root` is named in records: relative to the package.
 pub(crate) fn input_name(root: &AssetRoot, path: &AssetPath) -> String {
-    if root.name == "." { path.to_string() } else { format!("{}/{path}", root.name) }
+    if root.name == "." {
+        path.to_string()
+    } else {
+        format!("{}/{path}", root.name)
+    }
 }
 
 /// Another asset's outputs, as seen by a processor that depends on it.
@@ -262,9 +299,17 @@ impl DependencyOutputs<'_> {
 
     /// The bytes of the output labelled `label` (`""` for the main output).
     pub fn bytes(&self, label: &str) -> Result<Vec<u8>, ProcessError> {
-        let output = self.record.outputs.iter().find(|o| o.label == label).ok_or_else(|| {
-            ProcessError::msg(format!("`{}` has no output labelled `{label}`", self.record.asset))
-        })?;
+        let output = self
+            .record
+            .outputs
+            .iter()
+            .find(|o| o.label == label)
+            .ok_or_else(|| {
+                ProcessError::msg(format!(
+                    "`{}` has no output labelled `{label}`",
+                    self.record.asset
+                ))
+            })?;
         Ok(self.store.get(&output.hash)?)
     }
 }

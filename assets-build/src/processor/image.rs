@@ -81,7 +81,10 @@ impl Processor for Image {
         if settings.premultiply {
             premultiply(&mut pixels);
         }
-        ctx.emit("image", encode(&pixels, settings.premultiply, settings.encoding)?)
+        ctx.emit(
+            "image",
+            encode(&pixels, settings.premultiply, settings.encoding)?,
+        )
     }
 }
 
@@ -92,7 +95,9 @@ pub fn decode_rgba8(bytes: &[u8], max_dimension: u32) -> Result<RgbaImage, Proce
         .with_guessed_format()
         .map_err(|e| ProcessError::msg(format!("could not read image: {e}")))?;
     if reader.format().is_none() {
-        return Err(ProcessError::msg("not a PNG or JPEG image (unrecognized contents)"));
+        return Err(ProcessError::msg(
+            "not a PNG or JPEG image (unrecognized contents)",
+        ));
     }
     let mut limits = Limits::default();
     limits.max_image_width = Some(max_dimension);
@@ -117,7 +122,11 @@ fn premultiply(image: &mut RgbaImage) {
     }
 }
 
-fn encode(image: &RgbaImage, premultiplied: bool, encoding: Encoding) -> Result<Vec<u8>, ProcessError> {
+fn encode(
+    image: &RgbaImage,
+    premultiplied: bool,
+    encoding: Encoding,
+) -> Result<Vec<u8>, ProcessError> {
     let mut out = Vec::with_capacity(16 + image.as_raw().len());
     out.extend_from_slice(&IMAGE_MAGIC);
     out.extend_from_slice(&1u16.to_le_bytes());
@@ -185,7 +194,9 @@ mod tests {
 
     #[test]
     fn garbage_is_not_an_image() {
-        let err = decode_rgba8(b"hello world, not a png", 16).unwrap_err().to_string();
+        let err = decode_rgba8(b"hello world, not a png", 16)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not a PNG or JPEG"), "{err}");
         let mut truncated = png(8, 8);
         truncated.truncate(truncated.len() / 2);

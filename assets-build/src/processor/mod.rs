@@ -32,8 +32,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-pub use context::{Context, DependencyOutputs};
 pub(crate) use context::input_name;
+pub use context::{Context, DependencyOutputs};
 
 use crate::asset_path::{AssetPath, AssetPathError};
 use crate::manifest::ManifestError;
@@ -73,7 +73,8 @@ impl Registry {
 
     /// Adds `processor`, replacing one of the same name.
     pub fn register(&mut self, processor: impl Processor) -> &mut Registry {
-        self.processors.insert(processor.name().to_owned(), Arc::new(processor));
+        self.processors
+            .insert(processor.name().to_owned(), Arc::new(processor));
         self
     }
 

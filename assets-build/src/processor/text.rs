@@ -71,20 +71,29 @@ impl Processor for Text {
 }
 
 fn normalize(text: &str) -> String {
-    text.strip_prefix('\u{feff}').unwrap_or(text).replace("\r\n", "\n")
+    text.strip_prefix('\u{feff}')
+        .unwrap_or(text)
+        .replace("\r\n", "\n")
 }
 
-fn expand_includes(ctx: &mut Context<'_>, text: &str, dirs: &[String]) -> Result<String, ProcessError> {
+fn expand_includes(
+    ctx: &mut Context<'_>,
+    text: &str,
+    dirs: &[String],
+) -> Result<String, ProcessError> {
     let mut out = String::with_capacity(text.len());
     for (n, line) in text.split_inclusive('\n').enumerate() {
         let Some(name) = include_target(line) else {
             out.push_str(line);
             continue;
         };
-        let at = |what: String| ProcessError::msg(format!("line {}: `#include \"{name}\"`: {what}", n + 1));
+        let at = |what: String| {
+            ProcessError::msg(format!("line {}: `#include \"{name}\"`: {what}", n + 1))
+        };
         let mut candidates = vec![ctx.asset().sibling(name).map_err(|e| at(e.to_string()))?];
         for dir in dirs {
-            candidates.push(AssetPath::new(&format!("{dir}/{name}")).map_err(|e| at(e.to_string()))?);
+            candidates
+                .push(AssetPath::new(&format!("{dir}/{name}")).map_err(|e| at(e.to_string()))?);
         }
         let Some(found) = candidates.iter().find(|c| ctx.exists(c)) else {
             let looked: Vec<String> = candidates.iter().map(|c| format!("`{c}`")).collect();
@@ -121,8 +130,14 @@ mod tests {
 
     #[test]
     fn include_lines_are_recognized() {
-        assert_eq!(include_target("#include \"common.wgsl\"\n"), Some("common.wgsl"));
-        assert_eq!(include_target("  #include   \"a/b.wgsl\"  "), Some("a/b.wgsl"));
+        assert_eq!(
+            include_target("#include \"common.wgsl\"\n"),
+            Some("common.wgsl")
+        );
+        assert_eq!(
+            include_target("  #include   \"a/b.wgsl\"  "),
+            Some("a/b.wgsl")
+        );
         assert_eq!(include_target("// #include \"x\""), None);
         assert_eq!(include_target("#include <x>"), None);
     }

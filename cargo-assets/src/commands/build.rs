@@ -40,11 +40,23 @@ pub fn exec(args: &BuildArgs, shell: &Shell) -> anyhow::Result<Exit> {
 fn render_event(shell: &Shell, event: &Event<'_>) {
     match event {
         Event::WaitingForLock { path } => {
-            shell.status("Blocking", format!("waiting for file lock on `{}`", path.display()), Style::Note);
+            shell.status(
+                "Blocking",
+                format!("waiting for file lock on `{}`", path.display()),
+                Style::Note,
+            );
         }
-        Event::Processing { asset, processor, reason } => {
+        Event::Processing {
+            asset,
+            processor,
+            reason,
+        } => {
             if shell.verbosity() >= Verbosity::Verbose {
-                shell.status("Processing", format!("{asset} ({processor}: {reason})"), Style::Good);
+                shell.status(
+                    "Processing",
+                    format!("{asset} ({processor}: {reason})"),
+                    Style::Good,
+                );
             } else {
                 shell.status("Processing", asset, Style::Good);
             }
@@ -61,7 +73,9 @@ fn step_finished(shell: &Shell, step: &StepReport) {
             if shell.verbosity() >= Verbosity::Verbose {
                 shell.status("Fresh", asset, Style::Note);
             }
-            shell.message(&json!({"reason": "asset-fresh", "asset": asset, "processor": step.processor}));
+            shell.message(
+                &json!({"reason": "asset-fresh", "asset": asset, "processor": step.processor}),
+            );
         }
         Outcome::Ran { reason } => {
             shell.message(&json!({
@@ -69,21 +83,33 @@ fn step_finished(shell: &Shell, step: &StepReport) {
             }));
         }
         Outcome::Failed { reason, error } => {
-            shell.error(format!("failed to process `{asset}` ({}): {error}", step.processor));
+            shell.error(format!(
+                "failed to process `{asset}` ({}): {error}",
+                step.processor
+            ));
             shell.message(&json!({
                 "reason": "asset-failed", "asset": asset, "processor": step.processor,
                 "message": error.to_string(), "why": reason,
             }));
         }
         Outcome::Skipped { dependency } => {
-            shell.warn(format!("skipped `{asset}`: its dependency `{dependency}` failed"));
-            shell.message(&json!({"reason": "asset-skipped", "asset": asset, "dependency": dependency}));
+            shell.warn(format!(
+                "skipped `{asset}`: its dependency `{dependency}` failed"
+            ));
+            shell.message(
+                &json!({"reason": "asset-skipped", "asset": asset, "dependency": dependency}),
+            );
         }
     }
 }
 
 fn finish(shell: &Shell, report: &BuildReport) -> Exit {
-    let (ran, fresh, failed, skipped) = (report.ran(), report.fresh(), report.failed(), report.skipped());
+    let (ran, fresh, failed, skipped) = (
+        report.ran(),
+        report.fresh(),
+        report.failed(),
+        report.skipped(),
+    );
     shell.message(&json!({
         "reason": "build-finished", "success": report.success(), "ran": ran, "fresh": fresh,
         "failed": failed, "skipped": skipped, "parcels": {},
@@ -91,11 +117,18 @@ fn finish(shell: &Shell, report: &BuildReport) -> Exit {
     let secs = report.elapsed.as_secs_f64();
     let total = report.steps.len();
     if report.success() {
-        shell.status("Finished", format!("{} in {secs:.2}s ({fresh} fresh)", plural(total, "asset")), Style::Good);
+        shell.status(
+            "Finished",
+            format!("{} in {secs:.2}s ({fresh} fresh)", plural(total, "asset")),
+            Style::Good,
+        );
         return Exit::Success;
     }
-    let failures: Vec<&Arc<StepReport>> =
-        report.steps.iter().filter(|s| matches!(s.outcome, Outcome::Failed { .. })).collect();
+    let failures: Vec<&Arc<StepReport>> = report
+        .steps
+        .iter()
+        .filter(|s| matches!(s.outcome, Outcome::Failed { .. }))
+        .collect();
     let mut summary = format!("could not build {failed} of {}", plural(total, "asset"));
     if skipped > 0 {
         summary.push_str(&format!(" ({skipped} skipped)"));
@@ -110,5 +143,9 @@ fn finish(shell: &Shell, report: &BuildReport) -> Exit {
 }
 
 fn plural(n: usize, word: &str) -> String {
-    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }

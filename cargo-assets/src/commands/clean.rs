@@ -12,11 +12,19 @@ pub fn exec(args: &PackageArgs, shell: &Shell) -> anyhow::Result<Exit> {
     let package = Package::locate(args)?;
     let on_event = |e: &Event<'_>| {
         if let Event::WaitingForLock { path } = e {
-            shell.status("Blocking", format!("waiting for file lock on `{}`", path.display()), Style::Note);
+            shell.status(
+                "Blocking",
+                format!("waiting for file lock on `{}`", path.display()),
+                Style::Note,
+            );
         }
     };
     let stats = clean(&package.cache_dir, &on_event)?;
-    shell.status("Removed", format!("{} files, {} total", stats.files, human_bytes(stats.bytes)), Style::Good);
+    shell.status(
+        "Removed",
+        format!("{} files, {} total", stats.files, human_bytes(stats.bytes)),
+        Style::Good,
+    );
     Ok(Exit::Success)
 }
 
@@ -29,5 +37,9 @@ pub fn human_bytes(bytes: u64) -> String {
         size /= 1024.0;
         unit += 1;
     }
-    if unit == 0 { format!("{bytes}B") } else { format!("{size:.1}{}", UNITS[unit]) }
+    if unit == 0 {
+        format!("{bytes}B")
+    } else {
+        format!("{size:.1}{}", UNITS[unit])
+    }
 }

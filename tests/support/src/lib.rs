@@ -20,8 +20,14 @@ impl Project {
     /// An empty package named `game` with an empty `assets/` directory, run
     /// with the `cargo-assets` binary at `bin` (pass `env!("CARGO_BIN_EXE_cargo-assets")`).
     pub fn new(bin: &str) -> Project {
-        let dir = tempfile::Builder::new().prefix("cargo-assets-test").tempdir().expect("temp dir");
-        let p = Project { dir, bin: PathBuf::from(bin) };
+        let dir = tempfile::Builder::new()
+            .prefix("cargo-assets-test")
+            .tempdir()
+            .expect("temp dir");
+        let p = Project {
+            dir,
+            bin: PathBuf::from(bin),
+        };
         p.file("src/lib.rs", "");
         std::fs::create_dir_all(p.path().join("assets")).expect("assets dir");
         p.metadata("");
@@ -35,7 +41,9 @@ impl Project {
 
     /// Writes `Cargo.toml` with `metadata` appended after `[package]`.
     pub fn metadata(&self, metadata: &str) -> &Project {
-        let toml = format!("[package]\nname = \"game\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n{metadata}");
+        let toml = format!(
+            "[package]\nname = \"game\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n{metadata}"
+        );
         self.file("Cargo.toml", toml)
     }
 
@@ -65,8 +73,12 @@ impl Project {
 
     /// Sets a file's mtime to now without changing its bytes (`touch`).
     pub fn touch(&self, path: &str) -> &Project {
-        let file = std::fs::File::options().append(true).open(self.path().join(path)).expect("open");
-        file.set_modified(std::time::SystemTime::now()).expect("set mtime");
+        let file = std::fs::File::options()
+            .append(true)
+            .open(self.path().join(path))
+            .expect("open");
+        file.set_modified(std::time::SystemTime::now())
+            .expect("set mtime");
         self
     }
 
@@ -94,7 +106,11 @@ impl Project {
 
     /// Runs `cargo assets <args> --message-format json` to completion.
     pub fn run(&self, args: &[&str]) -> Run {
-        let output = self.command(args).args(["--message-format", "json"]).output().expect("run cargo-assets");
+        let output = self
+            .command(args)
+            .args(["--message-format", "json"])
+            .output()
+            .expect("run cargo-assets");
         Run::from_output(output)
     }
 
@@ -125,7 +141,11 @@ impl Run {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
             .collect();
-        Run { code: output.status.code(), messages, stderr: String::from_utf8_lossy(&output.stderr).into() }
+        Run {
+            code: output.status.code(),
+            messages,
+            stderr: String::from_utf8_lossy(&output.stderr).into(),
+        }
     }
 
     /// Whether it exited 0.
@@ -140,7 +160,10 @@ impl Run {
 
     /// The last message, which must be `build-finished`.
     pub fn finished(&self) -> &Value {
-        let last = self.messages.last().unwrap_or_else(|| panic!("no messages; stderr:\n{}", self.stderr));
+        let last = self
+            .messages
+            .last()
+            .unwrap_or_else(|| panic!("no messages; stderr:\n{}", self.stderr));
         assert_eq!(last["reason"], "build-finished", "last message: {last}");
         last
     }
@@ -150,7 +173,10 @@ impl Run {
         let mut v: Vec<String> = self
             .messages
             .iter()
-            .filter(|m| m["reason"] == "asset-processed" || (m["reason"] == "asset-failed" && !m["why"].is_null()))
+            .filter(|m| {
+                m["reason"] == "asset-processed"
+                    || (m["reason"] == "asset-failed" && !m["why"].is_null())
+            })
             .map(|m| m["asset"].as_str().expect("asset is a string").to_owned())
             .collect();
         v.sort();
@@ -168,18 +194,23 @@ impl Run {
 /// PNG bytes of a `w`×`h` image whose pixels depend on `seed`.
 pub fn png_bytes(w: u32, h: u32, seed: u32) -> Vec<u8> {
     let img = image::RgbaImage::from_fn(w, h, |x, y| {
-        let v = (x.wrapping_mul(31) ^ y.wrapping_mul(17)).wrapping_add(seed.wrapping_mul(2654435761));
+        let v =
+            (x.wrapping_mul(31) ^ y.wrapping_mul(17)).wrapping_add(seed.wrapping_mul(2654435761));
         image::Rgba([v as u8, (v >> 8) as u8, (v >> 16) as u8, 255])
     });
     let mut out = std::io::Cursor::new(Vec::new());
-    img.write_to(&mut out, image::ImageFormat::Png).expect("encode PNG");
+    img.write_to(&mut out, image::ImageFormat::Png)
+        .expect("encode PNG");
     out.into_inner()
 }
 
 /// Every blob and record output in a cache, as `asset → [(label, kind, hash)]`,
 /// after checking that each blob's bytes match its name. Used to compare
 /// builds for determinism and crash safety.
-pub fn cache_outputs(cache_dir: &Path, variant: &str) -> std::collections::BTreeMap<String, Vec<(String, String, String)>> {
+pub fn cache_outputs(
+    cache_dir: &Path,
+    variant: &str,
+) -> std::collections::BTreeMap<String, Vec<(String, String, String)>> {
     let records = cache_dir.join("records").join(variant);
     let mut out = std::collections::BTreeMap::new();
     let mut stack = vec![records.clone()];
@@ -196,9 +227,14 @@ pub fn cache_outputs(cache_dir: &Path, variant: &str) -> std::collections::BTree
             for o in record["outputs"].as_array().expect("outputs array") {
                 let hash = o["hash"].as_str().expect("hash").to_owned();
                 let blob = cache_dir.join("blobs").join(&hash[..2]).join(&hash);
-                let bytes = std::fs::read(&blob).unwrap_or_else(|e| panic!("blob {hash} of {}: {e}", path.display()));
+                let bytes = std::fs::read(&blob)
+                    .unwrap_or_else(|e| panic!("blob {hash} of {}: {e}", path.display()));
                 assert_eq!(blob_hash(&bytes), hash, "blob {hash} is corrupt");
-                outputs.push((o["label"].as_str().unwrap().to_owned(), o["kind"].as_str().unwrap().to_owned(), hash));
+                outputs.push((
+                    o["label"].as_str().unwrap().to_owned(),
+                    o["kind"].as_str().unwrap().to_owned(),
+                    hash,
+                ));
             }
             out.insert(record["asset"].as_str().expect("asset").to_owned(), outputs);
         }
@@ -227,7 +263,11 @@ pub fn huge_png_header(w: u32, h: u32) -> Vec<u8> {
     ihdr.extend_from_slice(&[8, 6, 0, 0, 0]); // 8-bit RGBA, no interlace
     let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
     chunk(&mut out, b"IHDR", &ihdr);
-    chunk(&mut out, b"IDAT", &[0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]);
+    chunk(
+        &mut out,
+        b"IDAT",
+        &[0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01],
+    );
     chunk(&mut out, b"IEND", &[]);
     out
 }
@@ -238,7 +278,11 @@ fn crc32(bytes: &[u8]) -> u32 {
     for &b in bytes {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc

@@ -1,0 +1,203 @@
+//! The pipeline driven as a library with user processors: versions, deep
+//! dependency chains, failures that skip dependents, panics.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use assets_build::{
+    BuildOptions, BuildReport, Context, Event, Outcome, Pipeline, ProcessError, Processor,
+};
+
+/// `*.chain` files name the asset they depend on (or nothing); the output is
+/// the chain of names down to the end.
+struct Chain {
+    version: u32,
+}
+
+impl Processor for Chain {
+    fn name(&self) -> &str {
+        "chain"
+    }
+    fn version(&self) -> u32 {
+        self.version
+    }
+    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+        let source = String::from_utf8(ctx.source()?).map_err(ProcessError::other)?;
+        let mut out = ctx.asset().to_string();
+        match source.trim() {
+            "" => {}
+            "panic" => panic!("asked to panic"),
+            "fail" => return Err(ProcessError::msg("asked to fail")),
+            next => {
+                let dep = ctx.dependency(next)?;
+                out.push_str(" > ");
+                out.push_str(std::str::from_utf8(&dep.bytes("")?).unwrap());
+            }
+        }
+        ctx.emit("chain", out.into_bytes())
+    }
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[package]\nname = \"g\"\nversion = \"0.1.0\"\n\n\
+             [[package.metadata.assets.rules]]\nmatch = \"**/*.chain\"\nprocessor = \"chain\"\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("assets")).unwrap();
+        Fixture { dir }
+    }
+
+    fn file(&self, name: &str, contents: &str) -> &Fixture {
+        let path = self.dir.path().join("assets").join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+        self
+    }
+
+    /// Builds with `jobs` threads; returns the report and the processed assets, sorted.
+    fn build(&self, version: u32, jobs: usize) -> (BuildReport, Vec<String>) {
+        let root: &Path = self.dir.path();
+        let mut options = BuildOptions::new(root.join("Cargo.toml"), root.join("target/assets"));
+        options.jobs = jobs;
+        let mut pipeline = Pipeline::new(options);
+        pipeline.registry_mut().register(Chain { version });
+        let processed = Mutex::new(Vec::new());
+        let on_event = |e: &Event<'_>| {
+            if let Event::Processing { asset, .. } = e {
+                processed.lock().unwrap().push(asset.to_string());
+            }
+        };
+        let report = pipeline.build(&on_event).unwrap();
+        let mut processed = processed.into_inner().unwrap();
+        processed.sort();
+        (report, processed)
+    }
+}
+
+fn outcome<'a>(report: &'a BuildReport, asset: &str) -> &'a Outcome {
+    &report
+        .steps
+        .iter()
+        .find(|s| s.asset.as_str() == asset)
+        .unwrap()
+        .outcome
+}
+
+fn error(report: &BuildReport, asset: &str) -> String {
+    match outcome(report, asset) {
+        Outcome::Failed { error, .. } => error.to_string(),
+        other => panic!("{asset}: {other:?}"),
+    }
+}
+
+#[test]
+fn a_processor_version_bump_reruns_exactly_its_steps() {
+    let f = Fixture::new();
+    f.file("a.chain", "")
+        .file("b.chain", "a.chain")
+        .file("notes.txt", "hi");
+    assert_eq!(f.build(1, 2).1, ["a.chain", "b.chain", "notes.txt"]);
+    assert_eq!(f.build(1, 2).1, Vec::<String>::new());
+    let (report, processed) = f.build(2, 2);
+    assert_eq!(processed, ["a.chain", "b.chain"]);
+    let Outcome::Ran { reason } = outcome(&report, "a.chain") else {
+        panic!()
+    };
+    let reason = serde_json::to_value(reason).unwrap();
+    assert_eq!(reason["kind"], "processor-version-changed");
+    assert_eq!(
+        (reason["previous"].as_u64(), reason["current"].as_u64()),
+        (Some(1), Some(2))
+    );
+}
+
+#[test]
+fn a_deep_dependency_chain_builds_on_one_and_two_threads_without_deadlock() {
+    const N: usize = 300;
+    for jobs in [1, 2] {
+        let f = Fixture::new();
+        for i in 0..N {
+            let next = if i + 1 < N {
+                format!("c{:03}.chain", i + 1)
+            } else {
+                String::new()
+            };
+            f.file(&format!("c{i:03}.chain"), &next);
+        }
+        let (report, processed) = f.build(1, jobs);
+        assert!(report.success());
+        assert_eq!(processed.len(), N, "every step runs exactly once");
+        assert_eq!(
+            report.steps[0].record.as_ref().unwrap().dependencies.len(),
+            1
+        );
+        // Whitespace at the end of the chain changes its input but not its
+        // output: only that step reruns (early cutoff).
+        f.file(&format!("c{:03}.chain", N - 1), "\n");
+        let (_, processed) = f.build(1, jobs);
+        assert_eq!(processed, [format!("c{:03}.chain", N - 1)]);
+        // A real change at the end reruns every step above it.
+        f.file(&format!("c{:03}.chain", N - 1), "c000.chain");
+        let (report, _) = f.build(1, jobs);
+        assert!(error(&report, "c299.chain").starts_with("dependency cycle: "));
+    }
+}
+
+#[test]
+fn a_failure_skips_its_dependents_and_a_panic_fails_only_its_asset() {
+    let f = Fixture::new();
+    f.file("bad.chain", "fail")
+        .file("user.chain", "bad.chain")
+        .file("user2.chain", "user.chain")
+        .file("boom.chain", "panic")
+        .file("fine.chain", "");
+    let (report, _) = f.build(1, 2);
+    assert_eq!(error(&report, "bad.chain"), "asked to fail");
+    assert!(error(&report, "boom.chain").contains("panicked: asked to panic"));
+    assert!(
+        matches!(outcome(&report, "user.chain"), Outcome::Skipped { dependency } if dependency.as_str() == "bad.chain")
+    );
+    assert!(
+        matches!(outcome(&report, "user2.chain"), Outcome::Skipped { dependency } if dependency.as_str() == "user.chain")
+    );
+    assert!(matches!(
+        outcome(&report, "fine.chain"),
+        Outcome::Ran { .. }
+    ));
+    assert_eq!(
+        (report.failed(), report.skipped(), report.success()),
+        (2, 2, false)
+    );
+    // Fixing the failure builds the dependents.
+    f.file("bad.chain", "");
+    let (report, processed) = f.build(1, 2);
+    assert_eq!(
+        processed,
+        ["bad.chain", "boom.chain", "user.chain", "user2.chain"]
+    );
+    assert_eq!(report.failed(), 1);
+}
+
+#[test]
+fn depending_on_itself_is_a_cycle_and_a_missing_dependency_is_named() {
+    let f = Fixture::new();
+    f.file("self.chain", "self.chain")
+        .file("lost.chain", "nowhere.chain");
+    let (report, _) = f.build(1, 1);
+    assert_eq!(
+        error(&report, "self.chain"),
+        "dependency cycle: `self.chain` -> `self.chain`"
+    );
+    assert_eq!(
+        error(&report, "lost.chain"),
+        "no asset named `nowhere.chain`"
+    );
+}
