@@ -16,9 +16,15 @@ use assets_build::{BuildOptions, Event, Pipeline};
 /// Every fifth asset is a 16×16 PNG; the rest are small text files, in
 /// folders of 100.
 fn generate(dir: &Path, n: usize) {
-    std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"bench\"\nversion = \"0.1.0\"\n").unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"bench\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
     let png = {
-        let img = image::RgbaImage::from_fn(16, 16, |x, y| image::Rgba([x as u8 * 16, y as u8 * 16, 0, 255]));
+        let img = image::RgbaImage::from_fn(16, 16, |x, y| {
+            image::Rgba([x as u8 * 16, y as u8 * 16, 0, 255])
+        });
         let mut out = std::io::Cursor::new(Vec::new());
         img.write_to(&mut out, image::ImageFormat::Png).unwrap();
         out.into_inner()
@@ -76,7 +82,12 @@ fn ninja_noop(dir: &Path) -> Option<Duration> {
     std::fs::write(dir.join("build.ninja"), rules).unwrap();
     let run = || {
         let start = Instant::now();
-        let out = Command::new("ninja").arg("-C").arg(dir).arg("-j2").output().unwrap();
+        let out = Command::new("ninja")
+            .arg("-C")
+            .arg(dir)
+            .arg("-j2")
+            .output()
+            .unwrap();
         assert!(out.status.success());
         start.elapsed()
     };
@@ -89,7 +100,9 @@ fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let sizes: &[usize] = if quick { &[200] } else { &[1_000, 10_000] };
     let jobs = std::thread::available_parallelism().map_or(1, usize::from);
-    println!("| assets | full build (ms) | assets/s | no-op median (min–max) ms | stat all (ms) | hash all (ms) | ninja no-op (ms) | no-op / ninja |");
+    println!(
+        "| assets | full build (ms) | assets/s | no-op median (min–max) ms | stat all (ms) | hash all (ms) | ninja no-op (ms) | no-op / ninja |"
+    );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     for &n in sizes {
         let tmp = tempfile::tempdir().unwrap();
@@ -125,7 +138,10 @@ fn main() {
         .0;
         let ninja = ninja_noop(dir);
         let (ninja_ms, ratio) = match ninja {
-            Some(t) => (ms(t), format!("{:.2}", noop.0.as_secs_f64() / t.as_secs_f64())),
+            Some(t) => (
+                ms(t),
+                format!("{:.2}", noop.0.as_secs_f64() / t.as_secs_f64()),
+            ),
             None => ("not installed".into(), "-".into()),
         };
         println!(

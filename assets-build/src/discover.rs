@@ -12,8 +12,6 @@ use std::path::{Path, PathBuf};
 
 use crate::asset_path::{AssetPath, AssetPathError};
 use crate::manifest::Manifest;
-use crate::processor::input_name;
-use crate::record::FileStamp;
 
 /// An asset found on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,8 +20,6 @@ pub struct Discovered {
     pub path: AssetPath,
     /// Index into [`Manifest::roots`].
     pub root: usize,
-    /// Size and mtime at discovery (the cheap freshness check reuses it).
-    pub stamp: FileStamp,
 }
 
 /// A problem with the files under an asset root.
@@ -144,29 +140,14 @@ fn walk_root(
         if file_type.is_dir() {
             continue;
         }
-        let meta = if file_type.is_symlink() {
-            match check_link(path, dir, &mut real_root) {
-                Ok(meta) => meta,
-                Err(e) => {
-                    errors.push(e);
-                    continue;
-                }
+        // Names come from reading directories, without a stat per file: the
+        // freshness check stats inputs later, in parallel.
+        if file_type.is_symlink() {
+            if let Err(e) = check_link(path, dir, &mut real_root) {
+                errors.push(e);
+                continue;
             }
-        } else {
-            match entry.metadata() {
-                Ok(m) => m,
-                Err(e) => {
-                    let source = e
-                        .into_io_error()
-                        .unwrap_or_else(|| std::io::Error::other("unreadable"));
-                    errors.push(DiscoveryError::Io {
-                        path: path.to_owned(),
-                        source,
-                    });
-                    continue;
-                }
-            }
-        };
+        }
         let relative = path
             .strip_prefix(dir)
             .expect("walkdir yields paths under its root");
@@ -176,11 +157,7 @@ fn walk_root(
         };
         let relative = relative.replace(std::path::MAIN_SEPARATOR, "/");
         match AssetPath::new(&relative) {
-            Ok(asset) => found.push(Discovered {
-                path: asset,
-                root,
-                stamp: FileStamp::of(&meta),
-            }),
+            Ok(asset) => found.push(Discovered { path: asset, root }),
             Err(source) => errors.push(DiscoveryError::BadName {
                 path: path.to_owned(),
                 source,
@@ -189,12 +166,12 @@ fn walk_root(
     }
 }
 
-/// The metadata of the file a link points at, if it is a file inside the root.
+/// Accepts a link only if it points at a file inside the root.
 fn check_link(
     link: &Path,
     root: &Path,
     real_root: &mut Option<PathBuf>,
-) -> Result<fs::Metadata, DiscoveryError> {
+) -> Result<(), DiscoveryError> {
     let io = |source| DiscoveryError::Io {
         path: link.to_owned(),
         source,
@@ -217,16 +194,5 @@ fn check_link(
             what: "a directory",
         });
     }
-    Ok(meta)
-}
-
-/// Discovered stamps by input name (`assets/a.png`), for the freshness check.
-pub(crate) fn stamps_by_input(
-    manifest: &Manifest,
-    found: &[Discovered],
-) -> HashMap<String, FileStamp> {
-    found
-        .iter()
-        .map(|d| (input_name(&manifest.roots[d.root], &d.path), d.stamp))
-        .collect()
+    Ok(())
 }

@@ -27,7 +27,6 @@
 //! system's skewed clock) can hide a change with an unchanged size within the
 //! racy window; `cargo assets clean` recovers.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::fs;
 use std::io;
@@ -159,8 +158,6 @@ pub(crate) struct Current<'a> {
     pub version: u32,
     pub settings_json: &'a str,
     pub package_dir: &'a Path,
-    /// Stamps already taken by discovery, by input name.
-    pub stamps: &'a HashMap<String, FileStamp>,
     pub now_ns: u64,
 }
 
@@ -182,10 +179,7 @@ pub(crate) fn check(
     let mut refresh: Option<Record> = None;
     for (i, input) in record.inputs.iter().enumerate() {
         let path = || input.path.clone();
-        let now = match current.stamps.get(&input.path) {
-            Some(s) => Some(*s),
-            None => stat(&current.package_dir.join(&input.path)),
-        };
+        let now = stat(&current.package_dir.join(&input.path));
         match (&input.state, now) {
             (InputState::Absent { .. }, None) => {}
             (InputState::Absent { .. }, Some(_)) => {

@@ -13,7 +13,7 @@ use std::fs::{File, TryLockError};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::discover::{DiscoveryError, discover, stamps_by_input};
+use crate::discover::{DiscoveryError, discover};
 use crate::event::{Event, EventHandler};
 use crate::manifest::{Manifest, ManifestError};
 use crate::plan::plan;
@@ -119,8 +119,7 @@ impl Pipeline {
         events(&Event::Planned {
             steps: plan.steps.len(),
         });
-        let stamps = stamps_by_input(&manifest, &assets);
-        let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &stamps, events);
+        let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, events);
         let steps = scheduler.run(o.jobs);
         Ok(BuildReport {
             steps,

@@ -34,7 +34,7 @@ use crate::processor::{
     Context, ProcessError,
     context::{Dependencies, StepInfo},
 };
-use crate::record::{FileStamp, OutputRecord, RECORD_FORMAT, Record, system_time_ns};
+use crate::record::{OutputRecord, RECORD_FORMAT, Record, system_time_ns};
 use crate::report::{Outcome, StepReport};
 use crate::store::Store;
 
@@ -46,7 +46,6 @@ pub(crate) struct Scheduler<'a> {
     pub manifest: &'a Manifest,
     pub store: &'a Store,
     pub variant: &'a str,
-    pub stamps: &'a HashMap<String, FileStamp>,
     pub events: EventHandler<'a>,
     state: Mutex<State>,
     done: Condvar,
@@ -70,7 +69,6 @@ impl<'a> Scheduler<'a> {
         manifest: &'a Manifest,
         store: &'a Store,
         variant: &'a str,
-        stamps: &'a HashMap<String, FileStamp>,
         events: EventHandler<'a>,
     ) -> Scheduler<'a> {
         let slots = plan.steps.iter().map(|_| Slot::Pending).collect();
@@ -79,7 +77,6 @@ impl<'a> Scheduler<'a> {
             manifest,
             store,
             variant,
-            stamps,
             events,
             state: Mutex::new(State {
                 slots,
@@ -248,7 +245,6 @@ impl<'a> Scheduler<'a> {
             version: step.processor.version(),
             settings_json: &step.settings_json,
             package_dir: &self.manifest.package_dir,
-            stamps: self.stamps,
             now_ns: system_time_ns(SystemTime::now()),
         };
         freshness::check(record, &current, self.store, |asset| {

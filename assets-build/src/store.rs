@@ -178,19 +178,26 @@ impl Store {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_err("could not read", &path)(e)),
         };
-        #[derive(serde::Deserialize)]
-        struct Format {
-            format: u32,
+        let record: Record = match serde_json::from_slice(&bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                // A record of another format is not corrupt, just not ours to read.
+                #[derive(serde::Deserialize)]
+                struct Format {
+                    format: u32,
+                }
+                return match serde_json::from_slice::<Format>(&bytes) {
+                    Ok(f) if f.format != RECORD_FORMAT => Ok(None),
+                    _ => Err(StoreError::CorruptRecord {
+                        path,
+                        reason: e.to_string(),
+                    }),
+                };
+            }
+        };
+        if record.format != RECORD_FORMAT {
+            return Ok(None);
         }
-        match serde_json::from_slice::<Format>(&bytes) {
-            Ok(f) if f.format != RECORD_FORMAT => return Ok(None),
-            _ => {}
-        }
-        let record: Record =
-            serde_json::from_slice(&bytes).map_err(|e| StoreError::CorruptRecord {
-                path: path.clone(),
-                reason: e.to_string(),
-            })?;
         if record.asset != *asset || record.variant != variant {
             return Err(StoreError::CorruptRecord {
                 path,

@@ -105,7 +105,13 @@ fn typed_settings_report_typos_with_a_suggestion() {
 
 /// A bad manifest section and what its error must say:
 /// (section, line, key, message part, help part).
-type BadCase = (&'static str, usize, Option<&'static str>, &'static str, Option<&'static str>);
+type BadCase = (
+    &'static str,
+    usize,
+    Option<&'static str>,
+    &'static str,
+    Option<&'static str>,
+);
 
 const BAD: &[BadCase] = &[
     (

@@ -32,7 +32,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-pub(crate) use context::input_name;
 pub use context::{Context, DependencyOutputs};
 
 use crate::asset_path::{AssetPath, AssetPathError};
