@@ -142,11 +142,11 @@ fn walk_root(
         }
         // Names come from reading directories, without a stat per file: the
         // freshness check stats inputs later, in parallel.
-        if file_type.is_symlink() {
-            if let Err(e) = check_link(path, dir, &mut real_root) {
-                errors.push(e);
-                continue;
-            }
+        if file_type.is_symlink()
+            && let Err(e) = check_link(path, dir, &mut real_root)
+        {
+            errors.push(e);
+            continue;
         }
         let relative = path
             .strip_prefix(dir)

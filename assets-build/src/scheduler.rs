@@ -21,6 +21,7 @@
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::SystemTime;
@@ -47,6 +48,8 @@ pub(crate) struct Scheduler<'a> {
     pub store: &'a Store,
     pub variant: &'a str,
     pub events: EventHandler<'a>,
+    /// Each root's directory with links resolved, once per build.
+    real_roots: Vec<PathBuf>,
     state: Mutex<State>,
     done: Condvar,
 }
@@ -72,12 +75,18 @@ impl<'a> Scheduler<'a> {
         events: EventHandler<'a>,
     ) -> Scheduler<'a> {
         let slots = plan.steps.iter().map(|_| Slot::Pending).collect();
+        let real_roots = manifest
+            .roots
+            .iter()
+            .map(|r| std::fs::canonicalize(&r.dir).unwrap_or_else(|_| r.dir.clone()))
+            .collect();
         Scheduler {
             plan,
             manifest,
             store,
             variant,
             events,
+            real_roots,
             state: Mutex::new(State {
                 slots,
                 waits_for: HashMap::new(),
@@ -264,6 +273,7 @@ impl<'a> Scheduler<'a> {
             index: i,
             asset: &step.asset,
             root: &self.manifest.roots[step.root],
+            real_root: &self.real_roots[step.root],
             processor: step.processor.name(),
             settings: &step.settings,
             origin: step.origin.as_ref(),

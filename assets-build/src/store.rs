@@ -218,18 +218,27 @@ impl Store {
     /// Writes `bytes` to `dest` through a temp file and a rename, so `dest` is
     /// never seen half-written.
     pub fn write_atomic(&self, dest: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-        if let Some(parent) = dest.parent() {
-            fs::create_dir_all(parent).map_err(io_err("could not create", parent))?;
-        }
         let tmp = self.temp_path("write");
         let result = File::create(&tmp)
             .and_then(|mut f| f.write_all(bytes))
-            .and_then(|()| fs::rename(&tmp, dest));
+            .and_then(|()| rename_creating_parent(&tmp, dest));
         if let Err(e) = result {
             let _ = fs::remove_file(&tmp);
             return Err(io_err("could not write", dest)(e));
         }
         Ok(())
+    }
+}
+
+/// Renames `from` to `to`, creating `to`'s folder only when the rename says
+/// it is missing: most folders exist, and a `mkdir` costs as much as a rename.
+fn rename_creating_parent(from: &Path, to: &Path) -> io::Result<()> {
+    match fs::rename(from, to) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            fs::create_dir_all(to.parent().unwrap_or(Path::new(".")))?;
+            fs::rename(from, to)
+        }
+        other => other,
     }
 }
 

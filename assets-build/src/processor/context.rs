@@ -26,6 +26,8 @@ pub(crate) struct StepInfo<'a> {
     pub index: usize,
     pub asset: &'a AssetPath,
     pub root: &'a AssetRoot,
+    /// `root.dir` with symbolic links resolved, to check reads stay inside.
+    pub real_root: &'a Path,
     pub processor: &'a str,
     pub settings: &'a Settings,
     pub origin: Option<&'a Origin>,
@@ -172,8 +174,7 @@ impl<'a> Context<'a> {
         };
         // Symbolic links may point anywhere; follow them only within the root.
         let real = fs::canonicalize(&file).map_err(read_err)?;
-        let real_root = fs::canonicalize(&self.step.root.dir).map_err(read_err)?;
-        if !real.starts_with(&real_root) {
+        if !real.starts_with(self.step.real_root) {
             return Err(ProcessError::EscapesRoot { path: name });
         }
         if meta.is_dir() {
