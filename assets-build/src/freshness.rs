@@ -47,13 +47,8 @@ pub const RACY_WINDOW_NS: u64 = 2_000_000_000;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum DirtyReason {
-    /// The step never ran before (or its record was of an older format).
+    /// No usable record: never built, an older record format, or a line torn by a kill.
     NoRecord,
-    /// The previous record could not be read.
-    RecordUnreadable {
-        /// Why.
-        message: String,
-    },
     /// A rule now names another processor.
     ProcessorChanged {
         /// The processor of the previous run.
@@ -104,9 +99,6 @@ impl fmt::Display for DirtyReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DirtyReason::NoRecord => f.write_str("never built before"),
-            DirtyReason::RecordUnreadable { message } => {
-                write!(f, "previous record unreadable ({message})")
-            }
             DirtyReason::ProcessorChanged { previous } => {
                 write!(f, "processor changed (was `{previous}`)")
             }

@@ -56,13 +56,23 @@ impl FromStr for ContentHash {
     type Err = ParseHashError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        fn nibble(c: u8) -> Option<u8> {
+            match c {
+                b'0'..=b'9' => Some(c - b'0'),
+                b'a'..=b'f' => Some(c - b'a' + 10),
+                b'A'..=b'F' => Some(c - b'A' + 10),
+                _ => None,
+            }
+        }
         let err = || ParseHashError(s.to_owned());
-        if s.len() != 64 || !s.is_ascii() {
+        let bytes = s.as_bytes();
+        if bytes.len() != 64 {
             return Err(err());
         }
         let mut out = [0u8; 32];
         for (i, byte) in out.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).map_err(|_| err())?;
+            let (hi, lo) = (nibble(bytes[2 * i]), nibble(bytes[2 * i + 1]));
+            *byte = (hi.ok_or_else(err)? << 4) | lo.ok_or_else(err)?;
         }
         Ok(ContentHash(out))
     }

@@ -19,13 +19,13 @@
 //!   read), the [`Registry`] and the built-ins.
 //! - `scheduler`: parallel workers, dependencies built on demand, cycle detection.
 //! - [`freshness`]: the design memo on what is hashed, and the typed [`DirtyReason`].
-//! - [`record`] and [`store`]: what is kept between builds, and where.
+//! - [`record`], [`record_log`] and [`store`]: what is kept between builds, and where.
 //!
 //! # Files on disk
 //!
 //! Under the cache directory (`target/assets/`): `blobs/` (outputs by blake3
-//! hash, see [`Store`]), `records/<variant>/<asset>.json` (one [`Record`] per
-//! step), `tmp/` and `lock`.
+//! hash, see [`Store`]), `records/<variant>.jsonl` (every step's [`Record`],
+//! one checksummed JSON line each, see [`record_log`]), `tmp/` and `lock`.
 //!
 //! # Invariants
 //!
@@ -46,6 +46,7 @@ mod pipeline;
 mod plan;
 pub mod processor;
 pub mod record;
+pub mod record_log;
 mod report;
 mod scheduler;
 pub mod store;

@@ -11,6 +11,7 @@
 
 use std::fs::{File, TryLockError};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::discover::{DiscoveryError, discover};
@@ -18,6 +19,8 @@ use crate::event::{Event, EventHandler};
 use crate::manifest::{Manifest, ManifestError};
 use crate::plan::plan;
 use crate::processor::Registry;
+use crate::record::Record;
+use crate::record_log::RecordLog;
 use crate::report::BuildReport;
 use crate::scheduler::Scheduler;
 use crate::store::{Store, StoreError};
@@ -119,8 +122,16 @@ impl Pipeline {
         events(&Event::Planned {
             steps: plan.steps.len(),
         });
-        let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, events);
+        let records = RecordLog::open(&store, &o.variant)?;
+        let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events);
         let steps = scheduler.run(o.jobs);
+        // Keep the latest record of every planned asset, also of failed ones:
+        // they still say why the next build will rerun them.
+        let live: Vec<Arc<Record>> = steps
+            .iter()
+            .filter_map(|s| s.record.clone().or_else(|| records.get(&s.asset).cloned()))
+            .collect();
+        records.compact_if_worthwhile(&store, live.iter().map(|r| &**r))?;
         Ok(BuildReport {
             steps,
             elapsed: start.elapsed(),

@@ -36,6 +36,7 @@ use crate::processor::{
     context::{Dependencies, StepInfo},
 };
 use crate::record::{OutputRecord, RECORD_FORMAT, Record, system_time_ns};
+use crate::record_log::RecordLog;
 use crate::report::{Outcome, StepReport};
 use crate::store::Store;
 
@@ -47,6 +48,7 @@ pub(crate) struct Scheduler<'a> {
     pub manifest: &'a Manifest,
     pub store: &'a Store,
     pub variant: &'a str,
+    pub records: &'a RecordLog,
     pub events: EventHandler<'a>,
     /// Each root's directory with links resolved, once per build.
     real_roots: Vec<PathBuf>,
@@ -72,6 +74,7 @@ impl<'a> Scheduler<'a> {
         manifest: &'a Manifest,
         store: &'a Store,
         variant: &'a str,
+        records: &'a RecordLog,
         events: EventHandler<'a>,
     ) -> Scheduler<'a> {
         let slots = plan.steps.iter().map(|_| Slot::Pending).collect();
@@ -85,6 +88,7 @@ impl<'a> Scheduler<'a> {
             manifest,
             store,
             variant,
+            records,
             events,
             real_roots,
             state: Mutex::new(State {
@@ -203,15 +207,12 @@ impl<'a> Scheduler<'a> {
             outcome,
             record,
         };
-        let reason = match self.store.read_record(self.variant, &step.asset) {
-            Ok(None) => DirtyReason::NoRecord,
-            Err(e) => DirtyReason::RecordUnreadable {
-                message: e.to_string(),
-            },
-            Ok(Some(record)) => match self.check(i, &record) {
-                Verdict::Fresh(None) => return report(Outcome::Fresh, Some(Arc::new(record))),
+        let reason = match self.records.get(&step.asset) {
+            None => DirtyReason::NoRecord,
+            Some(record) => match self.check(i, record) {
+                Verdict::Fresh(None) => return report(Outcome::Fresh, Some(Arc::clone(record))),
                 Verdict::Fresh(Some(refreshed)) => {
-                    return match self.store.write_record(&refreshed) {
+                    return match self.records.append(&refreshed) {
                         Ok(()) => report(Outcome::Fresh, Some(Arc::new(refreshed))),
                         Err(e) => report(
                             Outcome::Failed {
@@ -325,8 +326,8 @@ impl<'a> Scheduler<'a> {
             dependencies: recorded.dependencies,
             outputs,
         };
-        self.store
-            .write_record(&record)
+        self.records
+            .append(&record)
             .map_err(|e| Failure::Error(e.into()))?;
         Ok(record)
     }

@@ -6,15 +6,15 @@
 //!   lock                         held exclusively for the length of a build
 //!   tmp/                         half-written files; emptied at the start of each build
 //!   blobs/3f/3fa9…e1             every output, named by its blake3 hash
-//!   records/dev/sprites/a.png.json   one record per step (see `record`)
+//!   records/dev.jsonl            every step's record, one line each (see `record_log`)
 //! ```
 //!
 //! Crash safety rests on three rules:
 //!
 //! 1. Every file is written to `tmp/` and renamed into place, so a blob or a
 //!    record is either absent or complete; a kill leaves only orphans in `tmp/`.
-//! 2. A record is written after all of its blobs, so a record never points at a
-//!    blob that was not fully written.
+//! 2. A record is appended after all of its blobs, so a record never points at
+//!    a blob that was not fully written; a torn record line fails its checksum.
 //! 3. A blob is checked against its name when read; one that does not match
 //!    (disk corruption, a hand edit) is reported as corrupt and its step rebuilt.
 //!
@@ -26,9 +26,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::asset_path::AssetPath;
 use crate::hash::ContentHash;
-use crate::record::{RECORD_FORMAT, Record};
 
 /// The cache directory of one target dir (`<target>/assets`).
 #[derive(Debug)]
@@ -36,7 +34,6 @@ pub struct Store {
     dir: PathBuf,
     tmp: PathBuf,
     blobs: PathBuf,
-    records: PathBuf,
     counter: AtomicU64,
 }
 
@@ -61,14 +58,6 @@ pub enum StoreError {
         /// The blob file.
         path: PathBuf,
     },
-    /// A record exists but cannot be parsed.
-    #[error("record `{}` is unreadable: {reason}", path.display())]
-    CorruptRecord {
-        /// The record file.
-        path: PathBuf,
-        /// The parser's reason.
-        reason: String,
-    },
 }
 
 fn io_err<'p>(action: &'static str, path: &'p Path) -> impl FnOnce(io::Error) -> StoreError + 'p {
@@ -86,10 +75,9 @@ impl Store {
             dir: dir.to_owned(),
             tmp: dir.join("tmp"),
             blobs: dir.join("blobs"),
-            records: dir.join("records"),
             counter: AtomicU64::new(0),
         };
-        for d in [&store.tmp, &store.blobs, &store.records] {
+        for d in [&store.tmp, &store.blobs] {
             fs::create_dir_all(d).map_err(io_err("could not create", d))?;
         }
         Ok(store)
@@ -159,60 +147,6 @@ impl Store {
     pub fn blob_path(&self, hash: &ContentHash) -> PathBuf {
         let hex = hash.to_hex();
         self.blobs.join(&hex[..2]).join(hex)
-    }
-
-    /// Where the record of `asset` in `variant` lives.
-    pub fn record_path(&self, variant: &str, asset: &AssetPath) -> PathBuf {
-        self.records.join(variant).join(format!("{asset}.json"))
-    }
-
-    /// The record of `asset`, `None` if there is none or it is of an older format.
-    pub fn read_record(
-        &self,
-        variant: &str,
-        asset: &AssetPath,
-    ) -> Result<Option<Record>, StoreError> {
-        let path = self.record_path(variant, asset);
-        let bytes = match fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_err("could not read", &path)(e)),
-        };
-        let record: Record = match serde_json::from_slice(&bytes) {
-            Ok(r) => r,
-            Err(e) => {
-                // A record of another format is not corrupt, just not ours to read.
-                #[derive(serde::Deserialize)]
-                struct Format {
-                    format: u32,
-                }
-                return match serde_json::from_slice::<Format>(&bytes) {
-                    Ok(f) if f.format != RECORD_FORMAT => Ok(None),
-                    _ => Err(StoreError::CorruptRecord {
-                        path,
-                        reason: e.to_string(),
-                    }),
-                };
-            }
-        };
-        if record.format != RECORD_FORMAT {
-            return Ok(None);
-        }
-        if record.asset != *asset || record.variant != variant {
-            return Err(StoreError::CorruptRecord {
-                path,
-                reason: "it describes another step".into(),
-            });
-        }
-        Ok(Some(record))
-    }
-
-    /// Writes `record`. Its blobs must already be stored.
-    pub fn write_record(&self, record: &Record) -> Result<(), StoreError> {
-        let path = self.record_path(&record.variant, &record.asset);
-        let mut json = serde_json::to_vec_pretty(record).expect("records always serialize");
-        json.push(b'\n');
-        self.write_atomic(&path, &json)
     }
 
     /// Writes `bytes` to `dest` through a temp file and a rename, so `dest` is

@@ -5,6 +5,7 @@
 //! `assets/` written as real PNGs or text. [`Project::run`] runs the real
 //! `cargo-assets` binary on it; [`Run`] parses its JSON messages.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -204,40 +205,37 @@ pub fn png_bytes(w: u32, h: u32, seed: u32) -> Vec<u8> {
     out.into_inner()
 }
 
-/// Every blob and record output in a cache, as `asset → [(label, kind, hash)]`,
-/// after checking that each blob's bytes match its name. Used to compare
-/// builds for determinism and crash safety.
+/// Every asset's outputs in a cache, as `asset → [(label, kind, hash)]`, from
+/// the latest valid line of each asset in the record log, after checking that
+/// each blob's bytes match its name. Used to compare builds for determinism
+/// and crash safety.
 pub fn cache_outputs(
     cache_dir: &Path,
     variant: &str,
-) -> std::collections::BTreeMap<String, Vec<(String, String, String)>> {
-    let records = cache_dir.join("records").join(variant);
-    let mut out = std::collections::BTreeMap::new();
-    let mut stack = vec![records.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("read records dir") {
-            let path = entry.expect("dir entry").path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let record: Value = serde_json::from_slice(&std::fs::read(&path).expect("read record"))
-                .unwrap_or_else(|e| panic!("record {} is not JSON: {e}", path.display()));
-            let mut outputs = Vec::new();
-            for o in record["outputs"].as_array().expect("outputs array") {
-                let hash = o["hash"].as_str().expect("hash").to_owned();
-                let blob = cache_dir.join("blobs").join(&hash[..2]).join(&hash);
-                let bytes = std::fs::read(&blob)
-                    .unwrap_or_else(|e| panic!("blob {hash} of {}: {e}", path.display()));
-                assert_eq!(blob_hash(&bytes), hash, "blob {hash} is corrupt");
-                outputs.push((
-                    o["label"].as_str().unwrap().to_owned(),
-                    o["kind"].as_str().unwrap().to_owned(),
-                    hash,
-                ));
-            }
-            out.insert(record["asset"].as_str().expect("asset").to_owned(), outputs);
+) -> BTreeMap<String, Vec<(String, String, String)>> {
+    let log = cache_dir.join("records").join(format!("{variant}.jsonl"));
+    let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let (sum, json) = line.split_at(64);
+        let json = &json[1..];
+        if blob_hash(json.as_bytes()) != sum {
+            continue;
         }
+        let record: Value = serde_json::from_str(json).expect("a checksummed line is JSON");
+        let mut outputs = Vec::new();
+        for o in record["outputs"].as_array().expect("outputs array") {
+            let hash = o["hash"].as_str().expect("hash").to_owned();
+            let blob = cache_dir.join("blobs").join(&hash[..2]).join(&hash);
+            let bytes = std::fs::read(&blob).unwrap_or_else(|e| panic!("blob {hash}: {e}"));
+            assert_eq!(blob_hash(&bytes), hash, "blob {hash} is corrupt");
+            outputs.push((
+                o["label"].as_str().unwrap().to_owned(),
+                o["kind"].as_str().unwrap().to_owned(),
+                hash,
+            ));
+        }
+        out.insert(record["asset"].as_str().expect("asset").to_owned(), outputs);
     }
     out
 }
