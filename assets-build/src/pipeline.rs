@@ -117,12 +117,19 @@ impl Pipeline {
         let store = Store::open(&o.cache_dir)?;
         let _lock = lock(&store, events)?;
         store.remove_orphans()?;
-        let assets = discover(&manifest).map_err(BuildError::Discovery)?;
+        // Walking the roots and parsing the record log are independent; on a
+        // no-op build they are most of the time, so they overlap.
+        let (assets, records) = std::thread::scope(|s| {
+            let walk = s.spawn(|| discover(&manifest));
+            let records = RecordLog::open(&store, &o.variant);
+            (walk.join().expect("discovery does not panic"), records)
+        });
+        let assets = assets.map_err(BuildError::Discovery)?;
+        let records = records?;
         let plan = plan(&manifest, &self.registry, &assets, &o.variant)?;
         events(&Event::Planned {
             steps: plan.steps.len(),
         });
-        let records = RecordLog::open(&store, &o.variant)?;
         let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events);
         let steps = scheduler.run(o.jobs);
         // Keep the latest record of every planned asset, also of failed ones:
