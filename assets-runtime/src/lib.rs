@@ -1,0 +1,42 @@
+//! Read cargo-assets parcels in a game.
+//!
+//! A parcel is one file of named resources (sprites, text, images, bytes,
+//! your own kinds), written by the cargo-assets pipeline. This crate reads it:
+//! [`Parcel::from_bytes`] validates the bytes once (bounds, overlaps, version,
+//! checksums of the tables) and then every lookup is a slice into them, found
+//! in O(1) by [`ResourceId`]. The bytes may be untrusted: corrupt or hostile
+//! input is an error, never a panic or an out-of-bounds read.
+//!
+//! ```
+//! # use assets_runtime::{Parcel, ResourceId};
+//! # fn show(bytes: &[u8]) -> Result<(), assets_runtime::ParcelError> {
+//! let parcel = Parcel::from_bytes(bytes)?;
+//! const HELLO: ResourceId = ResourceId::of("greeting.txt");
+//! if let Some(text) = parcel.text(HELLO) {
+//!     println!("{text}");
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! - [`format`]: the file layout, byte by byte, and what is checked when.
+//! - [`id`]: why ids stay stable when assets are added or removed.
+//! - [`image`]: the image resource layout.
+//! - `write` (feature `write`): the writer the pipeline uses, so that reader
+//!   and writer share one definition of the format.
+//!
+//! This crate has no `unsafe` and one dependency (`xxhash-rust`).
+
+mod error;
+pub mod format;
+pub mod id;
+pub mod image;
+mod parcel;
+#[cfg(any(test, feature = "write"))]
+pub mod write;
+
+pub use error::ParcelError;
+pub use id::ResourceId;
+pub use parcel::{Parcel, ParcelBuf, Resource};
+
+#[cfg(test)]
+mod tests;

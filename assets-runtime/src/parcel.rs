@@ -1,0 +1,348 @@
+//! [`Parcel`]: a validated view of parcel bytes, and [`ParcelBuf`], which owns them.
+//!
+//! `Parcel::from_bytes` checks everything that can be checked without reading
+//! every resource byte (see [`crate::format`]); afterwards every accessor is
+//! infallible and copies nothing. Values are read with `from_le_bytes` on
+//! slices, never by casting, so the bytes may sit at any alignment (as
+//! `include_bytes!` data does).
+
+use std::path::Path;
+
+use crate::error::ParcelError;
+use crate::format::{
+    DATA_ALIGN, ENTRY_LEN, HEADER_LEN, KIND_IMAGE, KIND_TEXT, MAGIC, MAX_BUCKET_BITS, VERSION,
+    bucket_of, data_checksum, table_checksum, u16_at, u32_at, u64_at,
+};
+use crate::id::ResourceId;
+use crate::image::{IMAGE_HEADER_LEN, Image, ImageHeader};
+
+/// Where things are in a validated parcel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Layout {
+    count: usize,
+    bucket_bits: u32,
+    entries_at: usize,
+    names_at: usize,
+    names_len: usize,
+    data_at: usize,
+}
+
+/// A validated parcel borrowing its bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Parcel<'a> {
+    bytes: &'a [u8],
+    layout: Layout,
+}
+
+/// One resource of a parcel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resource<'a> {
+    /// Its id.
+    pub id: ResourceId,
+    /// Its name: the asset path, plus `#label` for a sub-resource.
+    pub name: &'a str,
+    /// Its kind: `bytes`, `text`, `image`, or a user processor's kind.
+    pub kind: &'a str,
+    /// Its bytes.
+    pub data: &'a [u8],
+    checksum: u64,
+}
+
+impl<'a> Resource<'a> {
+    /// The text, if this is a `text` resource (checked to be UTF-8 at open).
+    pub fn text(&self) -> Option<&'a str> {
+        (self.kind == KIND_TEXT)
+            .then(|| std::str::from_utf8(self.data).ok())
+            .flatten()
+    }
+
+    /// The image, if this is an `image` resource (header checked at open).
+    pub fn image(&self) -> Option<Image<'a>> {
+        if self.kind != KIND_IMAGE {
+            return None;
+        }
+        let header = ImageHeader::parse(self.data)?;
+        Some(Image {
+            header,
+            data: &self.data[IMAGE_HEADER_LEN..],
+        })
+    }
+
+    /// Checks the bytes against the checksum stored for them.
+    pub fn verify(&self) -> Result<(), ParcelError> {
+        if data_checksum(self.data) == self.checksum {
+            Ok(())
+        } else {
+            Err(ParcelError::DataChecksum {
+                name: self.name.to_owned(),
+            })
+        }
+    }
+}
+
+fn to_usize(v: u64, what: &'static str) -> Result<usize, ParcelError> {
+    usize::try_from(v).map_err(|_| ParcelError::BadHeader { what })
+}
+
+impl<'a> Parcel<'a> {
+    /// Validates `bytes` as a parcel. See [`crate::format`] for what is checked.
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Parcel<'a>, ParcelError> {
+        let layout = validate(bytes)?;
+        Ok(Parcel { bytes, layout })
+    }
+
+    /// How many resources it holds.
+    pub fn len(&self) -> usize {
+        self.layout.count
+    }
+
+    /// Whether it holds no resources.
+    pub fn is_empty(&self) -> bool {
+        self.layout.count == 0
+    }
+
+    /// The whole file.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The resource with `id`: one bucket lookup, then a scan of the few
+    /// entries in that bucket (about one).
+    pub fn get(&self, id: ResourceId) -> Option<Resource<'a>> {
+        let bucket = bucket_of(id.raw(), self.layout.bucket_bits);
+        let start = u32_at(self.bytes, HEADER_LEN + 4 * bucket) as usize;
+        let end = u32_at(self.bytes, HEADER_LEN + 4 * (bucket + 1)) as usize;
+        (start..end).map(|i| self.entry(i)).find(|r| r.id == id)
+    }
+
+    /// The resource named `name`.
+    pub fn by_name(&self, name: &str) -> Option<Resource<'a>> {
+        self.get(ResourceId::of(name)).filter(|r| r.name == name)
+    }
+
+    /// The bytes of resource `id`.
+    pub fn bytes(&self, id: ResourceId) -> Option<&'a [u8]> {
+        self.get(id).map(|r| r.data)
+    }
+
+    /// The text of resource `id`, if it is a `text` resource.
+    pub fn text(&self, id: ResourceId) -> Option<&'a str> {
+        self.get(id)?.text()
+    }
+
+    /// The image of resource `id`, if it is an `image` resource.
+    pub fn image(&self, id: ResourceId) -> Option<Image<'a>> {
+        self.get(id)?.image()
+    }
+
+    /// Every resource, in id order.
+    pub fn iter(&self) -> impl Iterator<Item = Resource<'a>> + 'a {
+        let this = *self;
+        (0..self.layout.count).map(move |i| this.entry(i))
+    }
+
+    /// Checks every resource's bytes against its checksum.
+    pub fn verify(&self) -> Result<(), ParcelError> {
+        self.iter().try_for_each(|r| r.verify())
+    }
+
+    fn entry(&self, i: usize) -> Resource<'a> {
+        let l = &self.layout;
+        let e = l.entries_at + i * ENTRY_LEN;
+        let b = self.bytes;
+        let text = |offset_at: usize, len_at: usize| {
+            let start = l.names_at + u32_at(b, e + offset_at) as usize;
+            let len = u32_at(b, e + len_at) as usize;
+            std::str::from_utf8(&b[start..start + len]).unwrap_or_default()
+        };
+        let data_start = l.data_at + u64_at(b, e + 24) as usize;
+        let data_len = u64_at(b, e + 32) as usize;
+        Resource {
+            id: ResourceId::from_raw(u64_at(b, e)),
+            name: text(8, 12),
+            kind: text(16, 20),
+            data: &b[data_start..data_start + data_len],
+            checksum: u64_at(b, e + 40),
+        }
+    }
+}
+
+/// Every check of [`crate::format`] except resource checksums.
+fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
+    let header = |what| ParcelError::BadHeader { what };
+    if bytes.len() < HEADER_LEN {
+        return Err(ParcelError::TooShort { len: bytes.len() });
+    }
+    if bytes[..8] != MAGIC {
+        return Err(ParcelError::BadMagic);
+    }
+    let version = u16_at(bytes, 8);
+    if version != VERSION {
+        return Err(ParcelError::UnsupportedVersion {
+            found: version,
+            supported: VERSION,
+        });
+    }
+    if usize::from(u16_at(bytes, 10)) != HEADER_LEN {
+        return Err(header("header length is not 64"));
+    }
+    if u32_at(bytes, 12) != 0 {
+        return Err(header("unknown flags"));
+    }
+    let count = u32_at(bytes, 16) as usize;
+    let bucket_bits = u32_at(bytes, 20);
+    if bucket_bits > MAX_BUCKET_BITS {
+        return Err(header("too many buckets"));
+    }
+    let buckets = 1usize << bucket_bits;
+    let entries_at = HEADER_LEN + 4 * (buckets + 1);
+    let names_at = count
+        .checked_mul(ENTRY_LEN)
+        .and_then(|n| n.checked_add(entries_at))
+        .ok_or(header("entry count overflows"))?;
+    if to_usize(u64_at(bytes, 24), "names offset")? != names_at {
+        return Err(header("names do not follow the entry table"));
+    }
+    let names_len = to_usize(u64_at(bytes, 32), "names length")?;
+    let names_end = names_at
+        .checked_add(names_len)
+        .ok_or(header("names length overflows"))?;
+    let data_at = names_end
+        .checked_next_multiple_of(DATA_ALIGN)
+        .ok_or(header("names length overflows"))?;
+    if to_usize(u64_at(bytes, 40), "data offset")? != data_at {
+        return Err(header("data does not follow the names"));
+    }
+    let data_len = to_usize(u64_at(bytes, 48), "data length")?;
+    if data_at.checked_add(data_len) != Some(bytes.len()) {
+        return Err(header("file length does not match the header"));
+    }
+    if table_checksum(bytes, data_at) != u64_at(bytes, 56) {
+        return Err(ParcelError::TableChecksum);
+    }
+    if let Some(i) = bytes[names_end..data_at].iter().position(|&b| b != 0) {
+        return Err(ParcelError::NonZeroPadding {
+            offset: names_end + i,
+        });
+    }
+    let bucket = |k: usize| u32_at(bytes, HEADER_LEN + 4 * k) as usize;
+    if bucket(0) != 0 || bucket(buckets) != count || (0..buckets).any(|k| bucket(k) > bucket(k + 1))
+    {
+        return Err(header("bucket table is inconsistent"));
+    }
+    let names = &bytes[names_at..names_end];
+    let data = &bytes[data_at..];
+    let mut spans: Vec<(usize, usize, usize)> = Vec::with_capacity(count);
+    let mut previous_id = None;
+    for index in 0..count {
+        let bad = |what| ParcelError::BadEntry { index, what };
+        let e = entries_at + index * ENTRY_LEN;
+        let id = u64_at(bytes, e);
+        if previous_id.is_some_and(|p| p >= id) {
+            return Err(bad("ids are not strictly increasing"));
+        }
+        previous_id = Some(id);
+        let b = bucket_of(id, bucket_bits);
+        if !(bucket(b)..bucket(b + 1)).contains(&index) {
+            return Err(bad("entry is not in its id's bucket"));
+        }
+        let text = |offset_at: usize, len_at: usize, what| {
+            let start = u32_at(bytes, e + offset_at) as usize;
+            let len = u32_at(bytes, e + len_at) as usize;
+            let slice = start
+                .checked_add(len)
+                .and_then(|end| names.get(start..end))
+                .ok_or(bad(what))?;
+            std::str::from_utf8(slice).map_err(|_| bad("name or kind is not UTF-8"))
+        };
+        let name = text(8, 12, "name is outside the names area")?;
+        if ResourceId::of(name).raw() != id {
+            return Err(bad("id is not the hash of the name"));
+        }
+        let kind = text(16, 20, "kind is outside the names area")?;
+        if kind.is_empty() {
+            return Err(bad("kind is empty"));
+        }
+        let start = to_usize(u64_at(bytes, e + 24), "data offset")
+            .map_err(|_| bad("data offset overflows"))?;
+        let len = to_usize(u64_at(bytes, e + 32), "data length")
+            .map_err(|_| bad("data length overflows"))?;
+        if start % DATA_ALIGN != 0 {
+            return Err(bad("data is not 16-byte aligned"));
+        }
+        let resource = start
+            .checked_add(len)
+            .and_then(|end| data.get(start..end))
+            .ok_or(bad("data is outside the file"))?;
+        if kind == KIND_TEXT && std::str::from_utf8(resource).is_err() {
+            return Err(bad("text resource is not UTF-8"));
+        }
+        if kind == KIND_IMAGE && ImageHeader::parse(resource).is_none() {
+            return Err(bad("image resource has a bad header or length"));
+        }
+        spans.push((start, len, index));
+    }
+    spans.sort_unstable();
+    let mut cursor = 0;
+    let mut last = None;
+    for (start, len, index) in spans {
+        if start < cursor {
+            return Err(ParcelError::Overlap {
+                first: last.unwrap_or(index),
+                second: index,
+            });
+        }
+        if let Some(i) = data[cursor..start].iter().position(|&b| b != 0) {
+            return Err(ParcelError::NonZeroPadding {
+                offset: data_at + cursor + i,
+            });
+        }
+        cursor = start + len;
+        last = Some(index);
+    }
+    if let Some(i) = data[cursor..].iter().position(|&b| b != 0) {
+        return Err(ParcelError::NonZeroPadding {
+            offset: data_at + cursor + i,
+        });
+    }
+    Ok(Layout {
+        count,
+        bucket_bits,
+        entries_at,
+        names_at,
+        names_len,
+        data_at,
+    })
+}
+
+/// A validated parcel that owns its bytes: read from a file at run time (for
+/// hot reload), where `include_bytes!` is not used.
+#[derive(Debug, Clone)]
+pub struct ParcelBuf {
+    bytes: Vec<u8>,
+    layout: Layout,
+}
+
+impl ParcelBuf {
+    /// Validates `bytes`.
+    pub fn from_vec(bytes: Vec<u8>) -> Result<ParcelBuf, ParcelError> {
+        let layout = validate(&bytes)?;
+        Ok(ParcelBuf { bytes, layout })
+    }
+
+    /// Reads and validates the parcel at `path`.
+    pub fn open(path: &Path) -> Result<ParcelBuf, ParcelError> {
+        let bytes = std::fs::read(path).map_err(|e| ParcelError::Io {
+            message: format!("{}: {e}", path.display()),
+        })?;
+        ParcelBuf::from_vec(bytes)
+    }
+
+    /// The parcel, without validating again.
+    pub fn parcel(&self) -> Parcel<'_> {
+        Parcel {
+            bytes: &self.bytes,
+            layout: self.layout,
+        }
+    }
+}

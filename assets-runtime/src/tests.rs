@@ -1,0 +1,320 @@
+//! Round trips, the pinned header layout, and hostile input.
+
+use crate::format::{ENTRY_LEN, HEADER_LEN, table_checksum};
+use crate::image::{Encoding, ImageHeader, PixelFormat};
+use crate::write::ParcelWriter;
+use crate::{Parcel, ParcelBuf, ParcelError, ResourceId};
+
+fn image_bytes(w: u32, h: u32) -> Vec<u8> {
+    let header = ImageHeader {
+        width: w,
+        height: h,
+        format: PixelFormat::Rgba8,
+        encoding: Encoding::Raw,
+    };
+    let mut out = header.encode().to_vec();
+    out.extend((0..w * h * 4).map(|i| i as u8));
+    out
+}
+
+fn sample() -> Vec<u8> {
+    let mut w = ParcelWriter::new();
+    w.add("greeting.txt", "text", b"hello\n".to_vec());
+    w.add("sprites/hero.png", "image", image_bytes(2, 3));
+    w.add("levels/one.lvl#collision", "level", vec![1, 2, 3, 4, 5]);
+    w.add("empty.bin", "bytes", Vec::new());
+    w.finish().unwrap()
+}
+
+#[test]
+fn every_kind_reads_back_as_written() {
+    let bytes = sample();
+    let p = Parcel::from_bytes(&bytes).unwrap();
+    assert_eq!(p.len(), 4);
+    assert_eq!(p.text(ResourceId::of("greeting.txt")), Some("hello\n"));
+    let image = p.image(ResourceId::of("sprites/hero.png")).unwrap();
+    assert_eq!(
+        (image.header.width, image.header.height, image.data.len()),
+        (2, 3, 24)
+    );
+    assert_eq!(image.data[5], 5);
+    let level = p.by_name("levels/one.lvl#collision").unwrap();
+    assert_eq!((level.kind, level.data), ("level", &[1u8, 2, 3, 4, 5][..]));
+    assert_eq!(p.bytes(ResourceId::of("empty.bin")), Some(&[][..]));
+    assert_eq!(p.get(ResourceId::of("missing.png")), None);
+    assert_eq!(
+        p.text(ResourceId::of("sprites/hero.png")),
+        None,
+        "kinds are checked"
+    );
+    let names: Vec<&str> = p.iter().map(|r| r.name).collect();
+    assert_eq!(names.len(), 4);
+    assert!(
+        p.iter()
+            .all(|r| r.data.as_ptr() as usize % 16 == bytes.as_ptr() as usize % 16)
+    );
+    p.verify().unwrap();
+    let owned = ParcelBuf::from_vec(bytes.clone()).unwrap();
+    assert_eq!(
+        owned.parcel().text(ResourceId::of("greeting.txt")),
+        Some("hello\n")
+    );
+}
+
+#[test]
+fn the_header_layout_is_pinned_byte_by_byte() {
+    let mut w = ParcelWriter::new();
+    w.add("a", "bytes", b"xyz".to_vec());
+    let bytes = w.finish().unwrap();
+    let id = ResourceId::of("a").raw().to_le_bytes();
+    #[rustfmt::skip]
+    let expected_header: [u8; 56] = [
+        b'C', b'A', b'P', b'A', b'R', b'C', b'E', b'L', // magic
+        1, 0,                                           // version 1
+        64, 0,                                          // header length
+        0, 0, 0, 0,                                     // flags
+        1, 0, 0, 0,                                     // count
+        0, 0, 0, 0,                                     // bucket bits: 1 bucket
+        120, 0, 0, 0, 0, 0, 0, 0,                       // names at 64 + 4*2 + 48
+        6, 0, 0, 0, 0, 0, 0, 0,                         // names length: "a" + "bytes"
+        128, 0, 0, 0, 0, 0, 0, 0,                       // data at 126 rounded up to 16
+        16, 0, 0, 0, 0, 0, 0, 0,                        // data length: 3 rounded up to 16
+    ];
+    assert_eq!(bytes[..56], expected_header);
+    assert_eq!(bytes[56..64], table_checksum(&bytes, 128).to_le_bytes());
+    #[rustfmt::skip]
+    let expected_tables: [u8; 8] = [
+        0, 0, 0, 0, // bucket 0 starts at entry 0
+        1, 0, 0, 0, // end: count
+    ];
+    assert_eq!(bytes[64..72], expected_tables);
+    let entry = &bytes[72..72 + ENTRY_LEN];
+    assert_eq!(entry[..8], id);
+    assert_eq!(
+        entry[8..24],
+        [0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0]
+    ); // name 0+1, kind 1+5
+    assert_eq!(
+        entry[24..40],
+        [0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]
+    ); // data 0+3
+    assert_eq!(&bytes[120..126], b"abytes");
+    assert_eq!(bytes[126..128], [0, 0]);
+    assert_eq!(&bytes[128..131], b"xyz");
+    assert_eq!(bytes.len(), 144);
+}
+
+#[test]
+fn every_bit_flip_and_every_truncation_is_rejected() {
+    let bytes = sample();
+    for len in 0..bytes.len() {
+        assert!(
+            Parcel::from_bytes(&bytes[..len]).is_err(),
+            "truncated to {len}"
+        );
+    }
+    let mut copy = bytes.clone();
+    for i in 0..bytes.len() {
+        for bit in 0..8 {
+            copy[i] ^= 1 << bit;
+            let result = Parcel::from_bytes(&copy).and_then(|p| p.verify());
+            assert!(
+                result.is_err(),
+                "flip of bit {bit} of byte {i} was accepted"
+            );
+            copy[i] ^= 1 << bit;
+        }
+    }
+}
+
+#[test]
+fn reading_at_any_alignment_gives_the_same_results() {
+    let bytes = sample();
+    let reference: Vec<(ResourceId, String, Vec<u8>)> = Parcel::from_bytes(&bytes)
+        .unwrap()
+        .iter()
+        .map(|r| (r.id, r.name.to_owned(), r.data.to_vec()))
+        .collect();
+    let mut buffer = vec![0u8; bytes.len() + 16];
+    for offset in 0..16 {
+        buffer[offset..offset + bytes.len()].copy_from_slice(&bytes);
+        let p = Parcel::from_bytes(&buffer[offset..offset + bytes.len()]).unwrap();
+        let got: Vec<_> = p
+            .iter()
+            .map(|r| (r.id, r.name.to_owned(), r.data.to_vec()))
+            .collect();
+        assert_eq!(got, reference, "at offset {offset}");
+        p.verify().unwrap();
+    }
+}
+
+#[test]
+fn a_newer_format_version_is_rejected_clearly() {
+    let mut bytes = sample();
+    bytes[8] = 2;
+    let err = Parcel::from_bytes(&bytes).unwrap_err();
+    assert_eq!(
+        err,
+        ParcelError::UnsupportedVersion {
+            found: 2,
+            supported: 1
+        }
+    );
+    assert!(err.to_string().contains("version 2 is not supported"));
+}
+
+#[test]
+fn ids_keep_naming_the_same_resources_when_others_come_and_go() {
+    let build = |names: &[&str]| {
+        let mut w = ParcelWriter::new();
+        for n in names {
+            w.add(n, "text", n.as_bytes().to_vec());
+        }
+        w.finish().unwrap()
+    };
+    let before = build(&["a.txt", "b.txt", "c.txt"]);
+    let after = build(&["a.txt", "c.txt", "d.txt", "e.txt", "f.txt"]);
+    let (before, after) = (
+        Parcel::from_bytes(&before).unwrap(),
+        Parcel::from_bytes(&after).unwrap(),
+    );
+    for name in ["a.txt", "c.txt"] {
+        const_assert_same(&before, &after, name);
+    }
+    assert!(
+        after.get(ResourceId::of("b.txt")).is_none(),
+        "a removed resource is missing, not another one"
+    );
+}
+
+fn const_assert_same(before: &Parcel<'_>, after: &Parcel<'_>, name: &str) {
+    let id = ResourceId::of(name);
+    assert_eq!(before.get(id).unwrap().name, name);
+    assert_eq!(after.get(id).unwrap().name, name);
+    assert_eq!(after.text(id), Some(name));
+}
+
+/// Recomputes the table checksum so corruptions reach the structural checks.
+fn resign(bytes: &mut [u8]) {
+    let data_at = u64::from_le_bytes(bytes[40..48].try_into().unwrap());
+    let data_at = usize::try_from(data_at)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len())
+        .max(HEADER_LEN);
+    let sum = table_checksum(bytes, data_at);
+    bytes[56..64].copy_from_slice(&sum.to_le_bytes());
+}
+
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 11
+    }
+}
+
+#[test]
+fn structured_corruptions_with_valid_checksums_are_rejected_or_read_safely() {
+    let original = sample();
+    let count = 4;
+    let entries_at = HEADER_LEN + 4 * (4 + 1);
+    // (offset, width) of every numeric field: header fields, then each entry's.
+    let mut fields: Vec<(usize, usize)> = vec![
+        (16, 4),
+        (20, 4),
+        (24, 8),
+        (32, 8),
+        (40, 8),
+        (48, 8),
+        (64, 4),
+        (68, 4),
+        (72, 4),
+    ];
+    for i in 0..count {
+        let e = entries_at + i * ENTRY_LEN;
+        fields.extend([
+            (e, 8),
+            (e + 8, 4),
+            (e + 12, 4),
+            (e + 16, 4),
+            (e + 20, 4),
+            (e + 24, 8),
+            (e + 32, 8),
+        ]);
+    }
+    let len = original.len() as u64;
+    let interesting = [
+        0,
+        1,
+        15,
+        16,
+        17,
+        48,
+        len - 1,
+        len,
+        len + 1,
+        u32::MAX as u64,
+        u64::MAX,
+        u64::MAX - 15,
+    ];
+    let mut rng = Lcg(7);
+    let mut accepted = 0;
+    for _ in 0..20_000 {
+        let mut bytes = original.clone();
+        for _ in 0..1 + rng.next() % 3 {
+            let (at, width) = fields[(rng.next() as usize) % fields.len()];
+            let value = if rng.next() % 2 == 0 {
+                interesting[(rng.next() as usize) % interesting.len()]
+            } else {
+                rng.next()
+            };
+            bytes[at..at + width].copy_from_slice(&value.to_le_bytes()[..width]);
+        }
+        resign(&mut bytes);
+        if let Ok(p) = Parcel::from_bytes(&bytes) {
+            // Whatever was accepted must be safe to read in full.
+            accepted += 1;
+            for r in p.iter() {
+                assert_eq!(p.get(r.id).map(|x| x.name), Some(r.name));
+                let _ = (r.text(), r.image(), r.verify());
+            }
+        }
+    }
+    // A value equal to the original (or an unused one) is a legitimate parcel.
+    assert!(accepted < 2_000, "{accepted} corruptions accepted");
+
+    // The named cases: a huge count, an offset+length that overflows,
+    // two entries sharing bytes.
+    let mut huge = original.clone();
+    huge[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
+    resign(&mut huge);
+    assert!(matches!(
+        Parcel::from_bytes(&huge),
+        Err(ParcelError::BadHeader { .. })
+    ));
+    let mut overflow = original.clone();
+    let e = entries_at + ENTRY_LEN;
+    overflow[e + 24..e + 32].copy_from_slice(&(u64::MAX - 15).to_le_bytes());
+    resign(&mut overflow);
+    assert!(matches!(
+        Parcel::from_bytes(&overflow),
+        Err(ParcelError::BadEntry { .. })
+    ));
+    let mut overlap = original.clone();
+    let (e0, e1) = (entries_at, entries_at + ENTRY_LEN);
+    let first_offset: [u8; 8] = overlap[e0 + 24..e0 + 32].try_into().unwrap();
+    overlap[e1 + 24..e1 + 32].copy_from_slice(&first_offset);
+    resign(&mut overlap);
+    let err = Parcel::from_bytes(&overlap).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ParcelError::Overlap { .. } | ParcelError::BadEntry { .. }
+        ),
+        "{err}"
+    );
+}
