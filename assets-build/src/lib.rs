@@ -10,6 +10,7 @@
 //!      steps ──scheduler──▶ per step: freshness::check(record) ─fresh─▶ reuse
 //!                                                       └─stale─▶ Processor::process(Context)
 //!                                                                   └▶ Store::put(outputs), write Record
+//!      ──parcels──▶ <cache>/parcels/<variant>/<name>.parcel (rewritten only when changed)
 //!      ──▶ BuildReport (+ Events while running)
 //! ```
 //!
@@ -20,6 +21,7 @@
 //! - `scheduler`: parallel workers, dependencies built on demand, cycle detection.
 //! - [`freshness`]: the design memo on what is hashed, and the typed [`DirtyReason`].
 //! - [`record`], [`record_log`] and [`store`]: what is kept between builds, and where.
+//! - [`parcels`]: bundles outputs into parcel files (format: `assets_runtime::format`).
 //!
 //! # Files on disk
 //!
@@ -42,6 +44,7 @@ pub mod event;
 pub mod freshness;
 pub mod hash;
 pub mod manifest;
+pub mod parcels;
 mod pipeline;
 mod plan;
 pub mod processor;
@@ -56,6 +59,7 @@ pub use event::{Event, EventHandler};
 pub use freshness::DirtyReason;
 pub use hash::ContentHash;
 pub use manifest::{Manifest, ManifestError};
+pub use parcels::{ParcelOutcome, ParcelReport};
 pub use pipeline::{BuildError, BuildOptions, CleanStats, Pipeline, clean};
 pub use processor::{Context, ProcessError, Processor, Registry};
 pub use record::Record;

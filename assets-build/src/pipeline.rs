@@ -1,7 +1,8 @@
 //! [`Pipeline`]: one build, from `Cargo.toml` to cached outputs.
 //!
 //! ```text
-//! lock cache → load manifest → discover → plan → schedule (check | process) → report
+//! lock cache → load manifest → discover → plan → schedule (check | process)
+//!            → write parcels → report
 //! ```
 //!
 //! Fatal problems (bad manifest, unreadable roots, a cache that cannot be
@@ -17,6 +18,7 @@ use std::time::Instant;
 use crate::discover::{DiscoveryError, discover};
 use crate::event::{Event, EventHandler};
 use crate::manifest::{Manifest, ManifestError};
+use crate::parcels::write_parcels;
 use crate::plan::plan;
 use crate::processor::Registry;
 use crate::record::Record;
@@ -139,8 +141,10 @@ impl Pipeline {
             .filter_map(|s| s.record.clone().or_else(|| records.get(&s.asset).cloned()))
             .collect();
         records.compact_if_worthwhile(&store, live.iter().map(|r| &**r))?;
+        let parcels = write_parcels(&manifest, &store, &o.variant, &steps);
         Ok(BuildReport {
             steps,
+            parcels,
             elapsed: start.elapsed(),
         })
     }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::asset_path::AssetPath;
 use crate::freshness::DirtyReason;
+use crate::parcels::{ParcelOutcome, ParcelReport};
 use crate::processor::ProcessError;
 use crate::record::Record;
 
@@ -51,6 +52,8 @@ pub struct StepReport {
 pub struct BuildReport {
     /// Every step, sorted by asset path.
     pub steps: Vec<Arc<StepReport>>,
+    /// Every parcel of the manifest, sorted by name.
+    pub parcels: Vec<ParcelReport>,
     /// Wall time of the whole build.
     pub elapsed: Duration,
 }
@@ -89,8 +92,15 @@ impl BuildReport {
         self.count(|o| matches!(o, Outcome::Skipped { .. }))
     }
 
-    /// Whether every step succeeded.
+    /// Whether every step succeeded and every parcel was written.
     pub fn success(&self) -> bool {
-        self.failed() == 0 && self.skipped() == 0
+        self.failed() == 0
+            && self.skipped() == 0
+            && self.parcels.iter().all(|p| {
+                matches!(
+                    p.outcome,
+                    ParcelOutcome::Written { .. } | ParcelOutcome::Unchanged { .. }
+                )
+            })
     }
 }

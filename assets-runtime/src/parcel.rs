@@ -68,6 +68,11 @@ impl<'a> Resource<'a> {
         })
     }
 
+    /// The xxh3-64 checksum stored for the bytes.
+    pub fn checksum(&self) -> u64 {
+        self.checksum
+    }
+
     /// Checks the bytes against the checksum stored for them.
     pub fn verify(&self) -> Result<(), ParcelError> {
         if data_checksum(self.data) == self.checksum {

@@ -23,6 +23,8 @@ pub enum Command {
     Build(BuildArgs),
     /// Remove the asset cache (`<target-dir>/assets`).
     Clean(PackageArgs),
+    /// List a parcel's resources and verify its checksums.
+    Inspect(InspectArgs),
 }
 
 /// Where the package and its target directory are.
@@ -34,6 +36,13 @@ pub struct PackageArgs {
     /// Directory for all generated artifacts.
     #[arg(long, value_name = "DIRECTORY", global = true)]
     pub target_dir: Option<PathBuf>,
+}
+
+/// `cargo assets inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The parcel file.
+    pub parcel: PathBuf,
 }
 
 /// `cargo assets build`.

@@ -49,12 +49,19 @@ fn project(sprites: u32, premultiply: bool) -> Project {
 fn outputs_are_identical_across_thread_counts_and_directories() {
     let one = project(40, false);
     let two = project(40, false);
-    assert!(one.run(&["build", "-j", "1"]).success());
-    assert!(two.run(&["build", "-j", "2"]).success());
+    let run_one = one.run(&["build", "-j", "1"]);
+    let run_two = two.run(&["build", "-j", "2"]);
+    assert!(run_one.success() && run_two.success());
     let a = cache_outputs(&one.cache_dir(), "dev");
     let b = cache_outputs(&two.cache_dir(), "dev");
     assert_eq!(a.len(), 40 + 10 + 11);
     assert_eq!(a, b);
+    let parcel = |run: &assets_test_support::Run| std::fs::read(run.parcel("main")).unwrap();
+    assert_eq!(
+        parcel(&run_one),
+        parcel(&run_two),
+        "parcels are byte-identical"
+    );
 }
 
 #[test]
@@ -120,8 +127,13 @@ fn killing_a_build_at_any_moment_never_leaves_a_cache_that_is_trusted_wrongly() 
         .map(|&premultiply| {
             let r = project(120, premultiply);
             let start = Instant::now();
-            assert!(r.run(&["build"]).success());
-            (cache_outputs(&r.cache_dir(), "dev"), start.elapsed())
+            let run = r.run(&["build"]);
+            assert!(run.success());
+            let parcel = std::fs::read(run.parcel("main")).unwrap();
+            (
+                (cache_outputs(&r.cache_dir(), "dev"), parcel),
+                start.elapsed(),
+            )
         })
         .collect();
     let full_build = references.iter().map(|(_, t)| *t).max().unwrap();
@@ -152,11 +164,16 @@ fn killing_a_build_at_any_moment_never_leaves_a_cache_that_is_trusted_wrongly() 
             "build after kill {i} failed:\n{}",
             run.stderr
         );
-        let expected = &references[usize::from(premultiply)].0;
+        let (expected, expected_parcel) = &references[usize::from(premultiply)].0;
         assert_eq!(
             &cache_outputs(&p.cache_dir(), "dev"),
             expected,
             "after kill {i} (delay {delay} µs)"
+        );
+        let parcel = std::fs::read(run.parcel("main")).unwrap();
+        assert!(
+            parcel == *expected_parcel,
+            "parcel after kill {i} differs from a clean build's"
         );
         let tmp = std::fs::read_dir(p.cache_dir().join("tmp"))
             .unwrap()

@@ -8,21 +8,14 @@
 //! | `encoding`      | `"raw"` | `"raw"` pixels (load with no decode) or `"png"` (smaller) |
 //! | `max-dimension` | `16384` | width or height above this is an error |
 //!
-//! The output, of kind `image`, is a 16-byte header and the payload:
-//!
-//! ```text
-//! offset size
-//!      0    4  magic "AIMG"
-//!      4    2  layout version, u16 LE = 1
-//!      6    1  pixel format: 1 = RGBA8 straight alpha, 2 = RGBA8 premultiplied
-//!      7    1  encoding: 0 = raw rows, top to bottom; 1 = PNG stream
-//!      8    4  width, u32 LE
-//!     12    4  height, u32 LE
-//!     16    …  payload
-//! ```
+//! The output, of kind `image`, is the layout defined (and parsed) by
+//! [`assets_runtime::image`]: a 16-byte header, then raw RGBA8 rows or a PNG.
 
 use std::io::Cursor;
 
+use assets_runtime::image::{
+    Encoding as StoredEncoding, IMAGE_HEADER_LEN, ImageHeader, PixelFormat,
+};
 use image::{ImageFormat, ImageReader, Limits, RgbaImage};
 use serde::Deserialize;
 
@@ -61,9 +54,6 @@ pub enum Encoding {
     /// A PNG stream.
     Png,
 }
-
-/// Magic bytes of an `image` output.
-pub const IMAGE_MAGIC: [u8; 4] = *b"AIMG";
 
 impl Processor for Image {
     fn name(&self) -> &str {
@@ -127,16 +117,21 @@ fn encode(
     premultiplied: bool,
     encoding: Encoding,
 ) -> Result<Vec<u8>, ProcessError> {
-    let mut out = Vec::with_capacity(16 + image.as_raw().len());
-    out.extend_from_slice(&IMAGE_MAGIC);
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.push(if premultiplied { 2 } else { 1 });
-    out.push(match encoding {
-        Encoding::Raw => 0,
-        Encoding::Png => 1,
-    });
-    out.extend_from_slice(&image.width().to_le_bytes());
-    out.extend_from_slice(&image.height().to_le_bytes());
+    let header = ImageHeader {
+        width: image.width(),
+        height: image.height(),
+        format: if premultiplied {
+            PixelFormat::Rgba8Premultiplied
+        } else {
+            PixelFormat::Rgba8
+        },
+        encoding: match encoding {
+            Encoding::Raw => StoredEncoding::Raw,
+            Encoding::Png => StoredEncoding::Png,
+        },
+    };
+    let mut out = Vec::with_capacity(IMAGE_HEADER_LEN + image.as_raw().len());
+    out.extend_from_slice(&header.encode());
     match encoding {
         Encoding::Raw => out.extend_from_slice(image.as_raw()),
         Encoding::Png => {

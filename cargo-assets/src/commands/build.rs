@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use assets_build::{BuildOptions, BuildReport, Event, Outcome, Pipeline, StepReport};
+use assets_build::{
+    BuildOptions, BuildReport, Event, Outcome, ParcelOutcome, Pipeline, StepReport,
+};
 use serde_json::json;
 
 use super::Exit;
@@ -110,12 +112,18 @@ fn finish(shell: &Shell, report: &BuildReport) -> Exit {
         report.failed(),
         report.skipped(),
     );
+    let parcels = render_parcels(shell, report);
     shell.message(&json!({
         "reason": "build-finished", "success": report.success(), "ran": ran, "fresh": fresh,
-        "failed": failed, "skipped": skipped, "parcels": {},
+        "failed": failed, "skipped": skipped, "parcels": parcels,
     }));
     let secs = report.elapsed.as_secs_f64();
     let total = report.steps.len();
+    let parcels_failed = report
+        .parcels
+        .iter()
+        .filter(|p| matches!(p.outcome, ParcelOutcome::Failed { .. }))
+        .count();
     if report.success() {
         shell.status(
             "Finished",
@@ -123,6 +131,13 @@ fn finish(shell: &Shell, report: &BuildReport) -> Exit {
             Style::Good,
         );
         return Exit::Success;
+    }
+    if failed == 0 && skipped == 0 {
+        shell.error(format!(
+            "could not write {}",
+            plural(parcels_failed, "parcel")
+        ));
+        return Exit::BuildFailed;
     }
     let failures: Vec<&Arc<StepReport>> = report
         .steps
@@ -140,6 +155,40 @@ fn finish(shell: &Shell, report: &BuildReport) -> Exit {
     }
     shell.error(summary);
     Exit::BuildFailed
+}
+
+/// Status lines for parcels; the map of parcel name → path for JSON.
+fn render_parcels(
+    shell: &Shell,
+    report: &BuildReport,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut paths = serde_json::Map::new();
+    for p in &report.parcels {
+        match &p.outcome {
+            ParcelOutcome::Written { resources } => {
+                let what = format!("{} ({})", p.name, plural(*resources, "resource"));
+                shell.status(
+                    "Packed",
+                    format!("{what} -> {}", p.path.display()),
+                    Style::Good,
+                );
+                paths.insert(p.name.clone(), json!(p.path));
+            }
+            ParcelOutcome::Unchanged { .. } => {
+                paths.insert(p.name.clone(), json!(p.path));
+            }
+            ParcelOutcome::Blocked { failed } => shell.warn(format!(
+                "parcel `{}` not rewritten: it holds {} that failed ({}); the previous one is kept",
+                p.name,
+                plural(failed.len(), "asset"),
+                failed.join(", ")
+            )),
+            ParcelOutcome::Failed { error } => {
+                shell.error(format!("could not write parcel `{}`: {error}", p.name));
+            }
+        }
+    }
+    paths
 }
 
 fn plural(n: usize, word: &str) -> String {

@@ -3,6 +3,7 @@
 
 pub mod build;
 pub mod clean;
+pub mod inspect;
 
 /// How a command ended, as an exit code (Cargo's conventions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -169,6 +169,12 @@ impl Run {
         last
     }
 
+    /// The path of parcel `name` from the `build-finished` message.
+    pub fn parcel(&self, name: &str) -> PathBuf {
+        let path = self.finished()["parcels"][name].as_str();
+        PathBuf::from(path.unwrap_or_else(|| panic!("no parcel `{name}` in {}", self.finished())))
+    }
+
     /// Assets whose processor ran (successfully or not), sorted.
     pub fn processed(&self) -> Vec<String> {
         let mut v: Vec<String> = self

@@ -1,0 +1,143 @@
+//! Parcels through the real binary: written from the manifest's globs,
+//! rewritten only when their contents change, kept when an asset fails, and
+//! inspected (and verified) by `cargo assets inspect`.
+
+use std::os::unix::fs::MetadataExt;
+
+use assets_test_support::Project;
+use serde_json::Value;
+
+fn project() -> Project {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[package.metadata.assets.parcels]
+main = { include = ["**"], exclude = ["levels/**"] }
+levels = ["levels/**"]
+"#,
+    )
+    .png("assets/sprites/hero.png", 6, 4, 1)
+    .file("assets/readme.txt", "hello\n")
+    .file("assets/levels/one.lvl", [1u8, 2, 3]);
+    p
+}
+
+fn inspect(p: &Project, parcel: &std::path::Path) -> (Option<i32>, Vec<Value>, String) {
+    let run = p.run(&["inspect", parcel.to_str().unwrap()]);
+    (run.code, run.messages, run.stderr)
+}
+
+/// (mtime, inode): changes whenever the file is replaced.
+fn identity(path: &std::path::Path) -> (i64, i64, u64) {
+    let m = std::fs::metadata(path).unwrap();
+    (m.mtime(), m.mtime_nsec(), m.ino())
+}
+
+#[test]
+fn parcels_hold_what_their_globs_select_and_inspect_lists_it() {
+    let p = project();
+    let run = p.build_ok();
+    let (code, messages, stderr) = inspect(&p, &run.parcel("main"));
+    assert_eq!(code, Some(0), "{stderr}");
+    let resources: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["reason"] == "resource")
+        .collect();
+    let names: Vec<&str> = resources
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["readme.txt", "sprites/hero.png"]);
+    assert_eq!(resources[0]["kind"], "text");
+    assert_eq!(resources[0]["size"], 6);
+    assert_eq!(resources[1]["kind"], "image");
+    assert_eq!(
+        resources[1]["image"],
+        serde_json::json!({"width": 6, "height": 4})
+    );
+    assert_eq!(resources[1]["size"], 16 + 6 * 4 * 4);
+    assert_eq!(
+        messages.last().unwrap(),
+        &serde_json::json!({"reason": "inspect-finished", "resources": 2, "intact": true})
+    );
+    let (_, levels, _) = inspect(&p, &run.parcel("levels"));
+    assert_eq!(levels[0]["name"], "levels/one.lvl");
+    assert_eq!(levels[0]["kind"], "bytes");
+}
+
+#[test]
+fn a_parcel_is_rewritten_only_when_its_contents_change() {
+    let p = project();
+    let first = p.build_ok();
+    let (main, levels) = (first.parcel("main"), first.parcel("levels"));
+    let (main_id, levels_id) = (identity(&main), identity(&levels));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    p.build_ok();
+    assert_eq!(identity(&main), main_id, "a no-op leaves the parcel alone");
+    p.touch("assets/readme.txt");
+    p.build_ok();
+    assert_eq!(
+        identity(&main),
+        main_id,
+        "touching an input leaves the parcel alone"
+    );
+    p.file("assets/readme.txt", "hello again\n");
+    p.build_ok();
+    assert_ne!(
+        identity(&main),
+        main_id,
+        "an edit rewrites the parcel that holds it"
+    );
+    assert_eq!(identity(&levels), levels_id, "and only that parcel");
+    p.remove("assets/sprites/hero.png");
+    p.build_ok();
+    let (_, messages, _) = inspect(&p, &main);
+    let names: Vec<&str> = messages.iter().filter_map(|m| m["name"].as_str()).collect();
+    assert_eq!(names, ["readme.txt"], "a deleted asset leaves its parcel");
+}
+
+#[test]
+fn a_failing_asset_keeps_the_last_good_parcel() {
+    let p = project();
+    let main = p.build_ok().parcel("main");
+    let good = std::fs::read(&main).unwrap();
+    p.file("assets/sprites/hero.png", b"no longer a png");
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101));
+    assert_eq!(run.finished()["parcels"].get("main"), None);
+    assert!(
+        run.finished()["parcels"].get("levels").is_some(),
+        "parcels without the failure are still written"
+    );
+    assert!(
+        run.stderr.contains("parcel `main` not rewritten"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read(&main).unwrap(), good);
+}
+
+#[test]
+fn inspecting_a_corrupt_or_truncated_parcel_fails_cleanly() {
+    let p = project();
+    let main = p.build_ok().parcel("main");
+    let good = std::fs::read(&main).unwrap();
+    let copy = p.path().join("copy.parcel");
+    let mut flipped = good.clone();
+    *flipped.last_mut().unwrap() ^= 0x40; // inside the last resource or its padding
+    let len = good.len();
+    for (what, bytes) in [
+        ("flipped", flipped),
+        ("truncated", good[..len / 2].to_vec()),
+        ("empty", Vec::new()),
+    ] {
+        std::fs::write(&copy, bytes).unwrap();
+        let (code, _, stderr) = inspect(&p, &copy);
+        assert_eq!(code, Some(101), "{what}: {stderr}");
+        assert!(
+            stderr.contains("error:") && stderr.contains("copy.parcel"),
+            "{what}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+    }
+}
