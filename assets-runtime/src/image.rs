@@ -91,8 +91,11 @@ impl ImageHeader {
             encoding,
         };
         if encoding == Encoding::Raw {
-            let expected = u64::from(header.width) * u64::from(header.height) * 4;
-            if (bytes.len() - IMAGE_HEADER_LEN) as u64 != expected {
+            // Checked: a hostile header can claim 2^32 × 2^32 pixels (found by fuzzing).
+            let expected = u64::from(header.width)
+                .checked_mul(u64::from(header.height))
+                .and_then(|n| n.checked_mul(4));
+            if expected != Some((bytes.len() - IMAGE_HEADER_LEN) as u64) {
                 return None;
             }
         }
@@ -130,6 +133,20 @@ mod tests {
         bytes.extend_from_slice(&[0; 24]);
         assert_eq!(ImageHeader::parse(&bytes), Some(h));
         bytes.push(0);
+        assert_eq!(ImageHeader::parse(&bytes), None);
+    }
+
+    #[test]
+    fn a_header_claiming_four_billion_squared_pixels_is_rejected_not_overflowed() {
+        // Regression: fuzz/artifacts crash-d1038f04 (width × height × 4 overflowed u64).
+        let huge = ImageHeader {
+            width: u32::MAX,
+            height: u32::MAX,
+            format: PixelFormat::Rgba8,
+            encoding: Encoding::Raw,
+        };
+        let mut bytes = huge.encode().to_vec();
+        bytes.extend_from_slice(&[0; 64]);
         assert_eq!(ImageHeader::parse(&bytes), None);
     }
 }

@@ -267,7 +267,7 @@ fn structured_corruptions_with_valid_checksums_are_rejected_or_read_safely() {
         let mut bytes = original.clone();
         for _ in 0..1 + rng.next() % 3 {
             let (at, width) = fields[(rng.next() as usize) % fields.len()];
-            let value = if rng.next() % 2 == 0 {
+            let value = if rng.next().is_multiple_of(2) {
                 interesting[(rng.next() as usize) % interesting.len()]
             } else {
                 rng.next()
@@ -317,4 +317,20 @@ fn structured_corruptions_with_valid_checksums_are_rejected_or_read_safely() {
         ),
         "{err}"
     );
+}
+
+#[test]
+fn inputs_that_once_crashed_the_fuzzer_are_rejected() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        if let Ok(p) = Parcel::from_bytes(&bytes) {
+            for r in p.iter() {
+                let _ = (r.text(), r.image(), r.verify());
+            }
+        }
+        seen += 1;
+    }
+    assert!(seen >= 1);
 }
