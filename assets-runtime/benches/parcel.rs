@@ -29,8 +29,14 @@ fn time(runs: usize, mut f: impl FnMut()) -> Duration {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let (count, size) = if quick { (1_000, 1_000) } else { (10_000, 107_374) }; // 10k × 105 KiB ≈ 1 GiB
-    let names: Vec<String> = (0..count).map(|i| format!("assets/d{:03}/resource{i}.bin", i / 100)).collect();
+    let (count, size) = if quick {
+        (1_000, 1_000)
+    } else {
+        (10_000, 107_374)
+    }; // 10k × 105 KiB ≈ 1 GiB
+    let names: Vec<String> = (0..count)
+        .map(|i| format!("assets/d{:03}/resource{i}.bin", i / 100))
+        .collect();
     let mut writer = ParcelWriter::new();
     for (i, name) in names.iter().enumerate() {
         let data: Vec<u8> = (0..size).map(|j| (i * 31 + j * 7) as u8).collect();
@@ -73,10 +79,26 @@ fn main() {
     println!("parcel: {count} resources, {:.3} GiB", gib);
     println!("| measure | median | per unit |");
     println!("|---|---:|---:|");
-    println!("| validate (from_bytes, in memory) | {:.1} µs | {:.0} ns/entry |", validate.as_secs_f64() * 1e6, validate.as_secs_f64() * 1e9 / count as f64);
+    println!(
+        "| validate (from_bytes, in memory) | {:.1} µs | {:.0} ns/entry |",
+        validate.as_secs_f64() * 1e6,
+        validate.as_secs_f64() * 1e9 / count as f64
+    );
     println!("| lookup by id | {:.1} ns | |", per_lookup);
     println!("| lookup by name (hash + compare) | {:.1} ns | |", per_name);
-    println!("| verify all checksums | {:.1} ms | {:.2} GiB/s |", verify.as_secs_f64() * 1e3, gib / verify.as_secs_f64());
-    println!("| std::fs::read of the file | {:.1} ms | {:.2} GiB/s |", fs_read.as_secs_f64() * 1e3, gib / fs_read.as_secs_f64());
-    println!("| ParcelBuf::open (read + validate) | {:.1} ms | ratio to fs::read {:.3} |", open.as_secs_f64() * 1e3, open.as_secs_f64() / fs_read.as_secs_f64());
+    println!(
+        "| verify all checksums | {:.1} ms | {:.2} GiB/s |",
+        verify.as_secs_f64() * 1e3,
+        gib / verify.as_secs_f64()
+    );
+    println!(
+        "| std::fs::read of the file | {:.1} ms | {:.2} GiB/s |",
+        fs_read.as_secs_f64() * 1e3,
+        gib / fs_read.as_secs_f64()
+    );
+    println!(
+        "| ParcelBuf::open (read + validate) | {:.1} ms | ratio to fs::read {:.3} |",
+        open.as_secs_f64() * 1e3,
+        open.as_secs_f64() / fs_read.as_secs_f64()
+    );
 }

@@ -92,8 +92,10 @@ pub(crate) fn u64_at(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
 }
 
-/// The table checksum of a parcel whose header and tables are `bytes[..data_offset]`.
-pub(crate) fn table_checksum(bytes: &[u8], data_offset: usize) -> u64 {
+/// The table checksum of a parcel whose header and tables are
+/// `bytes[..data_offset]`: xxh3-64 of bytes 0..56, then of 64..data_offset.
+/// `data_offset` must lie within `64..=bytes.len()`.
+pub fn table_checksum(bytes: &[u8], data_offset: usize) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(&bytes[..56]);
     h.update(&bytes[HEADER_LEN..data_offset]);

@@ -141,3 +141,34 @@ fn inspecting_a_corrupt_or_truncated_parcel_fails_cleanly() {
         assert!(!stderr.contains("panicked"), "{what}: {stderr}");
     }
 }
+
+#[test]
+fn ids_keep_naming_the_same_resources_after_assets_come_and_go() {
+    let p = project();
+    let ids = |p: &Project| -> std::collections::BTreeMap<String, String> {
+        let main = p.build_ok().parcel("main");
+        let (_, messages, _) = inspect(p, &main);
+        messages
+            .iter()
+            .filter(|m| m["reason"] == "resource")
+            .map(|m| {
+                (
+                    m["id"].as_str().unwrap().to_owned(),
+                    m["name"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let before = ids(&p);
+    p.file("assets/new/one.txt", "1")
+        .file("assets/new/two.txt", "2")
+        .remove("assets/readme.txt");
+    let after = ids(&p);
+    for (id, name) in &before {
+        match after.get(id) {
+            Some(other) => assert_eq!(other, name, "id {id} changed meaning"),
+            None => assert_eq!(name, "readme.txt", "only the removed asset's id is gone"),
+        }
+    }
+    assert_eq!(after.len(), 3);
+}
