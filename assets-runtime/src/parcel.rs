@@ -117,7 +117,11 @@ impl<'a> Parcel<'a> {
         let bucket = bucket_of(id.raw(), self.layout.bucket_bits);
         let start = u32_at(self.bytes, HEADER_LEN + 4 * bucket) as usize;
         let end = u32_at(self.bytes, HEADER_LEN + 4 * (bucket + 1)) as usize;
-        (start..end).map(|i| self.entry(i)).find(|r| r.id == id)
+        // Compare raw ids first; build the resource (UTF-8 views of its name
+        // and kind) only for the match.
+        (start..end)
+            .find(|&i| u64_at(self.bytes, self.layout.entries_at + i * ENTRY_LEN) == id.raw())
+            .map(|i| self.entry(i))
     }
 
     /// The resource named `name`.
