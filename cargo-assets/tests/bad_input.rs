@@ -256,3 +256,21 @@ fn usage_errors_exit_1() {
     assert_eq!(out.status.code(), Some(101));
     assert!(String::from_utf8_lossy(&out.stderr).contains("`--jobs` must be at least 1"));
 }
+
+#[test]
+fn a_file_name_that_is_not_utf8_is_named_and_rejected() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = project();
+    p.file("assets/fine.txt", "ok");
+    let name = std::ffi::OsStr::from_bytes(b"bad-\xff.txt");
+    std::fs::write(p.path().join("assets").join(name), "x").unwrap();
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101));
+    assert_no_panic(&run.stderr);
+    assert!(
+        run.stderr
+            .contains("has a name that is not valid UTF-8; rename it"),
+        "{}",
+        run.stderr
+    );
+}
