@@ -50,7 +50,7 @@ pub struct RecordLog {
 impl RecordLog {
     /// Opens (creating if needed) the log of `variant` in `store` and loads it.
     pub fn open(store: &Store, variant: &str) -> Result<RecordLog, StoreError> {
-        let path = store.dir().join("records").join(format!("{variant}.jsonl"));
+        let path = log_path(store.dir(), variant);
         let io = |action, source| StoreError::Io {
             action,
             path: path.clone(),

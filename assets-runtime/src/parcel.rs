@@ -23,7 +23,6 @@ struct Layout {
     bucket_bits: u32,
     entries_at: usize,
     names_at: usize,
-    names_len: usize,
     data_at: usize,
 }
 
@@ -319,7 +318,6 @@ fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
         bucket_bits,
         entries_at,
         names_at,
-        names_len,
         data_at,
     })
 }
