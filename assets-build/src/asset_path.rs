@@ -4,6 +4,10 @@
 //! parcels and generated constants. It is always relative, uses `/` as the
 //! separator, and has no empty, `.` or `..` components, so it can never name a
 //! file outside its root and it is the same string on every platform.
+//!
+//! One kind of asset path names no file: a generated step, `atlas:<name>`
+//! (see [`crate::atlas`]). `:` is not allowed in file paths, so the two can
+//! never clash.
 
 use std::fmt;
 
@@ -59,6 +63,18 @@ impl AssetPath {
         Ok(AssetPath(parts.join("/")))
     }
 
+    /// The name of the generated step of atlas `name`: `atlas:<name>`.
+    /// `name` must be a valid atlas name (letters, digits, `-`, `_`).
+    pub fn atlas(name: &str) -> AssetPath {
+        debug_assert!(is_atlas_name(name), "{name:?}");
+        AssetPath(format!("{}{name}", crate::atlas::ATLAS_PREFIX))
+    }
+
+    /// The atlas name, if this names an atlas step.
+    pub fn atlas_name(&self) -> Option<&str> {
+        self.0.strip_prefix(crate::atlas::ATLAS_PREFIX)
+    }
+
     /// Resolves `relative` against this asset's folder: for `levels/a.lvl`,
     /// `tiles.png` is `levels/tiles.png` and `../shared/x.png` is `shared/x.png`.
     pub fn sibling(&self, relative: &str) -> Result<AssetPath, AssetPathError> {
@@ -100,8 +116,19 @@ impl fmt::Debug for AssetPath {
 impl<'de> Deserialize<'de> for AssetPath {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        AssetPath::new(&s).map_err(serde::de::Error::custom)
+        match s.strip_prefix(crate::atlas::ATLAS_PREFIX) {
+            Some(name) if is_atlas_name(name) => Ok(AssetPath(s)),
+            _ => AssetPath::new(&s).map_err(serde::de::Error::custom),
+        }
     }
+}
+
+/// Whether `name` can name an atlas: non-empty ASCII letters, digits, `-`, `_`.
+pub fn is_atlas_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 #[cfg(test)]

@@ -21,6 +21,8 @@
 //! - `scheduler`: parallel workers, dependencies built on demand, cycle detection.
 //! - [`freshness`]: the design memo on what is hashed, and the typed [`DirtyReason`].
 //! - [`record`], [`record_log`] and [`store`]: what is kept between builds, and where.
+//! - [`atlas`]: sprites grouped into atlases, packed into pages by a generated
+//!   `atlas:<name>` step.
 //! - [`parcels`]: bundles outputs into parcel files (format: `assets_runtime::format`).
 //!
 //! # Files on disk
@@ -39,6 +41,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod asset_path;
+pub mod atlas;
 pub mod discover;
 pub mod event;
 pub mod freshness;

@@ -14,16 +14,28 @@
 //!
 //! A parcel that holds a failed or skipped asset is not written: the last
 //! good one stays, and the report says why.
+//!
+//! Sprites are the exception to "an asset's outputs are its resources": a
+//! sprite's own output is an intermediate (decoded pixels for its atlas), and
+//! its resource is its frame, cut from its atlas's frame table; the atlas's
+//! pages join every parcel holding one of its sprites (see [`crate::atlas`]).
 
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeSet, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use assets_runtime::format::KIND_SPRITE;
+use assets_runtime::sprite::SPRITE_LEN;
 use assets_runtime::write::ParcelWriter;
 
+use crate::asset_path::AssetPath;
+use crate::atlas::FRAMES_LABEL;
 use crate::hash::ContentHash;
-use crate::manifest::Manifest;
-use crate::report::{Outcome, StepReport};
+use crate::manifest::{Manifest, ParcelSpec};
+use crate::plan::{Group, Plan};
+use crate::report::StepReport;
 use crate::store::{Store, StoreError};
 
 /// What happened to one parcel.
@@ -71,11 +83,12 @@ pub fn parcel_path(cache_dir: &Path, variant: &str, name: &str) -> PathBuf {
         .join(format!("{name}.parcel"))
 }
 
-/// Writes every parcel of `manifest` from `steps` (sorted by asset).
+/// Writes every parcel of `manifest` from `steps` (in plan order).
 pub(crate) fn write_parcels(
     manifest: &Manifest,
     store: &Store,
     variant: &str,
+    plan: &Plan,
     steps: &[Arc<StepReport>],
 ) -> Vec<ParcelReport> {
     manifest
@@ -83,22 +96,13 @@ pub(crate) fn write_parcels(
         .iter()
         .map(|spec| {
             let path = parcel_path(store.dir(), variant, &spec.name);
-            let members: Vec<&StepReport> = steps
-                .iter()
-                .map(|s| &**s)
-                .filter(|s| spec.contains(&s.asset))
-                .collect();
-            let failed: Vec<String> = members
-                .iter()
-                .filter(|s| matches!(s.outcome, Outcome::Failed { .. } | Outcome::Skipped { .. }))
-                .map(|s| s.asset.to_string())
-                .collect();
-            let outcome = if failed.is_empty() {
-                write_one(store, &path, &members).unwrap_or_else(|e| ParcelOutcome::Failed {
-                    error: e.to_string(),
-                })
-            } else {
-                ParcelOutcome::Blocked { failed }
+            let outcome = match select(spec, plan, steps) {
+                Ok(selection) => {
+                    write_one(store, &path, &selection).unwrap_or_else(|e| ParcelOutcome::Failed {
+                        error: e.to_string(),
+                    })
+                }
+                Err(failed) => ParcelOutcome::Blocked { failed },
             };
             ParcelReport {
                 name: spec.name.clone(),
@@ -109,38 +113,107 @@ pub(crate) fn write_parcels(
         .collect()
 }
 
-/// One resource to be: name, kind, blob.
+/// Where a resource's bytes come from.
+#[derive(Clone, Copy)]
+enum Source {
+    /// A whole blob.
+    Blob(ContentHash),
+    /// Bytes `start..start + len` of a blob: one frame of an atlas's table.
+    Slice {
+        hash: ContentHash,
+        start: usize,
+        len: usize,
+    },
+}
+
+/// One resource to be: name, kind, bytes.
 struct Planned {
     name: String,
     kind: String,
-    hash: ContentHash,
+    source: Source,
 }
 
-fn write_one(
-    store: &Store,
-    path: &Path,
-    members: &[&StepReport],
-) -> Result<ParcelOutcome, StoreError> {
+/// The resources of the parcel `spec` selects, sorted as planned; or the
+/// failed and skipped steps that stop it from being written.
+fn select(
+    spec: &ParcelSpec,
+    plan: &Plan,
+    steps: &[Arc<StepReport>],
+) -> Result<Vec<Planned>, Vec<String>> {
     let mut planned = Vec::new();
-    for step in members {
-        let record = step
-            .record
-            .as_ref()
-            .expect("a successful step has a record");
-        for o in &record.outputs {
-            let name = if o.label.is_empty() {
-                step.asset.to_string()
-            } else {
-                format!("{}#{}", step.asset, o.label)
+    let mut failed = Vec::new();
+    let mut atlases = BTreeSet::new();
+    let record = |i: usize, failed: &mut Vec<String>| {
+        let r = steps[i].record.as_deref();
+        if r.is_none() {
+            failed.push(steps[i].asset.to_string());
+        }
+        r
+    };
+    for (i, step) in plan.steps.iter().enumerate() {
+        if step.asset.atlas_name().is_some() || !spec.contains(&step.asset) {
+            continue;
+        }
+        let Some(own) = record(i, &mut failed) else {
+            continue;
+        };
+        if let Group::Sprite { atlas, slot } = step.group {
+            atlases.insert(atlas);
+            let Some(table) = record(atlas, &mut failed).and_then(|r| r.output(FRAMES_LABEL))
+            else {
+                continue;
             };
             planned.push(Planned {
-                name,
+                name: step.asset.to_string(),
+                kind: KIND_SPRITE.to_owned(),
+                source: Source::Slice {
+                    hash: table.hash,
+                    start: slot * SPRITE_LEN,
+                    len: SPRITE_LEN,
+                },
+            });
+            continue;
+        }
+        for o in &own.outputs {
+            planned.push(Planned {
+                name: resource_name(&step.asset, &o.label),
                 kind: o.kind.clone(),
-                hash: o.hash,
+                source: Source::Blob(o.hash),
             });
         }
     }
-    let key = parcel_key(&planned);
+    for atlas in atlases {
+        let Some(r) = steps[atlas].record.as_deref() else {
+            continue;
+        };
+        for o in r.outputs.iter().filter(|o| o.label != FRAMES_LABEL) {
+            planned.push(Planned {
+                name: resource_name(&r.asset, &o.label),
+                kind: o.kind.clone(),
+                source: Source::Blob(o.hash),
+            });
+        }
+    }
+    failed.sort();
+    failed.dedup();
+    if failed.is_empty() {
+        Ok(planned)
+    } else {
+        Err(failed)
+    }
+}
+
+/// `asset`, or `asset#label` for a labelled output.
+fn resource_name(asset: &AssetPath, label: &str) -> String {
+    if label.is_empty() {
+        asset.to_string()
+    } else {
+        format!("{asset}#{label}")
+    }
+}
+
+fn write_one(store: &Store, path: &Path, planned: &[Planned]) -> Result<ParcelOutcome, StoreError> {
+    let key = parcel_key(planned);
     let key_path = path.with_extension("parcel.key");
     let resources = planned.len();
     let unchanged =
@@ -149,8 +222,28 @@ fn write_one(
         return Ok(ParcelOutcome::Unchanged { resources });
     }
     let mut writer = ParcelWriter::new();
-    for p in &planned {
-        writer.add(&p.name, &p.kind, store.get(&p.hash)?);
+    let mut tables: HashMap<ContentHash, Vec<u8>> = HashMap::new();
+    for p in planned {
+        let bytes = match p.source {
+            Source::Blob(hash) => store.get(&hash)?,
+            Source::Slice { hash, start, len } => {
+                let table = match tables.entry(hash) {
+                    Entry::Occupied(e) => e.into_mut(),
+                    Entry::Vacant(e) => e.insert(store.get(&hash)?),
+                };
+                table
+                    .get(start..start + len)
+                    .map(<[u8]>::to_vec)
+                    .ok_or_else(|| StoreError::Io {
+                        action: "could not slice",
+                        path: store.blob_path(&hash),
+                        source: std::io::Error::other(
+                            "an atlas frame table is shorter than its sprite list",
+                        ),
+                    })?
+            }
+        };
+        writer.add(&p.name, &p.kind, bytes);
     }
     let bytes = writer.finish().map_err(|e| StoreError::Io {
         action: "could not assemble",
@@ -163,14 +256,22 @@ fn write_one(
 }
 
 /// The identity of a parcel's contents: the format version and every
-/// resource's name, kind and blob hash.
+/// resource's name, kind and bytes (by blob hash, and range for a slice).
 fn parcel_key(planned: &[Planned]) -> ContentHash {
     let mut h = blake3::Hasher::new();
     h.update(&assets_runtime::format::VERSION.to_le_bytes());
     for p in planned {
-        for field in [p.name.as_bytes(), p.kind.as_bytes(), p.hash.as_bytes()] {
+        let (hash, range) = match p.source {
+            Source::Blob(hash) => (hash, None),
+            Source::Slice { hash, start, len } => (hash, Some((start as u64, len as u64))),
+        };
+        for field in [p.name.as_bytes(), p.kind.as_bytes(), hash.as_bytes()] {
             h.update(&(field.len() as u64).to_le_bytes());
             h.update(field);
+        }
+        if let Some((start, len)) = range {
+            h.update(&start.to_le_bytes());
+            h.update(&len.to_le_bytes());
         }
     }
     h.finalize().into()

@@ -141,7 +141,7 @@ impl Pipeline {
             .filter_map(|s| s.record.clone().or_else(|| records.get(&s.asset).cloned()))
             .collect();
         records.compact_if_worthwhile(&store, live.iter().map(|r| &**r))?;
-        let parcels = write_parcels(&manifest, &store, &o.variant, &steps);
+        let parcels = write_parcels(&manifest, &store, &o.variant, &plan, &steps);
         Ok(BuildReport {
             steps,
             parcels,

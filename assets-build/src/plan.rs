@@ -1,13 +1,15 @@
 //! Planning: every discovered asset gets a step with its processor, settings
-//! and key, before anything runs.
+//! and key, before anything runs; sprites are grouped by atlas, and each
+//! atlas gets a generated step after every asset (see [`crate::atlas`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::asset_path::AssetPath;
+use crate::atlas::AtlasPacker;
 use crate::discover::Discovered;
 use crate::hash::ContentHash;
-use crate::manifest::{Manifest, ManifestError, Origin, Settings, did_you_mean};
+use crate::manifest::{DEFAULT_ATLAS, Manifest, ManifestError, Origin, Settings, did_you_mean};
 use crate::processor::{Processor, Registry};
 use crate::record::step_key;
 
@@ -20,6 +22,15 @@ pub(crate) struct Step {
     pub settings_json: String,
     pub origin: Option<Origin>,
     pub key: ContentHash,
+    pub group: Group,
+}
+
+/// How a step takes part in an atlas.
+pub(crate) enum Group {
+    /// It does not (an atlas step itself is `None` too).
+    None,
+    /// A sprite: the atlas step's index, and this sprite's place in its list.
+    Sprite { atlas: usize, slot: usize },
 }
 
 /// The steps of a build, by asset path.
@@ -45,6 +56,7 @@ pub(crate) fn plan(
             .help("override keys are asset paths relative to the asset root, e.g. \"sprites/hero.png\""));
     }
     let mut steps = Vec::with_capacity(assets.len());
+    let mut members: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for d in assets {
         let a = manifest.assign(&d.path);
         let Some(processor) = registry.get(&a.processor) else {
@@ -62,23 +74,42 @@ pub(crate) fn plan(
             };
             return Err(err.help(help));
         };
-        let settings_json = a.settings.canonical_json();
-        let key = step_key(
-            processor.name(),
-            processor.version(),
-            &settings_json,
-            &d.path,
+        let mut settings = a.settings;
+        if processor.name() == "sprite" {
+            let atlas = atlas_of(manifest, &d.path, settings.take("atlas"), a.origin.as_ref())?;
+            members.entry(atlas).or_default().push(steps.len());
+        }
+        steps.push(step(
+            d.path.clone(),
+            d.root,
+            Arc::clone(processor),
+            settings,
+            a.origin,
             variant,
+        ));
+    }
+    let packer: Arc<dyn Processor> = Arc::new(AtlasPacker);
+    for (name, sprites) in members {
+        let atlas = steps.len();
+        for (slot, &i) in sprites.iter().enumerate() {
+            steps[i].group = Group::Sprite { atlas, slot };
+        }
+        let spec = manifest.atlases.get(&name).cloned().unwrap_or_default();
+        let mut table = toml::Table::new();
+        table.insert(
+            "atlas".into(),
+            toml::Value::try_from(&spec).expect("atlas settings serialize"),
         );
-        steps.push(Step {
-            asset: d.path.clone(),
-            root: d.root,
-            processor: Arc::clone(processor),
-            settings: a.settings,
-            settings_json,
-            origin: a.origin,
-            key,
-        });
+        let list = sprites.iter().map(|&i| steps[i].asset.to_string().into());
+        table.insert("sprites".into(), toml::Value::Array(list.collect()));
+        steps.push(step(
+            AssetPath::atlas(&name),
+            0,
+            Arc::clone(&packer),
+            Settings::from_table(table),
+            None,
+            variant,
+        ));
     }
     let index = steps
         .iter()
@@ -86,4 +117,68 @@ pub(crate) fn plan(
         .map(|(i, s)| (s.asset.clone(), i))
         .collect();
     Ok(Plan { steps, index })
+}
+
+fn step(
+    asset: AssetPath,
+    root: usize,
+    processor: Arc<dyn Processor>,
+    settings: Settings,
+    origin: Option<Origin>,
+    variant: &str,
+) -> Step {
+    let settings_json = settings.canonical_json();
+    let key = step_key(
+        processor.name(),
+        processor.version(),
+        &settings_json,
+        &asset,
+        variant,
+    );
+    Step {
+        asset,
+        root,
+        processor,
+        settings,
+        settings_json,
+        origin,
+        key,
+        group: Group::None,
+    }
+}
+
+/// The atlas a sprite's `atlas` setting names: declared, or the default.
+fn atlas_of(
+    manifest: &Manifest,
+    asset: &AssetPath,
+    setting: Option<toml::Value>,
+    origin: Option<&Origin>,
+) -> Result<String, ManifestError> {
+    let error = |message: String| match origin {
+        Some(o) => manifest.error_at(o, message),
+        None => manifest.error(message),
+    };
+    let name = match setting {
+        None => return Ok(DEFAULT_ATLAS.to_owned()),
+        Some(toml::Value::String(name)) => name,
+        Some(other) => {
+            return Err(error(format!(
+                "`atlas` of sprite `{asset}` must be a string, not {}",
+                other.type_str()
+            )));
+        }
+    };
+    if name == DEFAULT_ATLAS || manifest.atlases.contains_key(&name) {
+        return Ok(name);
+    }
+    let mut help = format!(
+        "declare it with [package.metadata.assets.atlases.{name}], or use a declared atlas"
+    );
+    if let Some(s) = did_you_mean(&name, manifest.atlases.keys().map(String::as_str)) {
+        help = format!("did you mean `{s}`? {help}");
+    }
+    Err(error(format!(
+        "sprite `{asset}` names atlas `{name}`, which is not declared"
+    ))
+    .help(help))
 }

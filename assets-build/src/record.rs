@@ -51,6 +51,11 @@ impl Record {
     pub fn outputs_hash(&self) -> ContentHash {
         outputs_hash(&self.outputs)
     }
+
+    /// The output labelled `label` (`""` for the main output).
+    pub fn output(&self, label: &str) -> Option<&OutputRecord> {
+        self.outputs.iter().find(|o| o.label == label)
+    }
 }
 
 /// The combined hash of a list of outputs.

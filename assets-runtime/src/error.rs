@@ -51,6 +51,13 @@ pub enum ParcelError {
         /// The resource's name.
         name: String,
     },
+    /// A sprite does not lie within an image of the parcel.
+    BadSprite {
+        /// The sprite's name.
+        name: String,
+        /// What is wrong.
+        what: &'static str,
+    },
     /// Reading the file failed.
     Io {
         /// The OS error's message.
@@ -88,6 +95,9 @@ impl fmt::Display for ParcelError {
                     f,
                     "corrupt parcel: resource `{name}` does not match its checksum"
                 )
+            }
+            ParcelError::BadSprite { name, what } => {
+                write!(f, "corrupt parcel: sprite `{name}`: {what}")
             }
             ParcelError::Io { message } => write!(f, "could not read parcel: {message}"),
         }

@@ -37,7 +37,7 @@
 //!
 //! | when                  | what |
 //! |-----------------------|------|
-//! | `Parcel::from_bytes`  | magic, version, every offset and length (with overflow checks), the table checksum, buckets consistent with ids, ids strictly increasing, names and kinds UTF-8, resources inside the data area, 16-aligned, not overlapping, zero padding everywhere else, text resources UTF-8, image headers consistent with their length |
+//! | `Parcel::from_bytes`  | magic, version, every offset and length (with overflow checks), the table checksum, buckets consistent with ids, ids strictly increasing, names and kinds UTF-8, resources inside the data area, 16-aligned, not overlapping, zero padding everywhere else, text resources UTF-8, image headers consistent with their length, sprite frames well-formed and inside an image resource of the parcel |
 //! | `Parcel::verify`      | each resource's data checksum (reading every byte, so it is not done at open) |
 //!
 //! Every byte of a file is therefore covered: the header and tables by the
@@ -62,6 +62,8 @@ pub const KIND_BYTES: &str = "bytes";
 pub const KIND_TEXT: &str = "text";
 /// Kind name of images (see [`crate::image`]).
 pub const KIND_IMAGE: &str = "image";
+/// Kind name of sprite frames (see [`crate::sprite`]).
+pub const KIND_SPRITE: &str = "sprite";
 
 /// `bucket_bits` for `count` entries: about one entry per bucket.
 pub fn bucket_bits_for(count: usize) -> u32 {

@@ -21,6 +21,7 @@
 //! - [`format`]: the file layout, byte by byte, and what is checked when.
 //! - [`id`]: why ids stay stable when assets are added or removed.
 //! - [`image`]: the image resource layout.
+//! - [`sprite`]: sprite frames: where a sprite lies in its atlas page.
 //! - `write` (feature `write`): the writer the pipeline uses, so that reader
 //!   and writer share one definition of the format.
 //!
@@ -31,12 +32,14 @@ pub mod format;
 pub mod id;
 pub mod image;
 mod parcel;
+pub mod sprite;
 #[cfg(any(test, feature = "write"))]
 pub mod write;
 
 pub use error::ParcelError;
 pub use id::ResourceId;
 pub use parcel::{Parcel, ParcelBuf, Resource};
+pub use sprite::{Sprite, SpriteFrame};
 
 #[cfg(test)]
 mod tests;

@@ -10,11 +10,12 @@ use std::path::Path;
 
 use crate::error::ParcelError;
 use crate::format::{
-    DATA_ALIGN, ENTRY_LEN, HEADER_LEN, KIND_IMAGE, KIND_TEXT, MAGIC, MAX_BUCKET_BITS, VERSION,
-    bucket_of, data_checksum, table_checksum, u16_at, u32_at, u64_at,
+    DATA_ALIGN, ENTRY_LEN, HEADER_LEN, KIND_IMAGE, KIND_SPRITE, KIND_TEXT, MAGIC, MAX_BUCKET_BITS,
+    VERSION, bucket_of, data_checksum, table_checksum, u16_at, u32_at, u64_at,
 };
 use crate::id::ResourceId;
 use crate::image::{IMAGE_HEADER_LEN, Image, ImageHeader};
+use crate::sprite::{Sprite, SpriteFrame};
 
 /// Where things are in a validated parcel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +66,13 @@ impl<'a> Resource<'a> {
             header,
             data: &self.data[IMAGE_HEADER_LEN..],
         })
+    }
+
+    /// The frame, if this is a `sprite` resource (checked at open).
+    pub fn sprite_frame(&self) -> Option<SpriteFrame> {
+        (self.kind == KIND_SPRITE)
+            .then(|| SpriteFrame::parse(self.data))
+            .flatten()
     }
 
     /// The xxh3-64 checksum stored for the bytes.
@@ -141,6 +149,14 @@ impl<'a> Parcel<'a> {
     /// The image of resource `id`, if it is an `image` resource.
     pub fn image(&self, id: ResourceId) -> Option<Image<'a>> {
         self.get(id)?.image()
+    }
+
+    /// The sprite `id` with its page, if it is a `sprite` resource. A valid
+    /// parcel's sprites always have their page (checked at open).
+    pub fn sprite(&self, id: ResourceId) -> Option<Sprite<'a>> {
+        let frame = self.get(id)?.sprite_frame()?;
+        let page = self.image(frame.page)?;
+        Some(Sprite { frame, page })
     }
 
     /// Every resource, in id order.
@@ -242,6 +258,7 @@ fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
     let data = &bytes[data_at..];
     let mut spans: Vec<(usize, usize, usize)> = Vec::with_capacity(count);
     let mut previous_id = None;
+    let mut sprites = Vec::new();
     for index in 0..count {
         let bad = |what| ParcelError::BadEntry { index, what };
         let e = entries_at + index * ENTRY_LEN;
@@ -288,6 +305,10 @@ fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
         if kind == KIND_IMAGE && ImageHeader::parse(resource).is_none() {
             return Err(bad("image resource has a bad header or length"));
         }
+        if kind == KIND_SPRITE {
+            let frame = SpriteFrame::parse(resource).ok_or(bad("sprite resource is malformed"))?;
+            sprites.push((index, frame));
+        }
         spans.push((start, len, index));
     }
     spans.sort_unstable();
@@ -313,13 +334,28 @@ fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
             offset: data_at + cursor + i,
         });
     }
-    Ok(Layout {
+    let layout = Layout {
         count,
         bucket_bits,
         entries_at,
         names_at,
         data_at,
-    })
+    };
+    // Everything above holds, so lookups are safe: check each sprite's page.
+    let parcel = Parcel { bytes, layout };
+    for (index, frame) in sprites {
+        let bad = |what| ParcelError::BadSprite {
+            name: parcel.entry(index).name.to_owned(),
+            what,
+        };
+        let page = parcel
+            .image(frame.page)
+            .ok_or_else(|| bad("its page is not an image resource of the parcel"))?;
+        if !frame.fits_in(page.header.width, page.header.height) {
+            return Err(bad("its rectangle lies outside its page"));
+        }
+    }
+    Ok(layout)
 }
 
 /// A validated parcel that owns its bytes: read from a file at run time (for

@@ -43,6 +43,12 @@ pub struct PackageArgs {
 pub struct InspectArgs {
     /// The parcel file.
     pub parcel: PathBuf,
+    /// Also draw this atlas's pages, with sprite outlines, as PNG files.
+    #[arg(long, value_name = "NAME")]
+    pub atlas: Option<String>,
+    /// Where `--atlas` writes its pictures [default: beside the parcel].
+    #[arg(long, value_name = "DIRECTORY", requires = "atlas")]
+    pub out_dir: Option<PathBuf>,
 }
 
 /// `cargo assets build`.

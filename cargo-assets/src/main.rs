@@ -34,7 +34,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Build(args) => commands::build::exec(args, &shell),
         Command::Clean(args) => commands::clean::exec(args, &shell),
-        Command::Inspect(args) => commands::inspect::exec(&args.parcel, &shell),
+        Command::Inspect(args) => commands::inspect::exec(args, &shell),
     };
     match result {
         Ok(Exit::Success) => ExitCode::SUCCESS,

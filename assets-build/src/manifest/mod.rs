@@ -20,6 +20,9 @@
 //! processor = "sprite"                 # optional: default is by extension
 //! atlas = "main"                       # every other key is a setting
 //!
+//! [package.metadata.assets.atlases.main]
+//! max-size = 2048                      # see AtlasSpec for every key
+//!
 //! [package.metadata.assets.overrides."sprites/hero.png"]
 //! premultiply = true                   # merged over the matching rule's settings
 //!
@@ -37,6 +40,7 @@ use std::sync::Arc;
 
 use globset::{Glob, GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 pub use diagnostic::ManifestError;
@@ -45,6 +49,7 @@ use diagnostic::suggest_for_unknown_field;
 use raw::{RawAssets, RawCargoToml, RawTable};
 
 use crate::asset_path::AssetPath;
+use crate::processor::image::Encoding;
 
 const ASSETS_KEY: &str = "package.metadata.assets";
 
@@ -118,14 +123,55 @@ pub struct Override {
     pub origin: Origin,
 }
 
-/// `[package.metadata.assets.atlases.<name>]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `[package.metadata.assets.atlases.<name>]`: how an atlas is packed.
+///
+/// | key            | default | meaning |
+/// |----------------|---------|---------|
+/// | `max-size`     | `2048`  | page width and height limit, in pixels (at most 16384) |
+/// | `padding`      | `2`     | pixels between sprites (extruded borders included) |
+/// | `extrude`      | `0`     | pixels of each sprite's edge repeated around it, against texture bleeding |
+/// | `rotate`       | `false` | sprites may be turned 90° to pack tighter |
+/// | `power-of-two` | `false` | page sizes rounded up to powers of two (`max-size` must be one) |
+/// | `premultiply`  | `false` | page colors multiplied by alpha |
+/// | `encoding`     | `"raw"` | pages as `"raw"` pixels or `"png"` |
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct AtlasSpec {
     /// Page size limit in pixels (width and height).
     pub max_size: u32,
     /// Pixels between sprites.
     pub padding: u32,
+    /// Pixels of edge repeated around each sprite.
+    pub extrude: u32,
+    /// Whether sprites may be turned 90°.
+    pub rotate: bool,
+    /// Whether page sizes are rounded up to powers of two.
+    pub power_of_two: bool,
+    /// Whether page colors are multiplied by alpha.
+    pub premultiply: bool,
+    /// How pages are stored.
+    pub encoding: Encoding,
 }
+
+impl Default for AtlasSpec {
+    fn default() -> AtlasSpec {
+        AtlasSpec {
+            max_size: 2048,
+            padding: 2,
+            extrude: 0,
+            rotate: false,
+            power_of_two: false,
+            premultiply: false,
+            encoding: Encoding::Raw,
+        }
+    }
+}
+
+/// The largest page side an atlas may ask for.
+pub const MAX_ATLAS_SIZE: u32 = 16384;
+
+/// The atlas sprites go to when their rule names none; it needs no table.
+pub const DEFAULT_ATLAS: &str = "main";
 
 /// A named bundle of resources.
 #[derive(Debug, Clone)]
@@ -169,6 +215,16 @@ impl Settings {
     /// The raw table.
     pub fn table(&self) -> &toml::Table {
         &self.0
+    }
+
+    /// Settings holding `table`.
+    pub fn from_table(table: toml::Table) -> Settings {
+        Settings(table)
+    }
+
+    /// Takes `key` out, for settings the planner reads itself (`atlas`).
+    pub(crate) fn take(&mut self, key: &str) -> Option<toml::Value> {
+        self.0.remove(key)
     }
 
     /// The canonical JSON form hashed into step keys: keys sorted, no spacing.
@@ -322,15 +378,8 @@ impl Resolver<'_> {
             .collect::<Result<_, _>>()?;
         let atlases = atlases
             .into_iter()
-            .map(|(name, a)| {
-                let a = a.into_inner();
-                let spec = AtlasSpec {
-                    max_size: a.max_size.map_or(2048, Spanned::into_inner),
-                    padding: a.padding.map_or(2, Spanned::into_inner),
-                };
-                (name.into_inner(), spec)
-            })
-            .collect();
+            .map(|(name, a)| self.atlas(name, a))
+            .collect::<Result<_, _>>()?;
         let parcels = match parcels {
             Some(p) => p
                 .into_iter()
@@ -453,6 +502,49 @@ impl Resolver<'_> {
     }
 
     /// Takes the `processor` key out of a rule or override table.
+    fn atlas(
+        &self,
+        name: Spanned<String>,
+        spec: Spanned<AtlasSpec>,
+    ) -> Result<(String, AtlasSpec), ManifestError> {
+        let key = format!("{ASSETS_KEY}.atlases.{}", name.get_ref());
+        if !crate::asset_path::is_atlas_name(name.get_ref()) {
+            return Err(self
+                .err(
+                    name.span(),
+                    key,
+                    format!("invalid atlas name `{}`", name.get_ref()),
+                )
+                .help("atlas names use ASCII letters, digits, `-` and `_`"));
+        }
+        let span = spec.span();
+        let spec = spec.into_inner();
+        let problem = if spec.max_size == 0 || spec.max_size > MAX_ATLAS_SIZE {
+            Some(format!("`max-size` must be between 1 and {MAX_ATLAS_SIZE}"))
+        } else if spec.power_of_two && !spec.max_size.is_power_of_two() {
+            Some(format!(
+                "`power-of-two` pages need a power-of-two `max-size`, not {}",
+                spec.max_size
+            ))
+        } else if spec.extrude > spec.max_size / 4 {
+            Some(format!(
+                "`extrude` of {} is more than a quarter of `max-size`",
+                spec.extrude
+            ))
+        } else if spec.padding > spec.max_size / 4 {
+            Some(format!(
+                "`padding` of {} is more than a quarter of `max-size`",
+                spec.padding
+            ))
+        } else {
+            None
+        };
+        match problem {
+            Some(message) => Err(self.err(span, key, message)),
+            None => Ok((name.into_inner(), spec)),
+        }
+    }
+
     fn processor(
         &self,
         table: &mut RawTable,

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::AtlasSpec;
+
 /// A table whose keys and values keep their spans, for processor settings.
 pub(crate) type RawTable = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
 
@@ -38,14 +40,7 @@ pub(crate) struct RawAssets {
     #[serde(default)]
     pub overrides: BTreeMap<Spanned<String>, Spanned<RawTable>>,
     #[serde(default)]
-    pub atlases: BTreeMap<Spanned<String>, Spanned<RawAtlas>>,
+    pub atlases: BTreeMap<Spanned<String>, Spanned<AtlasSpec>>,
     /// Name → array of globs, or `{ include = [...], exclude = [...] }`.
     pub parcels: Option<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(crate) struct RawAtlas {
-    pub max_size: Option<Spanned<u32>>,
-    pub padding: Option<Spanned<u32>>,
 }

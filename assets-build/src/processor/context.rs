@@ -53,6 +53,7 @@ pub struct Context<'a> {
     deps: &'a dyn Dependencies,
     recorded: Recorded,
     seen: HashSet<String>,
+    used: HashSet<AssetPath>,
     temp_dir: Option<PathBuf>,
 }
 
@@ -72,6 +73,7 @@ impl<'a> Context<'a> {
             deps,
             recorded: Recorded::default(),
             seen: HashSet::new(),
+            used: HashSet::new(),
             temp_dir: None,
         }
     }
@@ -215,7 +217,7 @@ impl<'a> Context<'a> {
                 return Err(e);
             }
         };
-        if !self.recorded.dependencies.iter().any(|d| d.asset == asset) {
+        if self.used.insert(asset.clone()) {
             let outputs_hash = record.outputs_hash();
             self.recorded.dependencies.push(DependencyUse {
                 asset,
@@ -300,17 +302,12 @@ impl DependencyOutputs<'_> {
 
     /// The bytes of the output labelled `label` (`""` for the main output).
     pub fn bytes(&self, label: &str) -> Result<Vec<u8>, ProcessError> {
-        let output = self
-            .record
-            .outputs
-            .iter()
-            .find(|o| o.label == label)
-            .ok_or_else(|| {
-                ProcessError::msg(format!(
-                    "`{}` has no output labelled `{label}`",
-                    self.record.asset
-                ))
-            })?;
+        let output = self.record.output(label).ok_or_else(|| {
+            ProcessError::msg(format!(
+                "`{}` has no output labelled `{label}`",
+                self.record.asset
+            ))
+        })?;
         Ok(self.store.get(&output.hash)?)
     }
 }

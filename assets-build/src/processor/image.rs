@@ -17,7 +17,7 @@ use assets_runtime::image::{
     Encoding as StoredEncoding, IMAGE_HEADER_LEN, ImageHeader, PixelFormat,
 };
 use image::{ImageFormat, ImageReader, Limits, RgbaImage};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Context, ProcessError, Processor};
 
@@ -40,12 +40,12 @@ pub struct ImageSettings {
     pub max_dimension: u32,
 }
 
-fn default_max_dimension() -> u32 {
+pub(crate) fn default_max_dimension() -> u32 {
     16384
 }
 
 /// How pixels are stored in the output.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Encoding {
     /// Raw RGBA8 rows.
@@ -103,16 +103,19 @@ pub fn decode_rgba8(bytes: &[u8], max_dimension: u32) -> Result<RgbaImage, Proce
     Ok(image.into_rgba8())
 }
 
-fn premultiply(image: &mut RgbaImage) {
-    for p in image.pixels_mut() {
+/// Multiplies color by alpha, rounding to nearest, in RGBA8 `pixels`.
+pub(crate) fn premultiply(pixels: &mut [u8]) {
+    for p in pixels.chunks_exact_mut(4) {
         let a = u16::from(p[3]);
-        for c in &mut p.0[..3] {
+        for c in &mut p[..3] {
             *c = ((u16::from(*c) * a + 127) / 255) as u8;
         }
     }
 }
 
-fn encode(
+/// The `image` resource bytes (header, then pixels as `encoding` says) of
+/// RGBA8 `image`.
+pub(crate) fn encode(
     image: &RgbaImage,
     premultiplied: bool,
     encoding: Encoding,

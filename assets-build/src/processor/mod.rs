@@ -20,12 +20,13 @@
 //! [`Processor::version`] whenever the code changes what it produces; every step
 //! that used the processor then reruns.
 //!
-//! Built-ins: [`copy`], [`text`], [`image`], [`command`].
+//! Built-ins: [`copy`], [`text`], [`image`], [`sprite`], [`command`].
 
 pub mod command;
 pub(crate) mod context;
 pub mod copy;
 pub mod image;
+pub mod sprite;
 pub mod text;
 
 use std::collections::BTreeMap;
@@ -60,12 +61,13 @@ impl Registry {
         Registry::default()
     }
 
-    /// The built-in processors: `copy`, `text`, `image`, `command`.
+    /// The built-in processors: `copy`, `text`, `image`, `sprite`, `command`.
     pub fn with_builtins() -> Registry {
         let mut r = Registry::empty();
         r.register(copy::Copy);
         r.register(text::Text);
         r.register(image::Image);
+        r.register(sprite::Sprite);
         r.register(command::Command);
         r
     }

@@ -1,15 +1,16 @@
-//! `cargo assets inspect <parcel>`: list a parcel's resources and verify it.
-
-use std::path::Path;
+//! `cargo assets inspect <parcel>`: list a parcel's resources and verify it;
+//! with `--atlas <name>`, also draw that atlas's pages (see [`super::picture`]).
 
 use assets_runtime::{ParcelBuf, Resource};
 use serde_json::json;
 
-use super::Exit;
+use super::{Exit, picture};
+use crate::cli::InspectArgs;
 use crate::shell::{Shell, Style};
 
-/// Lists and verifies the parcel at `path`.
-pub fn exec(path: &Path, shell: &Shell) -> anyhow::Result<Exit> {
+/// Lists and verifies the parcel `args.parcel`, and draws `args.atlas`.
+pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
+    let path = args.parcel.as_path();
     let buf = ParcelBuf::open(path)
         .map_err(|e| anyhow::anyhow!("`{}` is not a valid parcel: {e}", path.display()))?;
     let parcel = buf.parcel();
@@ -29,7 +30,19 @@ pub fn exec(path: &Path, shell: &Shell) -> anyhow::Result<Exit> {
         let mut detail = String::new();
         if let Some(image) = r.image() {
             message["image"] = json!({"width": image.header.width, "height": image.header.height});
-            detail = format!(" {}x{}", image.header.width, image.header.height);
+            detail = format!(", {}x{}", image.header.width, image.header.height);
+        }
+        if let Some(f) = r.sprite_frame() {
+            message["sprite"] = json!({
+                "page": f.page_index, "x": f.x, "y": f.y, "w": f.w, "h": f.h, "rotated": f.rotated,
+                "trim_x": f.trim_x, "trim_y": f.trim_y,
+                "source_width": f.source_width, "source_height": f.source_height,
+            });
+            let turned = if f.rotated { ", rotated" } else { "" };
+            detail = format!(
+                " page {} at {},{} {}x{}{turned}",
+                f.page_index, f.x, f.y, f.w, f.h
+            );
         }
         shell.message(&message);
         shell.status(
@@ -53,5 +66,31 @@ pub fn exec(path: &Path, shell: &Shell) -> anyhow::Result<Exit> {
         format!("{} resources in {}", resources.len(), path.display()),
         Style::Good,
     );
+    if let Some(atlas) = &args.atlas {
+        let out_dir = match &args.out_dir {
+            Some(dir) => dir.clone(),
+            None => path
+                .parent()
+                .unwrap_or(std::path::Path::new("."))
+                .to_owned(),
+        };
+        for p in picture::draw(&parcel, atlas, &out_dir)? {
+            shell.message(&json!({
+                "reason": "atlas-picture", "atlas": atlas, "path": p.path,
+                "width": p.width, "height": p.height, "sprites": p.sprites,
+            }));
+            shell.status(
+                "Drew",
+                format!(
+                    "{} ({}x{}, {} sprites)",
+                    p.path.display(),
+                    p.width,
+                    p.height,
+                    p.sprites
+                ),
+                Style::Good,
+            );
+        }
+    }
     Ok(Exit::Success)
 }

@@ -1,0 +1,163 @@
+//! [`SpriteSource`]: one decoded sprite, trimmed, as the `sprite` processor
+//! caches it for the atlas stage.
+//!
+//! This is an intermediate output (kind [`SPRITE_SOURCE_KIND`]): it lives in
+//! the store, never in a parcel. Caching decoded pixels is what makes an atlas
+//! re-pack after one sprite changes cost milliseconds: the others are read
+//! back, not decoded again.
+//!
+//! ```text
+//! offset size
+//!      0    4  magic "ASRC"
+//!      4    4  source width, source height (as authored)
+//!     12    8  trim x, trim y (where the kept pixels start)
+//!     20    8  width, height (the kept pixels)
+//!     28    …  width × height RGBA8 pixels, rows top to bottom, straight alpha
+//! ```
+
+use crate::processor::ProcessError;
+
+/// Output kind of a cached sprite.
+pub const SPRITE_SOURCE_KIND: &str = "sprite-source";
+const MAGIC: [u8; 4] = *b"ASRC";
+const HEADER_LEN: usize = 28;
+
+/// A decoded sprite: the pixels kept after trimming, and where they were.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpriteSource {
+    /// Width of the image as authored.
+    pub source_width: u32,
+    /// Height of the image as authored.
+    pub source_height: u32,
+    /// Left edge of the kept pixels in the image.
+    pub trim_x: u32,
+    /// Top edge of the kept pixels in the image.
+    pub trim_y: u32,
+    /// Width of the kept pixels.
+    pub width: u32,
+    /// Height of the kept pixels.
+    pub height: u32,
+    /// RGBA8 rows, straight alpha.
+    pub pixels: Vec<u8>,
+}
+
+impl SpriteSource {
+    /// `image` whole, or without its fully transparent borders when `trim`.
+    /// A fully transparent image trims to 0 × 0.
+    pub fn new(image: &image::RgbaImage, trim: bool) -> SpriteSource {
+        let (w, h) = image.dimensions();
+        let (x0, y0, x1, y1) = if trim {
+            opaque_bounds(image).unwrap_or((0, 0, 0, 0))
+        } else {
+            (0, 0, w, h)
+        };
+        let row = (w * 4) as usize;
+        let mut pixels = Vec::with_capacity(((x1 - x0) * (y1 - y0) * 4) as usize);
+        for y in y0..y1 {
+            let start = y as usize * row + x0 as usize * 4;
+            pixels.extend_from_slice(&image.as_raw()[start..start + (x1 - x0) as usize * 4]);
+        }
+        SpriteSource {
+            source_width: w,
+            source_height: h,
+            trim_x: x0,
+            trim_y: y0,
+            width: x1 - x0,
+            height: y1 - y0,
+            pixels,
+        }
+    }
+
+    /// The bytes stored in the cache.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN + self.pixels.len());
+        out.extend_from_slice(&MAGIC);
+        for v in [
+            self.source_width,
+            self.source_height,
+            self.trim_x,
+            self.trim_y,
+            self.width,
+            self.height,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&self.pixels);
+        out
+    }
+
+    /// Reads bytes made by [`SpriteSource::encode`].
+    pub fn decode(bytes: &[u8]) -> Result<SpriteSource, ProcessError> {
+        let bad = || ProcessError::msg("cached sprite data is malformed");
+        if bytes.len() < HEADER_LEN || bytes[..4] != MAGIC {
+            return Err(bad());
+        }
+        let word =
+            |i: usize| u32::from_le_bytes(bytes[4 + 4 * i..8 + 4 * i].try_into().expect("4 bytes"));
+        let s = SpriteSource {
+            source_width: word(0),
+            source_height: word(1),
+            trim_x: word(2),
+            trim_y: word(3),
+            width: word(4),
+            height: word(5),
+            pixels: bytes[HEADER_LEN..].to_vec(),
+        };
+        let expected = u64::from(s.width) * u64::from(s.height) * 4;
+        if expected != s.pixels.len() as u64 {
+            return Err(bad());
+        }
+        Ok(s)
+    }
+}
+
+/// The smallest rectangle `(x0, y0, x1, y1)` holding every pixel with alpha
+/// above zero; `None` if there is none.
+fn opaque_bounds(image: &image::RgbaImage) -> Option<(u32, u32, u32, u32)> {
+    let (w, h) = image.dimensions();
+    let opaque = |x: u32, y: u32| image.get_pixel(x, y)[3] != 0;
+    let row_used = |y: u32| (0..w).any(|x| opaque(x, y));
+    let y0 = (0..h).find(|&y| row_used(y))?;
+    let y1 = (0..h).rev().find(|&y| row_used(y)).expect("row y0 is used") + 1;
+    let column_used = |x: u32| (y0..y1).any(|y| opaque(x, y));
+    let x0 = (0..w)
+        .find(|&x| column_used(x))
+        .expect("a used row has a used column");
+    let x1 = (0..w).rev().find(|&x| column_used(x)).expect("x0 is used") + 1;
+    Some((x0, y0, x1, y1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::{Rgba, RgbaImage};
+
+    #[test]
+    fn trimming_keeps_the_opaque_box_and_where_it_was() {
+        let mut img = RgbaImage::new(10, 8);
+        img.put_pixel(3, 2, Rgba([1, 2, 3, 255]));
+        img.put_pixel(6, 4, Rgba([4, 5, 6, 1]));
+        let s = SpriteSource::new(&img, true);
+        assert_eq!((s.trim_x, s.trim_y, s.width, s.height), (3, 2, 4, 3));
+        assert_eq!((s.source_width, s.source_height), (10, 8));
+        assert_eq!(s.pixels[..4], [1, 2, 3, 255]);
+        assert_eq!(SpriteSource::decode(&s.encode()).unwrap(), s);
+        let untrimmed = SpriteSource::new(&img, false);
+        assert_eq!((untrimmed.width, untrimmed.height), (10, 8));
+    }
+
+    #[test]
+    fn a_fully_transparent_sprite_trims_to_nothing() {
+        let s = SpriteSource::new(&RgbaImage::new(5, 5), true);
+        assert_eq!((s.width, s.height, s.pixels.len()), (0, 0, 0));
+        assert_eq!((s.source_width, s.source_height), (5, 5));
+    }
+
+    #[test]
+    fn truncated_cache_data_is_an_error() {
+        let s = SpriteSource::new(&RgbaImage::from_pixel(2, 2, Rgba([9; 4])), false);
+        let mut bytes = s.encode();
+        bytes.pop();
+        assert!(SpriteSource::decode(&bytes).is_err());
+    }
+}

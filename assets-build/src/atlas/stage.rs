@@ -1,0 +1,124 @@
+//! The atlas step: packs every sprite of one atlas into pages.
+//!
+//! It is an ordinary step of the scheduler with a generated name,
+//! `atlas:<name>`, planned after every asset, whose settings are the atlas's
+//! settings plus the sorted list of its sprites. So:
+//!
+//! - adding or removing a sprite changes the step's key, and it reruns;
+//! - each sprite is a dependency: a sprite whose cached pixels changed reruns
+//!   the atlas, one touched but unchanged does not (early cutoff);
+//! - the sprites are read back from the store, never decoded here, so a
+//!   re-pack after one edit costs the packing and the page drawing only.
+//!
+//! Outputs: pages labelled `0`, `1`, … (kind `image`, resources
+//! `atlas:<name>#0`…), and `frames` (kind [`FRAMES_KIND`]): one 72-byte
+//! [`SpriteFrame`] per sprite, in the order of the sprite list. The parcel
+//! stage gives each sprite its frame as a resource named by its own path.
+
+use assets_runtime::ResourceId;
+use assets_runtime::sprite::SpriteFrame;
+use serde::Deserialize;
+
+use super::compose::draw_pages;
+use super::layout::lay_out;
+use super::maxrects::MaxRects;
+use super::pack::Size;
+use super::source::SpriteSource;
+use crate::manifest::AtlasSpec;
+use crate::processor::image::{encode, premultiply};
+use crate::processor::{Context, ProcessError, Processor};
+
+/// Output kind of an atlas's frame table (an intermediate, never in a parcel).
+pub const FRAMES_KIND: &str = "atlas-frames";
+/// Label of the frame table output.
+pub const FRAMES_LABEL: &str = "frames";
+
+/// The settings of an atlas step, as the planner writes them.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AtlasStepSettings {
+    pub atlas: AtlasSpec,
+    pub sprites: Vec<String>,
+}
+
+/// Packs the sprites of one atlas. Planned by the pipeline, never by rules.
+#[derive(Debug, Clone, Copy)]
+pub struct AtlasPacker;
+
+impl Processor for AtlasPacker {
+    fn name(&self) -> &str {
+        "atlas"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+        let settings: AtlasStepSettings = ctx.settings()?;
+        let spec = &settings.atlas;
+        let mut sources = Vec::with_capacity(settings.sprites.len());
+        for sprite in &settings.sprites {
+            let bytes = ctx.dependency(sprite)?.bytes("")?;
+            sources.push(SpriteSource::decode(&bytes)?);
+        }
+        let sizes: Vec<Size> = sources
+            .iter()
+            .map(|s| Size {
+                w: s.width,
+                h: s.height,
+            })
+            .collect();
+        let name = ctx.asset().to_string();
+        let layout = lay_out(&sizes, spec, &MaxRects::default()).map_err(|e| {
+            let turned = if spec.rotate { "" } else { ", or set `rotate = true` if it fits turned" };
+            ProcessError::msg(format!(
+                "sprite `{}` is {}x{} pixels (after trimming) and does not fit a {}x{} page of `{name}`; \
+                 raise `max-size` in [package.metadata.assets.atlases.{}] (at most 16384){turned}, or make the sprite smaller",
+                settings.sprites[e.index],
+                e.size.w,
+                e.size.h,
+                e.page.w,
+                e.page.h,
+                name.trim_start_matches("atlas:"),
+            ))
+        })?;
+        let refs: Vec<&SpriteSource> = sources.iter().collect();
+        let pages = draw_pages(&layout, &refs, spec.extrude);
+        for (i, (mut pixels, size)) in pages.into_iter().zip(&layout.pages).enumerate() {
+            if spec.premultiply {
+                premultiply(&mut pixels);
+            }
+            let image = image::RgbaImage::from_raw(size.w, size.h, pixels)
+                .expect("a page buffer matches its size");
+            let bytes = encode(&image, spec.premultiply, spec.encoding)?;
+            ctx.emit_labeled(&i.to_string(), assets_runtime::format::KIND_IMAGE, bytes)?;
+        }
+        let mut table = Vec::with_capacity(sources.len() * assets_runtime::sprite::SPRITE_LEN);
+        for (frame, source) in layout.frames.iter().zip(&sources) {
+            let page = layout.pages[frame.page as usize];
+            let (pw, ph) = (page.w as f32, page.h as f32);
+            let record = SpriteFrame {
+                page: ResourceId::of(&format!("{name}#{}", frame.page)),
+                page_index: frame.page,
+                x: frame.x,
+                y: frame.y,
+                w: frame.w,
+                h: frame.h,
+                rotated: frame.rotated,
+                trim_x: source.trim_x,
+                trim_y: source.trim_y,
+                source_width: source.source_width,
+                source_height: source.source_height,
+                uv: [
+                    frame.x as f32 / pw,
+                    frame.y as f32 / ph,
+                    (frame.x + frame.w) as f32 / pw,
+                    (frame.y + frame.h) as f32 / ph,
+                ],
+            };
+            table.extend_from_slice(&record.encode());
+        }
+        ctx.emit_labeled(FRAMES_LABEL, FRAMES_KIND, table)
+    }
+}

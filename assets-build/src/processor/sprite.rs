@@ -1,0 +1,57 @@
+//! `sprite`: decode an image once and cache it, trimmed, for its atlas.
+//!
+//! Settings (all optional; `atlas` is read by the planner, not by this processor):
+//!
+//! | key             | default  | meaning |
+//! |-----------------|----------|---------|
+//! | `atlas`         | `"main"` | the atlas the sprite is packed into |
+//! | `trim`          | `true`   | cut fully transparent borders (the frame keeps the original size and offset) |
+//! | `max-dimension` | `16384`  | width or height above this is an error |
+//!
+//! The output is a [`SpriteSource`](crate::atlas::SpriteSource), an
+//! intermediate the atlas stage reads; the parcel gets the sprite's frame
+//! from the atlas instead. See [`crate::atlas`].
+
+use serde::Deserialize;
+
+use super::image::{decode_rgba8, default_max_dimension};
+use super::{Context, ProcessError, Processor};
+use crate::atlas::{SPRITE_SOURCE_KIND, SpriteSource};
+
+/// Decodes a sprite for an atlas.
+#[derive(Debug, Clone, Copy)]
+pub struct Sprite;
+
+/// Settings of the `sprite` processor.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SpriteSettings {
+    /// Cut fully transparent borders.
+    #[serde(default = "yes")]
+    pub trim: bool,
+    /// Largest accepted width or height.
+    #[serde(default = "default_max_dimension")]
+    pub max_dimension: u32,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Processor for Sprite {
+    fn name(&self) -> &str {
+        "sprite"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+        let settings: SpriteSettings = ctx.settings()?;
+        let bytes = ctx.source()?;
+        let image = decode_rgba8(&bytes, settings.max_dimension)?;
+        let sprite = SpriteSource::new(&image, settings.trim);
+        ctx.emit(SPRITE_SOURCE_KIND, sprite.encode())
+    }
+}
