@@ -205,8 +205,33 @@ pub fn png_bytes(w: u32, h: u32, seed: u32) -> Vec<u8> {
             (x.wrapping_mul(31) ^ y.wrapping_mul(17)).wrapping_add(seed.wrapping_mul(2654435761));
         image::Rgba([v as u8, (v >> 8) as u8, (v >> 16) as u8, 255])
     });
+    encode_png(&img)
+}
+
+/// A `w`×`h` sprite: opaque-ish pixels depending on `seed` (alpha never
+/// zero), inside a fully transparent border `border` pixels wide. Encode it
+/// with [`encode_png`].
+pub fn sprite_image(w: u32, h: u32, border: u32, seed: u32) -> image::RgbaImage {
+    image::RgbaImage::from_fn(w, h, |x, y| {
+        if x < border || y < border || x + border >= w || y + border >= h {
+            return image::Rgba([0, 0, 0, 0]);
+        }
+        let v = (x.wrapping_mul(2246822519) ^ y.wrapping_mul(3266489917))
+            .wrapping_add(seed.wrapping_mul(668265263));
+        image::Rgba([
+            v as u8,
+            (v >> 8) as u8,
+            (v >> 16) as u8,
+            1 + (v >> 24) as u8 % 255,
+        ])
+    })
+}
+
+/// PNG bytes of `image`.
+pub fn encode_png(image: &image::RgbaImage) -> Vec<u8> {
     let mut out = std::io::Cursor::new(Vec::new());
-    img.write_to(&mut out, image::ImageFormat::Png)
+    image
+        .write_to(&mut out, image::ImageFormat::Png)
         .expect("encode PNG");
     out.into_inner()
 }
