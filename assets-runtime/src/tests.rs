@@ -334,3 +334,63 @@ fn inputs_that_once_crashed_the_fuzzer_are_rejected() {
     }
     assert!(seen >= 1);
 }
+
+fn frame_on(page: &str, x: u32, w: u32) -> crate::SpriteFrame {
+    crate::SpriteFrame {
+        page: ResourceId::of(page),
+        page_index: 0,
+        x,
+        y: 0,
+        w,
+        h: 3,
+        rotated: false,
+        trim_x: 0,
+        trim_y: 0,
+        source_width: w,
+        source_height: 3,
+        uv: [0.0, 0.0, 1.0, 1.0],
+    }
+}
+
+fn with_sprite(page_name: &str, frame: crate::SpriteFrame) -> Result<Vec<u8>, ParcelError> {
+    let mut w = ParcelWriter::new();
+    w.add(page_name, "image", image_bytes(4, 3));
+    w.add("sprites/a.png", "sprite", frame.encode().to_vec());
+    let bytes = w.finish().unwrap();
+    Parcel::from_bytes(&bytes)?;
+    Ok(bytes)
+}
+
+#[test]
+fn sprites_resolve_to_their_frame_and_page() {
+    let bytes = with_sprite("atlas:main#0", frame_on("atlas:main#0", 1, 3)).unwrap();
+    let p = Parcel::from_bytes(&bytes).unwrap();
+    let sprite = p.sprite(ResourceId::of("sprites/a.png")).unwrap();
+    assert_eq!(sprite.frame, frame_on("atlas:main#0", 1, 3));
+    assert_eq!(sprite.page.header.width, 4);
+    assert!(
+        p.sprite(ResourceId::of("atlas:main#0")).is_none(),
+        "a page is not a sprite"
+    );
+}
+
+#[test]
+fn sprites_without_their_page_or_outside_it_are_rejected_at_open() {
+    let missing = with_sprite("atlas:main#0", frame_on("atlas:other#0", 0, 3)).unwrap_err();
+    assert_eq!(
+        missing.to_string(),
+        "corrupt parcel: sprite `sprites/a.png`: its page is not an image resource of the parcel"
+    );
+    let outside = with_sprite("atlas:main#0", frame_on("atlas:main#0", 2, 3)).unwrap_err();
+    assert!(matches!(outside, ParcelError::BadSprite { what, .. } if what.contains("outside")));
+    let mut w = ParcelWriter::new();
+    w.add("sprites/a.png", "sprite", vec![0; 71]);
+    let bytes = w.finish().unwrap();
+    assert!(matches!(
+        Parcel::from_bytes(&bytes),
+        Err(ParcelError::BadEntry {
+            what: "sprite resource is malformed",
+            ..
+        })
+    ));
+}

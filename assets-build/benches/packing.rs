@@ -1,0 +1,196 @@
+//! Atlas packing quality and time: our MaxRects (several tries, and a single
+//! try) beside `texture_packer`'s skyline packer, on the same rectangles in
+//! the same run.
+//!
+//! Rectangles (fixed seed 0x5eed, xorshift64): each side drawn independently,
+//! uniformly, from 8–128 px for 70% of them, 64–256 px for 25%, and 256–512 px
+//! for 5%: many small sprites, some medium, a few large, as in a 2D game.
+//! Pages are 2048×2048 (and 1024×1024 for a tighter 1k set), no padding (the layout adds padding by growing
+//! rectangles, the same for every packer).
+//!
+//! Reported per set and packer: pages used, the area lower bound
+//! (ceil(total area / page area)), occupancy (total area / (pages × page
+//! area)), cropped occupancy (total area / the pages' used extents, as
+//! written after cropping), and the median time with min–max over the runs.
+//!
+//! Run: `cargo bench -p assets-build --bench packing` (`-- --quick` for a
+//! smoke run). Prints a Markdown table for BENCHMARKS.md.
+#![allow(clippy::print_stdout)]
+
+use std::time::{Duration, Instant};
+
+use assets_build::atlas::maxrects::{Heuristic, Order};
+use assets_build::atlas::{MaxRects, PackOptions, Packer, Size};
+use texture_packer::texture::{Pixel, Texture};
+use texture_packer::{MultiTexturePacker, TexturePackerConfig};
+
+fn rectangles(n: usize) -> Vec<Size> {
+    let mut state: u64 = 0x5eed;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let side = |lo: u64, hi: u64, r: u64| (lo + r % (hi - lo + 1)) as u32;
+    (0..n)
+        .map(|_| {
+            let class = next() % 100;
+            let (lo, hi) = match class {
+                0..70 => (8, 128),
+                70..95 => (64, 256),
+                _ => (256, 512),
+            };
+            Size {
+                w: side(lo, hi, next()),
+                h: side(lo, hi, next()),
+            }
+        })
+        .collect()
+}
+
+/// `texture_packer` behind our trait, for the comparison.
+struct Skyline;
+
+#[derive(Clone)]
+struct Blank(u32, u32);
+
+struct NoPixel;
+
+impl Pixel for NoPixel {
+    fn is_transparent(&self) -> bool {
+        false
+    }
+    fn transparency() -> Option<NoPixel> {
+        None
+    }
+    fn outline() -> NoPixel {
+        NoPixel
+    }
+}
+
+impl Texture for Blank {
+    type Pixel = NoPixel;
+    fn width(&self) -> u32 {
+        self.0
+    }
+    fn height(&self) -> u32 {
+        self.1
+    }
+    fn get(&self, _: u32, _: u32) -> Option<NoPixel> {
+        None
+    }
+    fn set(&mut self, _: u32, _: u32, _: NoPixel) {}
+}
+
+impl Packer for Skyline {
+    fn name(&self) -> &'static str {
+        "texture_packer 0.30 (skyline)"
+    }
+
+    fn pack(
+        &self,
+        sizes: &[Size],
+        options: &PackOptions,
+    ) -> Result<assets_build::atlas::Packing, assets_build::atlas::pack::TooLarge> {
+        let config = TexturePackerConfig {
+            max_width: options.page_width,
+            max_height: options.page_height,
+            allow_rotation: options.allow_rotation,
+            force_max_dimensions: false,
+            border_padding: 0,
+            texture_padding: 0,
+            texture_extrusion: 0,
+            trim: false,
+            texture_outlines: false,
+        };
+        let mut packer = MultiTexturePacker::new_skyline(config);
+        for (i, s) in sizes.iter().enumerate() {
+            packer
+                .pack_own(i, Blank(s.w, s.h))
+                .expect("every rectangle fits a page");
+        }
+        let mut placements = vec![
+            assets_build::atlas::Placement {
+                page: 0,
+                x: 0,
+                y: 0,
+                rotated: false
+            };
+            sizes.len()
+        ];
+        for (page, p) in packer.get_pages().iter().enumerate() {
+            for (i, f) in p.get_frames() {
+                placements[*i] = assets_build::atlas::Placement {
+                    page: page as u32,
+                    x: f.frame.x,
+                    y: f.frame.y,
+                    rotated: f.rotated,
+                };
+            }
+        }
+        Ok(assets_build::atlas::Packing {
+            placements,
+            pages: packer.get_pages().len() as u32,
+        })
+    }
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    // (rectangles, page side, runs)
+    let sets: &[(usize, u32, usize)] = if quick {
+        &[(200, 1024, 1)]
+    } else {
+        &[(1_000, 2048, 21), (1_000, 1024, 21), (10_000, 2048, 7)]
+    };
+    let packers: Vec<Box<dyn Packer>> = vec![
+        Box::new(MaxRects::default()),
+        Box::new(MaxRects::single(Order::Area, Heuristic::BestShortSideFit)),
+        Box::new(Skyline),
+    ];
+    println!(
+        "| rects | page | rotation | packer | pages | lower bound | occupancy | cropped occupancy | time (median, min–max) |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for &(n, page, runs) in sets {
+        let sizes = rectangles(n);
+        let total: u64 = sizes.iter().map(|s| s.area()).sum();
+        for rotate in [false, true] {
+            let options = PackOptions {
+                page_width: page,
+                page_height: page,
+                allow_rotation: rotate,
+            };
+            let bound = options.area_lower_bound(&sizes);
+            for packer in &packers {
+                let mut times = Vec::with_capacity(runs);
+                let mut packing = None;
+                for _ in 0..runs {
+                    let start = Instant::now();
+                    packing = Some(packer.pack(&sizes, &options).unwrap());
+                    times.push(start.elapsed());
+                }
+                times.sort();
+                let packing = packing.expect("at least one run");
+                let pages = packing.pages;
+                let occupancy = total as f64 / (f64::from(pages) * f64::from(page).powi(2));
+                let cropped: u64 = packing.page_extents(&sizes).iter().map(|e| e.area()).sum();
+                println!(
+                    "| {n} | {page}² | {} | {} | {pages} | {bound} | {:.1}% | {:.1}% | {} ({}–{}) |",
+                    if rotate { "on" } else { "off" },
+                    packer.name(),
+                    occupancy * 100.0,
+                    total as f64 / cropped as f64 * 100.0,
+                    ms(times[runs / 2]),
+                    ms(times[0]),
+                    ms(times[runs - 1]),
+                );
+            }
+        }
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
