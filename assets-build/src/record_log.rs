@@ -20,8 +20,10 @@
 //! 3. Any record that is read is a valid memo ("with this key and these inputs,
 //!    the outputs were these blobs"), even an old one, so replaying a log that
 //!    lost its last lines is never wrong, only less fresh.
-//! 4. Compaction (once superseded lines outnumber live ones) writes the live
-//!    records to a temp file and renames it over the log.
+//! 4. Compaction (once superseded lines pass half the live ones, by count or
+//!    by bytes: an atlas's record lists every sprite, so a few edits can
+//!    leave megabytes of superseded lines) writes the live records to a temp
+//!    file and renames it over the log.
 //!
 //! The log is read and written only under the build lock.
 
@@ -29,7 +31,6 @@ use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::asset_path::AssetPath;
@@ -42,9 +43,21 @@ use crate::store::{Store, StoreError};
 pub struct RecordLog {
     path: PathBuf,
     records: HashMap<AssetPath, Arc<Record>>,
+    /// The length of each loaded record's line.
+    line_lengths: HashMap<AssetPath, usize>,
+    appender: Mutex<Appender>,
+}
+
+/// The open file, and what has been appended to it.
+#[derive(Debug)]
+struct Appender {
+    file: File,
     /// Lines in the file: read at open plus appended since.
-    lines: AtomicUsize,
-    file: Mutex<File>,
+    lines: usize,
+    /// Bytes in the file.
+    bytes: usize,
+    /// The length of each appended record's line, latest per asset.
+    line_lengths: HashMap<AssetPath, usize>,
 }
 
 impl RecordLog {
@@ -64,7 +77,12 @@ impl RecordLog {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(io("could not read", e)),
         };
-        let (records, lines, valid_len) = parse(&bytes);
+        let Parsed {
+            records,
+            line_lengths,
+            lines,
+            valid_len,
+        } = parse(&bytes);
         let file = File::options()
             .create(true)
             .append(true)
@@ -78,8 +96,13 @@ impl RecordLog {
         Ok(RecordLog {
             path,
             records,
-            lines: AtomicUsize::new(lines),
-            file: Mutex::new(file),
+            line_lengths,
+            appender: Mutex::new(Appender {
+                file,
+                lines,
+                bytes: valid_len,
+                line_lengths: HashMap::new(),
+            }),
         })
     }
 
@@ -91,26 +114,48 @@ impl RecordLog {
     /// Appends `record`. Its blobs must already be stored.
     pub fn append(&self, record: &Record) -> Result<(), StoreError> {
         let line = line_of(record);
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        file.write_all(line.as_bytes())
+        let mut appender = self.appender.lock().unwrap_or_else(|p| p.into_inner());
+        appender
+            .file
+            .write_all(line.as_bytes())
             .map_err(|source| StoreError::Io {
                 action: "could not append to",
                 path: self.path.clone(),
                 source,
             })?;
-        self.lines.fetch_add(1, Ordering::Relaxed);
+        appender.lines += 1;
+        appender.bytes += line.len();
+        appender
+            .line_lengths
+            .insert(record.asset.clone(), line.len());
         Ok(())
     }
 
     /// Ends the log's use in a build: rewrites it to hold just `live` once
-    /// superseded lines (or lines of assets that are gone) pass half the live ones.
+    /// superseded lines (or lines of assets that are gone) pass half the live
+    /// ones, by count or by bytes.
     pub fn compact_if_worthwhile<'r>(
         self,
         store: &Store,
         live: impl Iterator<Item = &'r Record>,
     ) -> Result<(), StoreError> {
         let live: Vec<&Record> = live.collect();
-        if self.lines.into_inner() <= live.len() + live.len() / 2 + 64 {
+        let appender = self
+            .appender
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner());
+        let live_bytes: usize = live
+            .iter()
+            .filter_map(|r| {
+                appender
+                    .line_lengths
+                    .get(&r.asset)
+                    .or_else(|| self.line_lengths.get(&r.asset))
+            })
+            .sum();
+        let lines_ok = appender.lines <= live.len() + live.len() / 2 + 64;
+        let bytes_ok = appender.bytes <= live_bytes + live_bytes / 2 + (1 << 20);
+        if lines_ok && bytes_ok {
             return Ok(());
         }
         let text: String = live.into_iter().map(line_of).collect();
@@ -123,11 +168,22 @@ fn line_of(record: &Record) -> String {
     format!("{} {json}\n", ContentHash::of(json.as_bytes()))
 }
 
-/// The latest valid record per asset, the number of lines, and the length of
-/// the prefix made of whole lines. Parsing is the bulk of a no-op build's
-/// reading, so the text is cut at line boundaries into one chunk per core;
-/// chunks are merged in file order so later lines still win.
-fn parse(bytes: &[u8]) -> (HashMap<AssetPath, Arc<Record>>, usize, usize) {
+/// What a log's text holds.
+struct Parsed {
+    /// The latest valid record per asset.
+    records: HashMap<AssetPath, Arc<Record>>,
+    /// The length of each of those records' line.
+    line_lengths: HashMap<AssetPath, usize>,
+    /// Lines, valid or not.
+    lines: usize,
+    /// The length of the prefix made of whole lines.
+    valid_len: usize,
+}
+
+/// Parses a log. Parsing is the bulk of a no-op build's reading, so the text
+/// is cut at line boundaries into one chunk per core; chunks are merged in
+/// file order so later lines still win.
+fn parse(bytes: &[u8]) -> Parsed {
     let valid_len = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let whole = &bytes[..valid_len];
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
@@ -143,7 +199,7 @@ fn parse(bytes: &[u8]) -> (HashMap<AssetPath, Arc<Record>>, usize, usize) {
         chunks.push(&whole[start..end]);
         start = end;
     }
-    let parsed: Vec<(Vec<Record>, usize)> = std::thread::scope(|s| {
+    let parsed: Vec<(Vec<(Record, usize)>, usize)> = std::thread::scope(|s| {
         let handles: Vec<_> = chunks.iter().map(|c| s.spawn(|| parse_chunk(c))).collect();
         handles
             .into_iter()
@@ -151,18 +207,26 @@ fn parse(bytes: &[u8]) -> (HashMap<AssetPath, Arc<Record>>, usize, usize) {
             .collect()
     });
     let mut records = HashMap::new();
+    let mut line_lengths = HashMap::new();
     let mut lines = 0;
     for (chunk, n) in parsed {
         lines += n;
-        for r in chunk {
+        for (r, len) in chunk {
+            line_lengths.insert(r.asset.clone(), len);
             records.insert(r.asset.clone(), Arc::new(r));
         }
     }
-    (records, lines, valid_len)
+    Parsed {
+        records,
+        line_lengths,
+        lines,
+        valid_len,
+    }
 }
 
-/// The valid records of whole lines, in order, and the number of lines.
-fn parse_chunk(chunk: &[u8]) -> (Vec<Record>, usize) {
+/// The valid records of whole lines with their line's length (newline
+/// included), in order, and the number of lines.
+fn parse_chunk(chunk: &[u8]) -> (Vec<(Record, usize)>, usize) {
     let mut records = Vec::new();
     let mut lines = 0;
     for line in chunk.split(|&b| b == b'\n') {
@@ -170,7 +234,7 @@ fn parse_chunk(chunk: &[u8]) -> (Vec<Record>, usize) {
             continue;
         }
         lines += 1;
-        records.extend(parse_line(line));
+        records.extend(parse_line(line).map(|r| (r, line.len() + 1)));
     }
     (records, lines)
 }
@@ -281,5 +345,33 @@ mod tests {
             log.get(&AssetPath::new("a").unwrap()).unwrap().outputs[0].size,
             99
         );
+    }
+
+    #[test]
+    fn a_few_superseded_huge_lines_are_compacted_away() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut big = record("atlas", 1);
+        big.settings = "x".repeat(1_000_000);
+        let small: Vec<Record> = (0..200).map(|i| record(&format!("s{i}"), 1)).collect();
+        for build in 0..8 {
+            let log = RecordLog::open(&store, "dev").unwrap();
+            if build == 0 {
+                small.iter().for_each(|r| log.append(r).unwrap());
+            }
+            big.started_ns = build;
+            log.append(&big).unwrap();
+            log.compact_if_worthwhile(&store, small.iter().chain([&big]))
+                .unwrap();
+        }
+        let text = fs::read_to_string(log_path(dir.path(), "dev")).unwrap();
+        // Without compaction by bytes: 8 MB in 208 lines.
+        assert!(
+            text.len() < 3_700_000,
+            "few lines, but {} bytes: superseded big lines were kept",
+            text.len()
+        );
+        let log = RecordLog::open(&store, "dev").unwrap();
+        assert_eq!(log.get(&big.asset).unwrap().started_ns, 7);
     }
 }

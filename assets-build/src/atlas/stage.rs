@@ -26,7 +26,7 @@ use super::pack::Size;
 use super::source::SpriteSource;
 use crate::manifest::AtlasSpec;
 use crate::processor::image::{encode, premultiply};
-use crate::processor::{Context, ProcessError, Processor};
+use crate::processor::{Context, DependencyOutputs, ProcessError, Processor};
 
 /// Output kind of an atlas's frame table (an intermediate, never in a parcel).
 pub const FRAMES_KIND: &str = "atlas-frames";
@@ -57,11 +57,12 @@ impl Processor for AtlasPacker {
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
         let settings: AtlasStepSettings = ctx.settings()?;
         let spec = &settings.atlas;
-        let mut sources = Vec::with_capacity(settings.sprites.len());
-        for sprite in &settings.sprites {
-            let bytes = ctx.dependency(sprite)?.bytes("")?;
-            sources.push(SpriteSource::decode(&bytes)?);
-        }
+        let sprites = settings
+            .sprites
+            .iter()
+            .map(|s| ctx.dependency(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let sources = read_sources(&sprites)?;
         let sizes: Vec<Size> = sources
             .iter()
             .map(|s| Size {
@@ -121,4 +122,29 @@ impl Processor for AtlasPacker {
         }
         ctx.emit_labeled(FRAMES_LABEL, FRAMES_KIND, table)
     }
+}
+
+/// Reads the sprites' cached pixels, on as many threads as there are cores:
+/// the atlas step often runs alone at the end of a build, and thousands of
+/// small reads are most of its time after an edit.
+fn read_sources(sprites: &[DependencyOutputs<'_>]) -> Result<Vec<SpriteSource>, ProcessError> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let chunk = sprites.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = sprites
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|d| SpriteSource::decode(&d.bytes("")?))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(sprites.len());
+        for h in handles {
+            out.extend(h.join().expect("reading sprites does not panic")?);
+        }
+        Ok(out)
+    })
 }
