@@ -42,9 +42,8 @@ use crate::store::{Store, StoreError};
 #[derive(Debug)]
 pub struct RecordLog {
     path: PathBuf,
-    records: HashMap<AssetPath, Arc<Record>>,
-    /// The length of each loaded record's line.
-    line_lengths: HashMap<AssetPath, usize>,
+    /// The latest record per asset, with the length of its line.
+    records: HashMap<AssetPath, (Arc<Record>, usize)>,
     appender: Mutex<Appender>,
 }
 
@@ -79,7 +78,6 @@ impl RecordLog {
         };
         let Parsed {
             records,
-            line_lengths,
             lines,
             valid_len,
         } = parse(&bytes);
@@ -96,7 +94,6 @@ impl RecordLog {
         Ok(RecordLog {
             path,
             records,
-            line_lengths,
             appender: Mutex::new(Appender {
                 file,
                 lines,
@@ -108,7 +105,7 @@ impl RecordLog {
 
     /// The latest record of `asset`.
     pub fn get(&self, asset: &AssetPath) -> Option<&Arc<Record>> {
-        self.records.get(asset)
+        self.records.get(asset).map(|(r, _)| r)
     }
 
     /// Appends `record`. Its blobs must already be stored.
@@ -150,7 +147,7 @@ impl RecordLog {
                 appender
                     .line_lengths
                     .get(&r.asset)
-                    .or_else(|| self.line_lengths.get(&r.asset))
+                    .or_else(|| self.records.get(&r.asset).map(|(_, len)| len))
             })
             .sum();
         let lines_ok = appender.lines <= live.len() + live.len() / 2 + 64;
@@ -170,10 +167,8 @@ fn line_of(record: &Record) -> String {
 
 /// What a log's text holds.
 struct Parsed {
-    /// The latest valid record per asset.
-    records: HashMap<AssetPath, Arc<Record>>,
-    /// The length of each of those records' line.
-    line_lengths: HashMap<AssetPath, usize>,
+    /// The latest valid record per asset, with the length of its line.
+    records: HashMap<AssetPath, (Arc<Record>, usize)>,
     /// Lines, valid or not.
     lines: usize,
     /// The length of the prefix made of whole lines.
@@ -207,18 +202,15 @@ fn parse(bytes: &[u8]) -> Parsed {
             .collect()
     });
     let mut records = HashMap::new();
-    let mut line_lengths = HashMap::new();
     let mut lines = 0;
     for (chunk, n) in parsed {
         lines += n;
         for (r, len) in chunk {
-            line_lengths.insert(r.asset.clone(), len);
-            records.insert(r.asset.clone(), Arc::new(r));
+            records.insert(r.asset.clone(), (Arc::new(r), len));
         }
     }
     Parsed {
         records,
-        line_lengths,
         lines,
         valid_len,
     }
