@@ -305,3 +305,21 @@ fn a_sprite_naming_an_undeclared_atlas_is_a_manifest_error_with_a_suggestion() {
         );
     }
 }
+
+#[test]
+fn a_corrupt_sprite_fails_by_name_its_atlas_is_skipped_and_the_parcel_kept() {
+    let p = project(&sprites()[..3]);
+    let good = p.build_ok();
+    let before = std::fs::read(good.parcel("main")).unwrap();
+    p.file("assets/sprites/s01.png", b"\x89PNG\r\n\x1a\n not really");
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    let message = run.failure("sprites/s01.png")["message"].as_str().unwrap();
+    assert!(message.contains("could not decode image"), "{message}");
+    let skipped = run
+        .with_reason("asset-skipped")
+        .find(|m| m["asset"] == "atlas:ui")
+        .expect("the atlas is skipped");
+    assert_eq!(skipped["dependency"], "sprites/s01.png");
+    assert_eq!(std::fs::read(good.parcel("main")).unwrap(), before);
+}

@@ -109,3 +109,77 @@ pub fn lay_out(
     }
     Ok(AtlasLayout { pages, frames })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::atlas::MaxRects;
+
+    fn spec(max_size: u32, padding: u32, extrude: u32) -> AtlasSpec {
+        AtlasSpec {
+            max_size,
+            padding,
+            extrude,
+            ..AtlasSpec::default()
+        }
+    }
+
+    #[test]
+    fn pages_are_cropped_to_their_contents_or_rounded_to_powers_of_two() {
+        let sizes = [Size { w: 10, h: 5 }, Size { w: 3, h: 3 }];
+        let layout = lay_out(&sizes, &spec(64, 2, 1), &MaxRects::default()).unwrap();
+        assert_eq!(layout.pages.len(), 1);
+        let page = layout.pages[0];
+        // Each frame sits inside its extruded border; the page ends at the last border.
+        let right = layout.frames.iter().map(|f| f.x + f.w + 1).max().unwrap();
+        let bottom = layout.frames.iter().map(|f| f.y + f.h + 1).max().unwrap();
+        assert_eq!((page.w, page.h), (right, bottom));
+        assert!(layout.frames.iter().all(|f| f.x >= 1 && f.y >= 1));
+        let pot = lay_out(
+            &sizes,
+            &AtlasSpec {
+                power_of_two: true,
+                ..spec(64, 2, 1)
+            },
+            &MaxRects::default(),
+        )
+        .unwrap();
+        assert!(pot.pages[0].w.is_power_of_two() && pot.pages[0].h.is_power_of_two());
+        assert!(pot.pages[0].w >= page.w && pot.pages[0].h >= page.h);
+    }
+
+    #[test]
+    fn a_sprite_that_fits_only_without_its_padding_still_fits() {
+        // 64 wide with extrusion 0 on a 64 page: the trailing padding may
+        // hang off the edge, so it fits; 65 does not.
+        let layout = lay_out(
+            &[Size { w: 64, h: 64 }],
+            &spec(64, 4, 0),
+            &MaxRects::default(),
+        )
+        .unwrap();
+        assert_eq!(layout.pages, vec![Size { w: 64, h: 64 }]);
+        let err = lay_out(
+            &[Size { w: 65, h: 1 }],
+            &spec(64, 4, 0),
+            &MaxRects::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (err.size, err.page),
+            (Size { w: 65, h: 1 }, Size { w: 64, h: 64 })
+        );
+    }
+
+    #[test]
+    fn an_atlas_of_empty_sprites_has_one_blank_page() {
+        let layout = lay_out(
+            &[Size { w: 0, h: 0 }],
+            &spec(64, 2, 0),
+            &MaxRects::default(),
+        )
+        .unwrap();
+        assert_eq!(layout.pages, vec![Size { w: 1, h: 1 }]);
+        assert_eq!((layout.frames[0].w, layout.frames[0].h), (0, 0));
+    }
+}
