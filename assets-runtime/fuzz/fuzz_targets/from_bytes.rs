@@ -10,6 +10,10 @@ fuzz_target!(|data: &[u8]| {
         for r in parcel.iter() {
             assert_eq!(parcel.get(r.id).map(|x| x.name), Some(r.name));
             let _ = (r.text(), r.image(), r.verify(), parcel.by_name(r.name));
+            // A valid parcel's sprites always resolve to their page.
+            if r.kind == "sprite" {
+                assert!(parcel.sprite(r.id).is_some(), "sprite `{}` has no page", r.name);
+            }
         }
     }
 });
