@@ -4,13 +4,15 @@
 //! A resource is named by its asset path, or `<asset>#<label>` for a labelled
 //! output, and has its output's kind. The format is [`assets_runtime::format`].
 //!
-//! Files: `<cache>/parcels/<variant>/<name>.parcel`, and beside it
+//! Files, in the parcel directory (by default `<cache>/parcels/<package>/<variant>/`,
+//! see [`default_parcel_dir`]; a build script uses `OUT_DIR`): `<name>.parcel`;
+//! its table of contents `<name>.parcel.toc` (see [`TOC_HEADER`]); and
 //! `<name>.parcel.key`, the hash of the parcel's resource list (names, kinds,
 //! blob hashes). A parcel whose key is unchanged is not read or rewritten, so
 //! a no-op build costs no parcel I/O beyond two small reads. A changed parcel
 //! is written to a temp file and renamed (a game holding the old file is
-//! never torn), then its key; a kill in between only means it is rewritten
-//! next time.
+//! never torn), then its table of contents, then its key; a kill in between
+//! only means it is rewritten next time.
 //!
 //! A parcel that holds a failed or skipped asset is not written: the last
 //! good one stays, and the report says why.
@@ -75,19 +77,17 @@ pub enum ParcelOutcome {
     },
 }
 
-/// Where parcel `name` of `variant` lives under the cache directory.
-pub fn parcel_path(cache_dir: &Path, variant: &str, name: &str) -> PathBuf {
-    cache_dir
-        .join("parcels")
-        .join(variant)
-        .join(format!("{name}.parcel"))
+/// Where the parcels of `package`'s `variant` go by default, under the
+/// cache directory: `<cache>/parcels/<package>/<variant>/`.
+pub fn default_parcel_dir(cache_dir: &Path, package: &str, variant: &str) -> PathBuf {
+    cache_dir.join("parcels").join(package).join(variant)
 }
 
-/// Writes every parcel of `manifest` from `steps` (in plan order).
+/// Writes every parcel of `manifest` into `dir` from `steps` (in plan order).
 pub(crate) fn write_parcels(
     manifest: &Manifest,
     store: &Store,
-    variant: &str,
+    dir: &Path,
     plan: &Plan,
     steps: &[Arc<StepReport>],
 ) -> Vec<ParcelReport> {
@@ -95,7 +95,7 @@ pub(crate) fn write_parcels(
         .parcels
         .iter()
         .map(|spec| {
-            let path = parcel_path(store.dir(), variant, &spec.name);
+            let path = dir.join(format!("{}.parcel", spec.name));
             let outcome = match select(spec, plan, steps) {
                 Ok(selection) => {
                     write_one(store, &path, &selection).unwrap_or_else(|e| ParcelOutcome::Failed {
@@ -215,9 +215,11 @@ fn resource_name(asset: &AssetPath, label: &str) -> String {
 fn write_one(store: &Store, path: &Path, planned: &[Planned]) -> Result<ParcelOutcome, StoreError> {
     let key = parcel_key(planned);
     let key_path = path.with_extension("parcel.key");
+    let toc_path = path.with_extension("parcel.toc");
     let resources = planned.len();
-    let unchanged =
-        fs::read_to_string(&key_path).is_ok_and(|k| k.trim() == key.to_hex()) && path.is_file();
+    let unchanged = fs::read_to_string(&key_path).is_ok_and(|k| k.trim() == key.to_hex())
+        && path.is_file()
+        && toc_path.is_file();
     if unchanged {
         return Ok(ParcelOutcome::Unchanged { resources });
     }
@@ -251,8 +253,38 @@ fn write_one(store: &Store, path: &Path, planned: &[Planned]) -> Result<ParcelOu
         source: std::io::Error::other(e.to_string()),
     })?;
     store.write_atomic(path, &bytes)?;
+    store.write_atomic(&toc_path, toc(planned, bytes.len()).as_bytes())?;
     store.write_atomic(&key_path, format!("{key}\n").as_bytes())?;
     Ok(ParcelOutcome::Written { resources })
+}
+
+/// The first line of a table of contents.
+pub const TOC_HEADER: &str = "cargo-assets parcel toc 1";
+
+/// A parcel's table of contents, `<name>.parcel.toc`, for tools that must
+/// not parse the binary format (the `include_parcel!` macro cannot depend on
+/// `assets-runtime`, which re-exports it):
+///
+/// ```text
+/// cargo-assets parcel toc 1
+/// <length of the parcel file in bytes>
+/// <kind>\t<name>          one line per resource, `\`, tab and newline escaped as \\ \t \n
+/// ```
+fn toc(planned: &[Planned], parcel_len: usize) -> String {
+    let mut out = format!("{TOC_HEADER}\n{parcel_len}\n");
+    for p in planned {
+        out.push_str(&escape(&p.kind));
+        out.push('\t');
+        out.push_str(&escape(&p.name));
+        out.push('\n');
+    }
+    out
+}
+
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('\t', "\\t")
+        .replace('\n', "\\n")
 }
 
 /// The identity of a parcel's contents: the format version and every

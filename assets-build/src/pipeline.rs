@@ -18,7 +18,7 @@ use std::time::Instant;
 use crate::discover::{DiscoveryError, discover};
 use crate::event::{Event, EventHandler};
 use crate::manifest::{Manifest, ManifestError};
-use crate::parcels::write_parcels;
+use crate::parcels::{default_parcel_dir, write_parcels};
 use crate::plan::plan;
 use crate::processor::Registry;
 use crate::record::Record;
@@ -38,6 +38,9 @@ pub struct BuildOptions {
     pub variant: String,
     /// Worker threads.
     pub jobs: usize,
+    /// Where parcels are written; `None` for the cache's
+    /// `parcels/<package>/<variant>/` (see [`default_parcel_dir`]).
+    pub parcel_dir: Option<PathBuf>,
 }
 
 impl BuildOptions {
@@ -49,6 +52,7 @@ impl BuildOptions {
             cache_dir: cache_dir.into(),
             variant: "dev".into(),
             jobs: std::thread::available_parallelism().map_or(1, usize::from),
+            parcel_dir: None,
         }
     }
 }
@@ -123,7 +127,7 @@ impl Pipeline {
         // no-op build they are most of the time, so they overlap.
         let (assets, records) = std::thread::scope(|s| {
             let walk = s.spawn(|| discover(&manifest));
-            let records = RecordLog::open(&store, &o.variant);
+            let records = RecordLog::open(&store, package_key(&manifest), &o.variant);
             (walk.join().expect("discovery does not panic"), records)
         });
         let assets = assets.map_err(BuildError::Discovery)?;
@@ -141,12 +145,26 @@ impl Pipeline {
             .filter_map(|s| s.record.clone().or_else(|| records.get(&s.asset).cloned()))
             .collect();
         records.compact_if_worthwhile(&store, live.iter().map(|r| &**r))?;
-        let parcels = write_parcels(&manifest, &store, &o.variant, &plan, &steps);
+        let parcel_dir = match &o.parcel_dir {
+            Some(dir) => dir.clone(),
+            None => default_parcel_dir(store.dir(), package_key(&manifest), &o.variant),
+        };
+        let parcels = write_parcels(&manifest, &store, &parcel_dir, &plan, &steps);
         Ok(BuildReport {
             steps,
             parcels,
             elapsed: start.elapsed(),
         })
+    }
+}
+
+/// The package's name as a directory name in the cache (records and parcels
+/// are kept per package; blobs are shared).
+pub fn package_key(manifest: &Manifest) -> &str {
+    if manifest.package_name.is_empty() {
+        "_"
+    } else {
+        &manifest.package_name
     }
 }
 

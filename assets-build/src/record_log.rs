@@ -1,6 +1,6 @@
 //! [`RecordLog`]: every step's [`Record`] of one variant, in one append-only file.
 //!
-//! `records/<variant>.jsonl` holds one line per written record:
+//! `records/<package>/<variant>.jsonl` holds one line per written record:
 //!
 //! ```text
 //! <64 hex digits: blake3 of the JSON> <the record as one line of JSON>\n
@@ -60,9 +60,10 @@ struct Appender {
 }
 
 impl RecordLog {
-    /// Opens (creating if needed) the log of `variant` in `store` and loads it.
-    pub fn open(store: &Store, variant: &str) -> Result<RecordLog, StoreError> {
-        let path = log_path(store.dir(), variant);
+    /// Opens (creating if needed) the log of `package`'s `variant` in
+    /// `store` and loads it.
+    pub fn open(store: &Store, package: &str, variant: &str) -> Result<RecordLog, StoreError> {
+        let path = log_path(store.dir(), package, variant);
         let io = |action, source| StoreError::Io {
             action,
             path: path.clone(),
@@ -242,9 +243,14 @@ fn parse_line(line: &[u8]) -> Option<Record> {
     (record.format == RECORD_FORMAT).then_some(record)
 }
 
-/// The path of the log of `variant` under the cache directory `cache_dir`.
-pub fn log_path(cache_dir: &Path, variant: &str) -> PathBuf {
-    cache_dir.join("records").join(format!("{variant}.jsonl"))
+/// The path of the log of `package`'s `variant` under the cache directory
+/// `cache_dir`. Packages of a workspace share the blobs of one cache, never
+/// records: asset paths are only unique within a package.
+pub fn log_path(cache_dir: &Path, package: &str, variant: &str) -> PathBuf {
+    cache_dir
+        .join("records")
+        .join(package)
+        .join(format!("{variant}.jsonl"))
 }
 
 #[cfg(test)]
@@ -277,12 +283,12 @@ mod tests {
     fn later_lines_win_and_torn_or_corrupt_lines_are_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let log = RecordLog::open(&store, "dev").unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev").unwrap();
         log.append(&record("a", 1)).unwrap();
         log.append(&record("b", 1)).unwrap();
         log.append(&record("a", 2)).unwrap();
         drop(log);
-        let path = log_path(dir.path(), "dev");
+        let path = log_path(dir.path(), "pkg", "dev");
         // Flip a byte inside b's JSON, then tear a half-written line onto the end.
         let mut bytes = fs::read(&path).unwrap();
         let b_line = bytes.split(|&c| c == b'\n').nth(1).unwrap().len();
@@ -292,7 +298,7 @@ mod tests {
         bytes.extend_from_slice(&line_of(&record("c", 1)).as_bytes()[..50]);
         fs::write(&path, &bytes).unwrap();
 
-        let log = RecordLog::open(&store, "dev").unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev").unwrap();
         assert_eq!(
             log.get(&AssetPath::new("a").unwrap()).unwrap().outputs[0].size,
             2
@@ -312,7 +318,7 @@ mod tests {
         );
         log.append(&record("c", 3)).unwrap();
         drop(log);
-        let log = RecordLog::open(&store, "dev").unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev").unwrap();
         assert_eq!(
             log.get(&AssetPath::new("c").unwrap()).unwrap().outputs[0].size,
             3
@@ -323,16 +329,16 @@ mod tests {
     fn compaction_keeps_only_live_records() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let log = RecordLog::open(&store, "dev").unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev").unwrap();
         for i in 0..100 {
             log.append(&record("a", i)).unwrap();
         }
         let live = record("a", 99);
         log.compact_if_worthwhile(&store, std::iter::once(&live))
             .unwrap();
-        let text = fs::read_to_string(log_path(dir.path(), "dev")).unwrap();
+        let text = fs::read_to_string(log_path(dir.path(), "pkg", "dev")).unwrap();
         assert_eq!(text.lines().count(), 1);
-        let log = RecordLog::open(&store, "dev").unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev").unwrap();
         assert_eq!(
             log.get(&AssetPath::new("a").unwrap()).unwrap().outputs[0].size,
             99
@@ -347,7 +353,7 @@ mod tests {
         big.settings = "x".repeat(1_000_000);
         let small: Vec<Record> = (0..200).map(|i| record(&format!("s{i}"), 1)).collect();
         for build in 0..8 {
-            let log = RecordLog::open(&store, "dev").unwrap();
+            let log = RecordLog::open(&store, "pkg", "dev").unwrap();
             if build == 0 {
                 small.iter().for_each(|r| log.append(r).unwrap());
             }
@@ -356,14 +362,14 @@ mod tests {
             log.compact_if_worthwhile(&store, small.iter().chain([&big]))
                 .unwrap();
         }
-        let text = fs::read_to_string(log_path(dir.path(), "dev")).unwrap();
+        let text = fs::read_to_string(log_path(dir.path(), "pkg", "dev")).unwrap();
         // Without compaction by bytes: 8 MB in 208 lines.
         assert!(
             text.len() < 3_700_000,
             "few lines, but {} bytes: superseded big lines were kept",
             text.len()
         );
-        let log = RecordLog::open(&store, "dev").unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev").unwrap();
         assert_eq!(log.get(&big.asset).unwrap().started_ns, 7);
     }
 }

@@ -236,7 +236,8 @@ pub fn encode_png(image: &image::RgbaImage) -> Vec<u8> {
     out.into_inner()
 }
 
-/// Every asset's outputs in a cache, as `asset → [(label, kind, hash)]`, from
+/// Every asset's outputs in a cache (of the package `game`, as every
+/// [`Project`] is named), as `asset → [(label, kind, hash)]`, from
 /// the latest valid line of each asset in the record log, after checking that
 /// each blob's bytes match its name. Used to compare builds for determinism
 /// and crash safety.
@@ -244,7 +245,10 @@ pub fn cache_outputs(
     cache_dir: &Path,
     variant: &str,
 ) -> BTreeMap<String, Vec<(String, String, String)>> {
-    let log = cache_dir.join("records").join(format!("{variant}.jsonl"));
+    let log = cache_dir
+        .join("records")
+        .join("game")
+        .join(format!("{variant}.jsonl"));
     let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
     let mut out = BTreeMap::new();
     for line in text.lines() {
