@@ -1,6 +1,10 @@
 //! The cargo-assets pipeline: turns a package's source assets into cached,
 //! content-addressed outputs, rebuilding only what changed.
 //!
+//! In a package's `build.rs`: `fn main() { assets_build::build().unwrap() }`
+//! (see [`build_script`]); the game then embeds the parcels with
+//! `assets_runtime::include_parcel!`.
+//!
 //! # Where to start reading
 //!
 //! [`Pipeline::build`] is the whole flow:
@@ -34,6 +38,8 @@
 //! # Invariants
 //!
 //! - This crate never prints: it returns a [`BuildReport`] and emits [`Event`]s.
+//!   The exception is [`build_script`], the `build.rs` front-end, whose stdout
+//!   is its protocol with Cargo.
 //! - Keys and outputs hold no absolute paths and no times; records hold
 //!   mtimes only to skip re-hashing.
 //! - A record is written after its blobs; nothing is written in place.
@@ -42,6 +48,7 @@
 
 pub mod asset_path;
 pub mod atlas;
+pub mod build_script;
 pub mod discover;
 pub mod event;
 pub mod freshness;
@@ -53,11 +60,12 @@ mod plan;
 pub mod processor;
 pub mod record;
 pub mod record_log;
-mod report;
+pub mod report;
 mod scheduler;
 pub mod store;
 
 pub use asset_path::AssetPath;
+pub use build_script::{BuildScriptError, Builder, build};
 pub use event::{Event, EventHandler};
 pub use freshness::DirtyReason;
 pub use hash::ContentHash;

@@ -92,6 +92,41 @@ impl BuildReport {
         self.count(|o| matches!(o, Outcome::Skipped { .. }))
     }
 
+    /// One line saying what failed, or `None` on success:
+    /// `could not build 2 of 40 assets (1 skipped): a.png, b.wgsl`.
+    pub fn failure_summary(&self) -> Option<String> {
+        if self.success() {
+            return None;
+        }
+        let (failed, skipped, total) = (self.failed(), self.skipped(), self.steps.len());
+        if failed == 0 && skipped == 0 {
+            let n = self
+                .parcels
+                .iter()
+                .filter(|p| matches!(p.outcome, ParcelOutcome::Failed { .. }))
+                .count();
+            return Some(format!("could not write {}", plural(n, "parcel")));
+        }
+        let mut summary = format!("could not build {failed} of {}", plural(total, "asset"));
+        if skipped > 0 {
+            summary.push_str(&format!(" ({skipped} skipped)"));
+        }
+        let failures: Vec<&str> = self
+            .steps
+            .iter()
+            .filter(|s| matches!(s.outcome, Outcome::Failed { .. }))
+            .map(|s| s.asset.as_str())
+            .collect();
+        if !failures.is_empty() {
+            summary.push_str(": ");
+            summary.push_str(&failures[..failures.len().min(5)].join(", "));
+            if failures.len() > 5 {
+                summary.push_str(", ...");
+            }
+        }
+        Some(summary)
+    }
+
     /// Whether every step succeeded and every parcel was written.
     pub fn success(&self) -> bool {
         self.failed() == 0
@@ -102,5 +137,14 @@ impl BuildReport {
                     ParcelOutcome::Written { .. } | ParcelOutcome::Unchanged { .. }
                 )
             })
+    }
+}
+
+/// `1 asset`, `2 assets`.
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
     }
 }

@@ -22,6 +22,7 @@
 //! - [`id`]: why ids stay stable when assets are added or removed.
 //! - [`image`]: the image resource layout.
 //! - [`sprite`]: sprite frames: where a sprite lies in its atlas page.
+//! - [`typed`]: ids that carry their resource's kind, as `include_parcel!` generates them.
 //! - `write` (feature `write`): the writer the pipeline uses, so that reader
 //!   and writer share one definition of the format.
 //!
@@ -33,13 +34,19 @@ pub mod id;
 pub mod image;
 mod parcel;
 pub mod sprite;
+mod static_parcel;
+pub mod typed;
 #[cfg(any(test, feature = "write"))]
 pub mod write;
 
+#[cfg(feature = "macros")]
+pub use assets_macros::include_parcel;
 pub use error::ParcelError;
 pub use id::ResourceId;
 pub use parcel::{Parcel, ParcelBuf, Resource};
 pub use sprite::{Sprite, SpriteFrame};
+pub use static_parcel::StaticParcel;
+pub use typed::{BytesId, Id, IdOf, ImageId, SpriteId, TextId};
 
 #[cfg(test)]
 mod tests;

@@ -16,6 +16,7 @@ use crate::format::{
 use crate::id::ResourceId;
 use crate::image::{IMAGE_HEADER_LEN, Image, ImageHeader};
 use crate::sprite::{Sprite, SpriteFrame};
+use crate::typed::{IdOf, kind};
 
 /// Where things are in a validated parcel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,7 +121,8 @@ impl<'a> Parcel<'a> {
 
     /// The resource with `id`: one bucket lookup, then a scan of the few
     /// entries in that bucket (about one).
-    pub fn get(&self, id: ResourceId) -> Option<Resource<'a>> {
+    pub fn get(&self, id: impl Into<ResourceId>) -> Option<Resource<'a>> {
+        let id = id.into();
         let bucket = bucket_of(id.raw(), self.layout.bucket_bits);
         let start = u32_at(self.bytes, HEADER_LEN + 4 * bucket) as usize;
         let end = u32_at(self.bytes, HEADER_LEN + 4 * (bucket + 1)) as usize;
@@ -136,25 +138,25 @@ impl<'a> Parcel<'a> {
         self.get(ResourceId::of(name)).filter(|r| r.name == name)
     }
 
-    /// The bytes of resource `id`.
-    pub fn bytes(&self, id: ResourceId) -> Option<&'a [u8]> {
+    /// The bytes of resource `id`, whatever its kind.
+    pub fn bytes(&self, id: impl Into<ResourceId>) -> Option<&'a [u8]> {
         self.get(id).map(|r| r.data)
     }
 
     /// The text of resource `id`, if it is a `text` resource.
-    pub fn text(&self, id: ResourceId) -> Option<&'a str> {
-        self.get(id)?.text()
+    pub fn text(&self, id: impl IdOf<kind::Text>) -> Option<&'a str> {
+        self.get(id.resource_id())?.text()
     }
 
     /// The image of resource `id`, if it is an `image` resource.
-    pub fn image(&self, id: ResourceId) -> Option<Image<'a>> {
-        self.get(id)?.image()
+    pub fn image(&self, id: impl IdOf<kind::Image>) -> Option<Image<'a>> {
+        self.get(id.resource_id())?.image()
     }
 
     /// The sprite `id` with its page, if it is a `sprite` resource. A valid
     /// parcel's sprites always have their page (checked at open).
-    pub fn sprite(&self, id: ResourceId) -> Option<Sprite<'a>> {
-        let frame = self.get(id)?.sprite_frame()?;
+    pub fn sprite(&self, id: impl IdOf<kind::Sprite>) -> Option<Sprite<'a>> {
+        let frame = self.get(id.resource_id())?.sprite_frame()?;
         let page = self.image(frame.page)?;
         Some(Sprite { frame, page })
     }

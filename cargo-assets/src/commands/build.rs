@@ -1,7 +1,6 @@
 //! `cargo assets build`.
 
-use std::sync::Arc;
-
+use assets_build::report::plural;
 use assets_build::{
     BuildOptions, BuildReport, Event, Outcome, ParcelOutcome, Pipeline, StepReport,
 };
@@ -119,11 +118,6 @@ fn finish(shell: &Shell, report: &BuildReport) -> Exit {
     }));
     let secs = report.elapsed.as_secs_f64();
     let total = report.steps.len();
-    let parcels_failed = report
-        .parcels
-        .iter()
-        .filter(|p| matches!(p.outcome, ParcelOutcome::Failed { .. }))
-        .count();
     if report.success() {
         shell.status(
             "Finished",
@@ -132,28 +126,9 @@ fn finish(shell: &Shell, report: &BuildReport) -> Exit {
         );
         return Exit::Success;
     }
-    if failed == 0 && skipped == 0 {
-        shell.error(format!(
-            "could not write {}",
-            plural(parcels_failed, "parcel")
-        ));
-        return Exit::BuildFailed;
+    if let Some(summary) = report.failure_summary() {
+        shell.error(summary);
     }
-    let failures: Vec<&Arc<StepReport>> = report
-        .steps
-        .iter()
-        .filter(|s| matches!(s.outcome, Outcome::Failed { .. }))
-        .collect();
-    let mut summary = format!("could not build {failed} of {}", plural(total, "asset"));
-    if skipped > 0 {
-        summary.push_str(&format!(" ({skipped} skipped)"));
-    }
-    let names: Vec<&str> = failures.iter().take(5).map(|s| s.asset.as_str()).collect();
-    summary.push_str(&format!(": {}", names.join(", ")));
-    if failures.len() > names.len() {
-        summary.push_str(", ...");
-    }
-    shell.error(summary);
     Exit::BuildFailed
 }
 
@@ -189,12 +164,4 @@ fn render_parcels(
         }
     }
     paths
-}
-
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("{n} {word}")
-    } else {
-        format!("{n} {word}s")
-    }
 }

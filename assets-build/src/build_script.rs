@@ -1,0 +1,222 @@
+//! The `build.rs` front-end: `fn main() { assets_build::build().unwrap() }`.
+//!
+//! This is the one module of the library that prints, because a build
+//! script's stdout *is* its protocol with Cargo. What it does:
+//!
+//! - reads the manifest from `CARGO_MANIFEST_PATH` (never runs `cargo metadata`);
+//! - builds the `dev` variant for `PROFILE=debug` and `release` for
+//!   `PROFILE=release` (the names `cargo assets build` uses, so both share
+//!   records), with `NUM_JOBS` workers;
+//! - writes the parcels into `$OUT_DIR/assets/` (never into the source tree)
+//!   and tells `include_parcel!` where with `cargo:rustc-env=CARGO_ASSETS_PARCELS`;
+//! - emits `rerun-if-changed` for `Cargo.toml` and each asset root directory
+//!   (Cargo scans a directory's files itself), not one line per file;
+//! - on failure prints every diagnostic to stderr, a one-line summary as a
+//!   `cargo:warning`, and returns the summary as its error.
+//!
+//! **Where the cache is.** Cargo tells build scripts where `OUT_DIR` is, not
+//! where the target directory is. In order:
+//!
+//! 1. `CARGO_ASSETS_CACHE_DIR`, if set: put it in `.cargo/config.toml` to be
+//!    explicit, e.g. `[env] CARGO_ASSETS_CACHE_DIR = { value = "target/assets", relative = true }`;
+//! 2. `<target dir>/assets`, where the target directory is the nearest
+//!    ancestor of `OUT_DIR` holding the `CACHEDIR.TAG` file Cargo writes at
+//!    the top of every target directory: the cache `cargo assets build` uses;
+//! 3. `$OUT_DIR/assets-cache`: always safe, but private to this build script.
+//!
+//! Sharing is safe: builds on one cache take turns on its lock (so Cargo may
+//! run several build scripts at once), and records are kept per package.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::path::{Path, PathBuf};
+
+use crate::event::Event;
+use crate::pipeline::{BuildOptions, Pipeline};
+use crate::processor::{Processor, Registry};
+use crate::report::{BuildReport, Outcome};
+
+/// The variable naming the cache directory explicitly.
+pub const CACHE_DIR_VAR: &str = "CARGO_ASSETS_CACHE_DIR";
+/// The variable through which `include_parcel!` finds the parcels.
+pub const PARCELS_VAR: &str = "CARGO_ASSETS_PARCELS";
+
+/// Why the build script's asset build failed.
+#[derive(thiserror::Error)]
+pub enum BuildScriptError {
+    /// A variable Cargo sets for build scripts is missing: not run by Cargo.
+    #[error("`{0}` is not set: assets_build::build() runs inside a build script (build.rs)")]
+    NotInBuildScript(&'static str),
+    /// The build could not start (bad manifest, unreadable cache, ...).
+    #[error("{0}")]
+    Setup(#[from] crate::pipeline::BuildError),
+    /// Assets or parcels failed; details were printed to stderr.
+    #[error("{0} (details above)")]
+    Failed(String),
+}
+
+// `build().unwrap()` prints the error with `Debug`: keep it the one line
+// `Display` gives rather than a struct dump.
+impl std::fmt::Debug for BuildScriptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// Builds the package's assets from its build script, with the built-in
+/// processors. See the [module docs](self).
+pub fn build() -> Result<(), BuildScriptError> {
+    Builder::new().build()
+}
+
+/// A build-script build with more to it than the defaults: custom
+/// processors, or another cache directory.
+///
+/// ```no_run
+/// # struct Level;
+/// # impl assets_build::Processor for Level {
+/// #     fn name(&self) -> &str { "level" }
+/// #     fn version(&self) -> u32 { 1 }
+/// #     fn process(&self, _: &mut assets_build::Context<'_>) -> Result<(), assets_build::ProcessError> { Ok(()) }
+/// # }
+/// fn main() {
+///     assets_build::Builder::new()
+///         .processor(Level)        // or .register(my_processors::register)
+///         .build()
+///         .unwrap();
+/// }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Builder {
+    registry: Registry,
+    cache_dir: Option<PathBuf>,
+}
+
+impl Default for Builder {
+    fn default() -> Builder {
+        Builder::new()
+    }
+}
+
+impl Builder {
+    /// The built-in processors, the cache found as the module docs say.
+    pub fn new() -> Builder {
+        Builder {
+            registry: Registry::with_builtins(),
+            cache_dir: None,
+        }
+    }
+
+    /// Adds a processor.
+    pub fn processor(mut self, processor: impl Processor) -> Builder {
+        self.registry.register(processor);
+        self
+    }
+
+    /// Adds processors through a crate's registration function, the same
+    /// function `[package.metadata.assets] processors` names for the CLI.
+    pub fn register(mut self, register: fn(&mut Registry)) -> Builder {
+        register(&mut self.registry);
+        self
+    }
+
+    /// Uses `dir` as the cache instead.
+    pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Builder {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// Runs the build. See the [module docs](self).
+    pub fn build(self) -> Result<(), BuildScriptError> {
+        let var = |name: &'static str| {
+            std::env::var_os(name)
+                .map(PathBuf::from)
+                .ok_or(BuildScriptError::NotInBuildScript(name))
+        };
+        let out_dir = var("OUT_DIR")?;
+        let manifest_path = match std::env::var_os("CARGO_MANIFEST_PATH") {
+            Some(p) => PathBuf::from(p),
+            None => var("CARGO_MANIFEST_DIR")?.join("Cargo.toml"),
+        };
+        let cache_dir = self.cache_dir.clone().unwrap_or_else(|| cache_dir(&out_dir));
+        let parcel_dir = out_dir.join("assets");
+        let mut options = BuildOptions::new(&manifest_path, cache_dir);
+        options.variant = match std::env::var("PROFILE").as_deref() {
+            Ok("release") => "release".into(),
+            _ => "dev".into(),
+        };
+        if let Some(jobs) = std::env::var("NUM_JOBS").ok().and_then(|j| j.parse().ok()) {
+            options.jobs = jobs;
+        }
+        options.parcel_dir = Some(parcel_dir.clone());
+        println!("cargo:rerun-if-changed={}", manifest_path.display());
+        println!("cargo:rerun-if-env-changed={CACHE_DIR_VAR}");
+        let mut pipeline = Pipeline::new(options);
+        *pipeline.registry_mut() = self.registry;
+        let report = pipeline.build(&on_event);
+        // Roots are known once the manifest is read; watch them even when
+        // the build failed, so fixing an asset reruns the script.
+        if let Ok(manifest) = crate::Manifest::load(&manifest_path) {
+            for root in &manifest.roots {
+                println!("cargo:rerun-if-changed={}", root.dir.display());
+            }
+        }
+        let report = report.map_err(|e| {
+            eprintln!("error: {e}");
+            println!("cargo:warning=cargo-assets: {}", first_line(&e.to_string()));
+            e
+        })?;
+        println!("cargo:rustc-env={PARCELS_VAR}={}", parcel_dir.display());
+        finish(&report)
+    }
+}
+
+fn on_event(event: &Event<'_>) {
+    if let Event::WaitingForLock { path } = event {
+        eprintln!("Blocking waiting for file lock on `{}`", path.display());
+    }
+}
+
+fn finish(report: &BuildReport) -> Result<(), BuildScriptError> {
+    for step in &report.steps {
+        match &step.outcome {
+            Outcome::Failed { error, .. } => eprintln!(
+                "error: failed to process `{}` ({}): {error}",
+                step.asset, step.processor
+            ),
+            Outcome::Skipped { dependency } => eprintln!(
+                "warning: skipped `{}`: its dependency `{dependency}` failed",
+                step.asset
+            ),
+            _ => {}
+        }
+    }
+    for parcel in &report.parcels {
+        if let crate::ParcelOutcome::Failed { error } = &parcel.outcome {
+            eprintln!("error: could not write parcel `{}`: {error}", parcel.name);
+        }
+    }
+    match report.failure_summary() {
+        None => Ok(()),
+        Some(summary) => {
+            println!("cargo:warning=cargo-assets: {summary}");
+            Err(BuildScriptError::Failed(summary))
+        }
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or_default()
+}
+
+/// The shared cache if it can be found, else a private one. See the module docs.
+fn cache_dir(out_dir: &Path) -> PathBuf {
+    if let Some(dir) = std::env::var_os(CACHE_DIR_VAR) {
+        return PathBuf::from(dir);
+    }
+    out_dir
+        .ancestors()
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .map(|target| target.join("assets"))
+        .unwrap_or_else(|| out_dir.join("assets-cache"))
+}

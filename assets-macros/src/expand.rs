@@ -1,0 +1,168 @@
+//! The expansion: find the parcel, read its table of contents, build the
+//! module tree, and write it out as Rust. Errors are messages for
+//! `compile_error!`, each saying what to do.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use proc_macro::{TokenStream, TokenTree};
+
+use crate::names::rust_path;
+use crate::toc::{self, Entry};
+
+/// The variable the build script sets to the directory holding its parcels.
+const PARCELS_VAR: &str = "CARGO_ASSETS_PARCELS";
+
+/// Constants the expansion declares itself, at the top of the module.
+const RESERVED: &[&str] = &["PARCEL", "PATH"];
+
+/// The parcel name: the macro's only argument, a plain string literal.
+pub fn parcel_name(input: TokenStream) -> Result<String, String> {
+    let tokens: Vec<TokenTree> = input.into_iter().collect();
+    let usage = "expected a parcel name: include_parcel!(\"main\")";
+    let [TokenTree::Literal(literal)] = tokens.as_slice() else {
+        return Err(usage.into());
+    };
+    let text = literal.to_string();
+    let name = text
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .filter(|n| !n.is_empty() && !n.contains('\\'))
+        .ok_or(usage)?;
+    Ok(name.to_owned())
+}
+
+/// The code for `include_parcel!(name)`.
+pub fn expand(name: &str) -> Result<TokenStream, String> {
+    let dir = std::env::var(PARCELS_VAR).map_err(|_| {
+        format!(
+            "include_parcel!(\"{name}\") needs the parcels built by this package's build script, and none ran: \
+             add `build.rs` containing `fn main() {{ assets_build::build().unwrap() }}` \
+             and `assets-build` under [build-dependencies] in Cargo.toml"
+        )
+    })?;
+    let dir = Path::new(&dir);
+    let parcel = dir.join(format!("{name}.parcel"));
+    let toc_path = dir.join(format!("{name}.parcel.toc"));
+    let Ok(toc_text) = std::fs::read_to_string(&toc_path) else {
+        return Err(missing(name, dir));
+    };
+    let parcel_len = std::fs::metadata(&parcel)
+        .map_err(|e| format!("parcel `{name}` ({}) cannot be read: {e}", parcel.display()))?
+        .len();
+    let entries = toc::parse(&toc_text, parcel_len)
+        .map_err(|e| format!("parcel `{name}` ({}): {e}", parcel.display()))?;
+    let mut root = Module::default();
+    for entry in entries.iter().filter(|e| !e.name.starts_with("atlas:")) {
+        root.insert(name, entry)?;
+    }
+    let parcel_path = parcel
+        .to_str()
+        .ok_or_else(|| format!("the parcel path `{}` is not UTF-8", parcel.display()))?;
+    let module = module_name(name);
+    let mut code = String::new();
+    writeln!(
+        code,
+        "#[doc = \"The parcel `{name}`: {} resources, embedded.\"]\n\
+         #[allow(dead_code)]\n\
+         pub mod {module} {{\n\
+         /// The parcel, validated on first use.\n\
+         pub static PARCEL: ::assets_runtime::StaticParcel = ::assets_runtime::StaticParcel::new(::core::include_bytes!({parcel_path:?}));\n\
+         /// Where the build script wrote the parcel: reopen it at run time to pick up changes.\n\
+         pub const PATH: &str = {parcel_path:?};",
+        entries.len()
+    )
+    .expect("writing to a String");
+    root.write(&mut code);
+    code.push_str("}\n");
+    code.parse()
+        .map_err(|e| format!("include_parcel! generated invalid code ({e:?}); please report this"))
+}
+
+/// The error for a parcel that does not exist, listing the ones that do.
+fn missing(name: &str, dir: &Path) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(".parcel")
+                .map(str::to_owned)
+        })
+        .collect();
+    names.sort();
+    if names.is_empty() {
+        format!("no parcel named `{name}`: the build script wrote no parcels")
+    } else {
+        format!(
+            "no parcel named `{name}`; this package's parcels are: {} (see [package.metadata.assets.parcels] in Cargo.toml)",
+            names.join(", ")
+        )
+    }
+}
+
+fn module_name(parcel: &str) -> String {
+    rust_path(&format!("{parcel}/x")).0.remove(0)
+}
+
+/// A module of the expansion: constants by identifier, submodules by name.
+#[derive(Default)]
+struct Module {
+    constants: BTreeMap<String, Entry>,
+    modules: BTreeMap<String, Module>,
+}
+
+impl Module {
+    fn insert(&mut self, parcel: &str, entry: &Entry) -> Result<(), String> {
+        let (modules, constant) = rust_path(&entry.name);
+        if modules.is_empty() && RESERVED.contains(&constant.as_str()) {
+            return Err(format!(
+                "`{}` would become `{parcel}::{constant}`, which include_parcel! declares itself; rename the asset",
+                entry.name
+            ));
+        }
+        let mut at = self;
+        for m in &modules {
+            at = at.modules.entry(m.clone()).or_default();
+        }
+        if let Some(other) = at.constants.get(&constant) {
+            let mut path = modules.clone();
+            path.push(constant);
+            return Err(format!(
+                "`{}` and `{}` both become `{parcel}::{}`; rename one of them",
+                other.name,
+                entry.name,
+                path.join("::")
+            ));
+        }
+        at.constants.insert(constant, entry.clone());
+        Ok(())
+    }
+
+    fn write(&self, code: &mut String) {
+        for (ident, entry) in &self.constants {
+            let ty = match entry.kind.as_str() {
+                "sprite" => "::assets_runtime::SpriteId",
+                "text" => "::assets_runtime::TextId",
+                "image" => "::assets_runtime::ImageId",
+                "bytes" => "::assets_runtime::BytesId",
+                _ => "::assets_runtime::ResourceId",
+            };
+            let doc = format!("`{}` ({})", entry.name, entry.kind);
+            writeln!(
+                code,
+                "#[doc = {doc:?}]\npub const {ident}: {ty} = {ty}::of({:?});",
+                entry.name
+            )
+            .expect("writing to a String");
+        }
+        for (name, module) in &self.modules {
+            writeln!(code, "pub mod {name} {{").expect("writing to a String");
+            module.write(code);
+            code.push_str("}\n");
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! `include_parcel!("name")`: embeds the parcel `name` that the package's
+//! build script wrote (`assets_build::build()`), and declares one typed
+//! constant per resource, so a missing asset is a compile error.
+//!
+//! Use it through `assets_runtime::include_parcel!`; see that crate for an
+//! example. The expansion of `include_parcel!("main")` is:
+//!
+//! ```text
+//! pub mod main {
+//!     pub static PARCEL: assets_runtime::StaticParcel = /* include_bytes! of the parcel */;
+//!     pub const PATH: &str = "<OUT_DIR>/assets/main.parcel";   // to reopen at run time
+//!     pub mod sprites {
+//!         pub const HERO_IDLE: assets_runtime::SpriteId = /* id of "sprites/hero-idle.png" */;
+//!     }
+//! }
+//! ```
+//!
+//! How names become identifiers ([`names`]): folders become modules in
+//! `snake_case`, a file becomes a constant named by its stem (the name without
+//! its last extension) in `UPPER_SNAKE_CASE`, a labelled resource
+//! `a.lvl#collision` becomes `A_COLLISION`; every character that is not an
+//! ASCII letter or digit becomes `_`, a leading digit gets a `_` before it,
+//! and a module named like a keyword gets a `_` after it. Two resources that
+//! land on one identifier are a compile error naming both. Atlas pages
+//! (`atlas:<name>#<n>`) get no constant: sprites reach them.
+//!
+//! Where the parcel is: the build script sets `CARGO_ASSETS_PARCELS` (through
+//! `cargo:rustc-env`) to the directory it wrote parcels to; each parcel has a
+//! text table of contents beside it, `<name>.parcel.toc`, which is what this
+//! macro reads (it cannot depend on `assets-runtime`, which re-exports it).
+
+use proc_macro::TokenStream;
+
+mod expand;
+mod names;
+mod toc;
+
+/// Embeds a parcel built by `build.rs` and declares typed constants for its
+/// resources. See the [crate docs](crate).
+#[proc_macro]
+pub fn include_parcel(input: TokenStream) -> TokenStream {
+    let result = expand::parcel_name(input).and_then(|name| expand::expand(&name));
+    match result {
+        Ok(code) => code,
+        Err(message) => format!("::core::compile_error!({message:?});")
+            .parse()
+            .expect("a compile_error! call parses"),
+    }
+}
