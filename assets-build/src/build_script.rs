@@ -138,7 +138,10 @@ impl Builder {
             Some(p) => PathBuf::from(p),
             None => var("CARGO_MANIFEST_DIR")?.join("Cargo.toml"),
         };
-        let cache_dir = self.cache_dir.clone().unwrap_or_else(|| cache_dir(&out_dir));
+        let cache_dir = self
+            .cache_dir
+            .clone()
+            .unwrap_or_else(|| cache_dir(&out_dir));
         let parcel_dir = out_dir.join("assets");
         let mut options = BuildOptions::new(&manifest_path, cache_dir);
         options.variant = match std::env::var("PROFILE").as_deref() {

@@ -74,7 +74,7 @@ pub fn expand(name: &str) -> Result<TokenStream, String> {
         entries.len()
     )
     .expect("writing to a String");
-    root.write(&mut code);
+    root.write(&mut code, "");
     code.push_str("}\n");
     code.parse()
         .map_err(|e| format!("include_parcel! generated invalid code ({e:?}); please report this"))
@@ -142,7 +142,9 @@ impl Module {
         Ok(())
     }
 
-    fn write(&self, code: &mut String) {
+    /// Writes the constants and submodules; `folder` is this module's folder
+    /// (`sprites/ui/`), for the submodules' docs.
+    fn write(&self, code: &mut String, folder: &str) {
         for (ident, entry) in &self.constants {
             let ty = match entry.kind.as_str() {
                 "sprite" => "::assets_runtime::SpriteId",
@@ -160,9 +162,25 @@ impl Module {
             .expect("writing to a String");
         }
         for (name, module) in &self.modules {
-            writeln!(code, "pub mod {name} {{").expect("writing to a String");
-            module.write(code);
+            // The folder as written, from any resource in it.
+            let inner = module.folder().unwrap_or_else(|| format!("{folder}{name}/"));
+            let doc = format!("Resources under `{inner}`.");
+            writeln!(code, "#[doc = {doc:?}]\npub mod {name} {{").expect("writing to a String");
+            module.write(code, &inner);
             code.push_str("}\n");
         }
+    }
+
+    /// The folder of this module's resources, as written: `sprites/ui/`.
+    fn folder(&self) -> Option<String> {
+        let entry = self
+            .constants
+            .values()
+            .next()
+            .map(|e| e.name.split('#').next().unwrap_or_default().to_owned());
+        let nested = || self.modules.values().find_map(Module::folder);
+        let path = entry.or_else(|| nested().map(|f| f.trim_end_matches('/').to_owned()))?;
+        let cut = path.rfind('/')?;
+        Some(format!("{}/", &path[..cut]))
     }
 }

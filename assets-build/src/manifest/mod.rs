@@ -72,6 +72,10 @@ pub struct Manifest {
     pub atlases: BTreeMap<String, AtlasSpec>,
     /// Parcels, sorted by name.
     pub parcels: Vec<ParcelSpec>,
+    /// Packages whose `register(&mut Registry)` adds processors: the build
+    /// script calls the same functions through `Builder::register`, and
+    /// `cargo assets` links them into a runner.
+    pub processor_crates: Vec<String>,
     source: Arc<str>,
 }
 
@@ -362,10 +366,32 @@ impl Resolver<'_> {
     ) -> Result<Manifest, ManifestError> {
         let package_dir = self.path.parent().unwrap_or(Path::new(".")).to_owned();
         let assets = assets.map(Spanned::into_inner);
-        let (root, rules, overrides, atlases, parcels) = match assets {
-            Some(a) => (a.root, a.rules, a.overrides, a.atlases, a.parcels),
+        let (root, rules, overrides, atlases, parcels, processors) = match assets {
+            Some(a) => (
+                a.root,
+                a.rules,
+                a.overrides,
+                a.atlases,
+                a.parcels,
+                a.processors,
+            ),
             None => Default::default(),
         };
+        let processor_crates = processors
+            .into_iter()
+            .map(|p| {
+                let name = p.get_ref();
+                let valid = !name.is_empty()
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+                if valid {
+                    Ok(p.into_inner())
+                } else {
+                    Err(self
+                        .err(p.span(), format!("{ASSETS_KEY}.processors"), format!("`{name}` is not a package name"))
+                        .help("list the packages (build-dependencies) whose `register` function adds processors"))
+                }
+            })
+            .collect::<Result<_, _>>()?;
         let roots = self.roots(&package_dir, root)?;
         let rules = rules
             .into_iter()
@@ -396,6 +422,7 @@ impl Resolver<'_> {
             overrides,
             atlases,
             parcels,
+            processor_crates,
             source: Arc::from(self.text),
         })
     }

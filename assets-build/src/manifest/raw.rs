@@ -43,4 +43,7 @@ pub(crate) struct RawAssets {
     pub atlases: BTreeMap<Spanned<String>, Spanned<AtlasSpec>>,
     /// Name → array of globs, or `{ include = [...], exclude = [...] }`.
     pub parcels: Option<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
+    /// Packages whose `register` function adds processors.
+    #[serde(default)]
+    pub processors: Vec<Spanned<String>>,
 }

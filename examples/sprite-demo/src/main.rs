@@ -1,5 +1,134 @@
-//! The example game. Its assets are built today by `cargo assets build`;
-//! the game code that embeds them with `include_parcel!` and renders a scene
-//! arrives with the Cargo-integration work (see ARCHITECTURE.md, "Not yet built").
+//! sprite-demo: the cargo-assets example game.
+//!
+//! Its assets (sprites packed into an atlas, a shader, level data, and a map
+//! made by the custom `level` processor) are built by `build.rs` and embedded
+//! with `include_parcel!`, which gives every resource a typed constant. The
+//! game lays the map out on a tile grid, draws each sprite from its atlas page
+//! in software (no GPU needed), and writes the scene as a PNG:
+//!
+//! ```sh
+//! cargo run -p sprite-demo                       # writes target/debug/sprite-demo.png
+//! cargo run -p sprite-demo -- --out scene.png --scale 2
+//! ```
 
-fn main() {}
+mod canvas;
+mod level;
+
+use std::path::PathBuf;
+
+use assets_runtime::{SpriteId, include_parcel};
+
+use canvas::Canvas;
+use level::Level;
+
+include_parcel!("main");
+
+/// Pixels per map tile.
+const TILE: u32 = 16;
+/// The meadow's green.
+const BACKGROUND: [u8; 4] = [0x2b, 0x4a, 0x2f, 0xff];
+
+/// The sprite for a map tile, by its constant: a missing asset would not compile.
+fn sprite_for(tile: u8) -> Option<(SpriteId, &'static str)> {
+    use main::sprites;
+    Some(match tile {
+        b'T' => (sprites::TREE, "sprites/tree.png"),
+        b'C' => (sprites::COIN, "sprites/coin.png"),
+        b'H' => (sprites::HERO_IDLE, "sprites/hero-idle.png"),
+        b'B' => (sprites::ui::BUTTON, "sprites/ui/button.png"),
+        _ => return None,
+    })
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let (out, scale) = arguments()?;
+    let parcel = &*main::PARCEL;
+    println!("loaded parcel `main`: {} resources", parcel.len());
+    let title = parcel
+        .text(main::data::LEVEL1)
+        .and_then(level::title)
+        .ok_or("data/level1.json has no name")?;
+    let shader = parcel
+        .text(main::shaders::SPRITE)
+        .ok_or("no sprite shader")?;
+    println!(
+        "shader shaders/sprite.wgsl: {} lines",
+        shader.lines().count()
+    );
+    let map = parcel
+        .bytes(main::levels::MEADOW)
+        .and_then(Level::decode)
+        .ok_or("levels/meadow.lvl is not a level")?;
+    println!("level `{title}`: {}x{} tiles", map.width, map.height);
+    let mut canvas = Canvas::new(
+        u32::from(map.width) * TILE,
+        u32::from(map.height) * TILE,
+        BACKGROUND,
+    );
+    for (column, row, tile) in map.tiles() {
+        let Some((id, name)) = sprite_for(tile) else {
+            continue;
+        };
+        let sprite = parcel
+            .sprite(id)
+            .ok_or_else(|| format!("{name} is not a sprite"))?;
+        let f = &sprite.frame;
+        // Bottom-centred in its tile, in the sprite's authored size.
+        let x = column * TILE + (TILE - f.source_width.min(TILE)) / 2;
+        let y = row * TILE + TILE - f.source_height.min(TILE);
+        canvas.draw(&sprite, x, y)?;
+        println!(
+            "placed {name} at {x},{y} (page {} at {},{}{})",
+            f.page_index,
+            f.x,
+            f.y,
+            if f.rotated { ", rotated" } else { "" }
+        );
+    }
+    canvas.save(&out, scale)?;
+    println!(
+        "wrote {} ({}x{}, scale {scale})",
+        out.display(),
+        canvas.width() * scale,
+        canvas.height() * scale
+    );
+    Ok(())
+}
+
+/// `--out PATH` (default: next to the executable) and `--scale N` (default 4).
+fn arguments() -> Result<(PathBuf, u32), String> {
+    let mut out = None;
+    let mut scale = 4;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--out" => out = Some(PathBuf::from(args.next().ok_or("--out needs a path")?)),
+            "--scale" => {
+                scale = args
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .filter(|&s| (1..=16).contains(&s))
+                    .ok_or("--scale needs a number from 1 to 16")?;
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}` (use --out PATH, --scale N)"
+                ));
+            }
+        }
+    }
+    let out = match out {
+        Some(out) => out,
+        None => std::env::current_exe()
+            .map_err(|e| e.to_string())?
+            .with_file_name("sprite-demo.png"),
+    };
+    Ok((out, scale))
+}

@@ -1,0 +1,110 @@
+//! A custom cargo-assets processor, written the way a game would write one:
+//! `level` turns an ASCII map into a compact tile grid.
+//!
+//! ```text
+//! # Meadow             comment lines start with `#`
+//! .T........T.         one character per tile, every row the same width
+//! ..H.C.C.C...
+//! ```
+//!
+//! Tiles: `.` empty, `T` tree, `C` coin, `H` hero, `B` button. The output, of
+//! kind `level`: `b"LVL1"`, width and height as little-endian `u16`, then one
+//! byte per tile, row by row (the tile's character).
+//!
+//! Used by `build.rs` through [`register`]:
+//! `assets_build::Builder::new().register(level_processor::register)`.
+
+use assets_build::{Context, ProcessError, Processor, Registry};
+use serde::Deserialize;
+
+/// The characters a map may hold.
+pub const TILES: &str = ".TCHB";
+
+/// Registers this crate's processors.
+pub fn register(registry: &mut Registry) {
+    registry.register(Level);
+}
+
+/// ASCII maps to tile grids.
+#[derive(Debug, Clone, Copy)]
+pub struct Level;
+
+/// `level` takes no settings; the type makes typos an error.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {}
+
+impl Processor for Level {
+    fn name(&self) -> &str {
+        "level"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+        let Settings {} = ctx.settings()?;
+        let source = ctx.source()?;
+        let text = std::str::from_utf8(&source)
+            .map_err(|e| ProcessError::msg(format!("a level map must be UTF-8: {e}")))?;
+        ctx.emit("level", encode(text)?)
+    }
+}
+
+/// Parses an ASCII map into the binary grid.
+pub fn encode(text: &str) -> Result<Vec<u8>, ProcessError> {
+    let rows: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim_end()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let width = rows.first().map_or(0, |(_, r)| r.chars().count());
+    if width == 0 {
+        return Err(ProcessError::msg("the map is empty"));
+    }
+    let mut out = b"LVL1".to_vec();
+    let dims = |n: usize, what| {
+        u16::try_from(n).map_err(|_| ProcessError::msg(format!("the map is too {what} ({n})")))
+    };
+    out.extend_from_slice(&dims(width, "wide")?.to_le_bytes());
+    out.extend_from_slice(&dims(rows.len(), "tall")?.to_le_bytes());
+    for (line, row) in rows {
+        if row.chars().count() != width {
+            return Err(ProcessError::msg(format!(
+                "line {line} is {} tiles wide, the first row {width}",
+                row.chars().count()
+            )));
+        }
+        for (column, c) in row.chars().enumerate() {
+            if !TILES.contains(c) {
+                return Err(ProcessError::msg(format!(
+                    "line {line}, column {}: unknown tile `{c}` (tiles: {TILES})",
+                    column + 1
+                )));
+            }
+            out.push(c as u8);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_encode_row_by_row_and_errors_say_where() {
+        let bytes = encode("# title\nT.\n.C\n").unwrap();
+        assert_eq!(bytes, b"LVL1\x02\x00\x02\x00T..C");
+        let err = encode("..\n.x\n").unwrap_err().to_string();
+        assert_eq!(err, "line 2, column 2: unknown tile `x` (tiles: .TCHB)");
+        assert!(
+            encode("..\n.\n")
+                .unwrap_err()
+                .to_string()
+                .contains("line 2 is 1 tiles wide")
+        );
+    }
+}
