@@ -163,7 +163,9 @@ impl Module {
         }
         for (name, module) in &self.modules {
             // The folder as written, from any resource in it.
-            let inner = module.folder().unwrap_or_else(|| format!("{folder}{name}/"));
+            let inner = module
+                .folder()
+                .unwrap_or_else(|| format!("{folder}{name}/"));
             let doc = format!("Resources under `{inner}`.");
             writeln!(code, "#[doc = {doc:?}]\npub mod {name} {{").expect("writing to a String");
             module.write(code, &inner);

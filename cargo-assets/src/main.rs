@@ -1,47 +1,6 @@
-//! `cargo assets`: build, watch and inspect game assets.
-//!
-//! A thin front-end over `assets_build`: [`cli`] parses arguments, each of
-//! [`commands`] resolves them and calls the library, and [`shell`] is the only
-//! place that writes to the terminal.
+//! The `cargo-assets` binary: the program of [`cargo_assets::main_with`]
+//! with the built-in processors.
 
-mod cli;
-mod commands;
-mod shell;
-mod workspace;
-
-use std::process::ExitCode;
-
-use clap::Parser;
-
-use cli::{Cli, Command};
-use commands::Exit;
-use shell::Shell;
-
-fn main() -> ExitCode {
-    // As a Cargo subcommand we are run as `cargo-assets assets <args>`.
-    let mut args: Vec<_> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|a| a == "assets") {
-        args.remove(1);
-    }
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 1 } else { 0 });
-        }
-    };
-    let shell = Shell::new(&cli.output);
-    let result = match &cli.command {
-        Command::Build(args) => commands::build::exec(args, &shell),
-        Command::Clean(args) => commands::clean::exec(args, &shell),
-        Command::Inspect(args) => commands::inspect::exec(args, &shell),
-    };
-    match result {
-        Ok(Exit::Success) => ExitCode::SUCCESS,
-        Ok(Exit::BuildFailed) => ExitCode::from(101),
-        Err(e) => {
-            shell.error(format!("{e:#}"));
-            ExitCode::from(101)
-        }
-    }
+fn main() -> std::process::ExitCode {
+    cargo_assets::main_with(&[])
 }

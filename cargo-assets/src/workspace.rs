@@ -59,19 +59,28 @@ fn find_manifest(start: &Path) -> anyhow::Result<PathBuf> {
 }
 
 fn target_dir_from_cargo(manifest_path: &Path) -> anyhow::Result<PathBuf> {
+    #[derive(serde::Deserialize)]
+    struct Metadata {
+        target_directory: PathBuf,
+    }
+    let metadata: Metadata = cargo_metadata(manifest_path, &["--no-deps", "--offline"])?;
+    Ok(metadata.target_directory)
+}
+
+/// Runs `cargo metadata --format-version 1 <extra> --manifest-path <path>`
+/// and parses what it prints into `T`.
+pub fn cargo_metadata<T: serde::de::DeserializeOwned>(
+    manifest_path: &Path,
+    extra: &[&str],
+) -> anyhow::Result<T> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(&cargo)
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-            "--manifest-path",
-        ])
+        .args(["metadata", "--format-version", "1"])
+        .args(extra)
+        .arg("--manifest-path")
         .arg(manifest_path)
         .output()
-        .context("could not run `cargo metadata` to find the target directory")?;
+        .context("could not run `cargo metadata`")?;
     if !output.status.success() {
         bail!(
             "`cargo metadata` failed for `{}`:\n{}",
@@ -79,11 +88,5 @@ fn target_dir_from_cargo(manifest_path: &Path) -> anyhow::Result<PathBuf> {
             String::from_utf8_lossy(&output.stderr).trim_end()
         );
     }
-    #[derive(serde::Deserialize)]
-    struct Metadata {
-        target_directory: PathBuf,
-    }
-    let metadata: Metadata = serde_json::from_slice(&output.stdout)
-        .context("could not parse `cargo metadata` output")?;
-    Ok(metadata.target_directory)
+    serde_json::from_slice(&output.stdout).context("could not parse `cargo metadata` output")
 }

@@ -2,18 +2,39 @@
 
 use assets_build::report::plural;
 use assets_build::{
-    BuildOptions, BuildReport, Event, Outcome, ParcelOutcome, Pipeline, StepReport,
+    BuildOptions, BuildReport, Event, Manifest, Outcome, ParcelOutcome, Pipeline, Registry,
+    StepReport, package_key,
 };
 use serde_json::json;
 
 use super::Exit;
 use crate::cli::BuildArgs;
+use crate::runner;
 use crate::shell::{Shell, Style, Verbosity};
 use crate::workspace::Package;
 
-/// Builds the package's assets.
-pub fn exec(args: &BuildArgs, shell: &Shell) -> anyhow::Result<Exit> {
+/// Builds the package's assets, with `processors` registered besides the
+/// built-ins; hands over to the processor runner when the manifest names
+/// processor crates this process does not have (see [`crate::runner`]).
+pub fn exec(
+    args: &BuildArgs,
+    shell: &Shell,
+    processors: &[fn(&mut Registry)],
+) -> anyhow::Result<Exit> {
     let package = Package::locate(&args.package)?;
+    if !runner::is_runner()
+        && let Ok(manifest) = Manifest::load(&package.manifest_path)
+        && !manifest.processor_crates.is_empty()
+    {
+        let code = runner::delegate(
+            &package.manifest_path,
+            package_key(&manifest),
+            &manifest.processor_crates,
+            &package.cache_dir,
+            shell,
+        )?;
+        return Ok(Exit::Delegated(code));
+    }
     let mut options = BuildOptions::new(&package.manifest_path, &package.cache_dir);
     if let Some(jobs) = args.jobs {
         anyhow::ensure!(jobs > 0, "`--jobs` must be at least 1");
@@ -24,7 +45,10 @@ pub fn exec(args: &BuildArgs, shell: &Shell) -> anyhow::Result<Exit> {
         (None, true) => "release".into(),
         (None, false) => "dev".into(),
     };
-    let pipeline = Pipeline::new(options);
+    let mut pipeline = Pipeline::new(options);
+    for register in processors {
+        register(pipeline.registry_mut());
+    }
     let on_event = |e: &Event<'_>| render_event(shell, e);
     match pipeline.build(&on_event) {
         Ok(report) => Ok(finish(shell, &report)),

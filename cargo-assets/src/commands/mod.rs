@@ -13,4 +13,6 @@ pub enum Exit {
     Success,
     /// 101: the build ran and something failed.
     BuildFailed,
+    /// The exit code of the processor runner that did the work.
+    Delegated(u8),
 }

@@ -13,11 +13,20 @@ fn the_scene_shows_each_sprite_where_the_game_placed_it() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("scene.png");
     let run = Command::new(env!("CARGO_BIN_EXE_sprite-demo"))
-        .args(["--out", out.to_str().unwrap(), "--scale", &SCALE.to_string()])
+        .args([
+            "--out",
+            out.to_str().unwrap(),
+            "--scale",
+            &SCALE.to_string(),
+        ])
         .output()
         .unwrap();
     let stdout = String::from_utf8(run.stdout).unwrap();
-    assert!(run.status.success(), "{stdout}{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     assert!(stdout.contains("level `Meadow`: 12x5 tiles"), "{stdout}");
     let scene = image::open(&out).unwrap().into_rgba8();
     assert_eq!(scene.dimensions(), (12 * 16 * SCALE, 5 * 16 * SCALE));
@@ -39,7 +48,11 @@ fn the_scene_shows_each_sprite_where_the_game_placed_it() {
         let source = image::open(assets.join(name)).unwrap().into_rgba8();
         for (sx, sy, p) in source.enumerate_pixels() {
             let want = over(p.0, BACKGROUND);
-            assert_eq!(at(x + sx, y + sy), want, "{name} pixel ({sx},{sy}) at ({x},{y})");
+            assert_eq!(
+                at(x + sx, y + sy),
+                want,
+                "{name} pixel ({sx},{sy}) at ({x},{y})"
+            );
             covered.insert((x + sx, y + sy));
         }
     }

@@ -1,0 +1,54 @@
+//! `cargo assets`: build, watch and inspect game assets.
+//!
+//! A thin front-end over `assets_build`: [`cli`] parses arguments, each of
+//! [`commands`] resolves them and calls the library, and [`shell`] is the only
+//! place that writes to the terminal. It is a library too, so that the
+//! processor runner ([`runner`]) can be this same program with a package's
+//! custom processors linked in.
+
+pub mod cli;
+pub mod commands;
+pub mod runner;
+pub mod shell;
+pub mod workspace;
+
+use std::process::ExitCode;
+
+use assets_build::Registry;
+use clap::Parser;
+
+use cli::{Cli, Command};
+use commands::Exit;
+use shell::Shell;
+
+/// The program: parses `std::env::args`, runs the command, and returns the
+/// exit code, with `processors` registered besides the built-in ones.
+pub fn main_with(processors: &[fn(&mut Registry)]) -> ExitCode {
+    // As a Cargo subcommand we are run as `cargo-assets assets <args>`.
+    let mut args: Vec<_> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "assets") {
+        args.remove(1);
+    }
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 1 } else { 0 });
+        }
+    };
+    let shell = Shell::new(&cli.output);
+    let result = match &cli.command {
+        Command::Build(args) => commands::build::exec(args, &shell, processors),
+        Command::Clean(args) => commands::clean::exec(args, &shell),
+        Command::Inspect(args) => commands::inspect::exec(args, &shell),
+    };
+    match result {
+        Ok(Exit::Success) => ExitCode::SUCCESS,
+        Ok(Exit::BuildFailed) => ExitCode::from(101),
+        Ok(Exit::Delegated(code)) => ExitCode::from(code),
+        Err(e) => {
+            shell.error(format!("{e:#}"));
+            ExitCode::from(101)
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! The processor runner: how `cargo assets` uses a package's custom processors.
+//!
+//! A processor is Rust code in some crate, registered by a function
+//! `pub fn register(registry: &mut assets_build::Registry)`. The build script
+//! calls it directly (`Builder::new().register(my_processors::register)`); the
+//! manifest names the same crates for the CLI:
+//!
+//! ```toml
+//! [package.metadata.assets]
+//! processors = ["my-processors"]     # build-dependencies with a `register` function
+//! ```
+//!
+//! The CLI cannot link code it was not compiled with, so for such a package it
+//! writes a small crate, the runner, under `<target>/assets/runner/<package>/`:
+//! this CLI's own source as a library plus the processor crates, and a `main`
+//! that is this CLI's `main` with their `register` functions. Cargo builds
+//! it (and rebuilds it only when something changed), and the CLI hands its
+//! arguments over to it. One definition of each processor; the same behaviour,
+//! output and exit codes as the plain CLI.
+//!
+//! The runner finds this CLI's source where it was compiled from
+//! (`CARGO_ASSETS_SOURCE` overrides that), and starts from the package's
+//! `Cargo.lock` so it resolves the same versions, offline.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context as _, bail};
+use serde::Deserialize;
+
+use crate::shell::{Shell, Style};
+use crate::workspace::cargo_metadata;
+
+/// Set in the runner's environment, so it does not delegate again.
+pub const RUNNER_VAR: &str = "CARGO_ASSETS_RUNNER";
+/// Overrides where the runner finds the `cargo-assets` source.
+pub const SOURCE_VAR: &str = "CARGO_ASSETS_SOURCE";
+/// Overrides the runner's target directory (tests share one).
+pub const TARGET_VAR: &str = "CARGO_ASSETS_RUNNER_TARGET_DIR";
+
+/// Whether this process is a runner.
+pub fn is_runner() -> bool {
+    std::env::var_os(RUNNER_VAR).is_some()
+}
+
+#[derive(Deserialize)]
+struct Metadata {
+    packages: Vec<MetaPackage>,
+    workspace_root: PathBuf,
+}
+
+#[derive(Deserialize)]
+struct MetaPackage {
+    name: String,
+    manifest_path: PathBuf,
+    targets: Vec<MetaTarget>,
+}
+
+#[derive(Deserialize)]
+struct MetaTarget {
+    name: String,
+    kind: Vec<String>,
+}
+
+/// Builds the runner for `package` with `crates`' processors and runs it
+/// with this process's arguments; returns its exit code.
+pub fn delegate(
+    manifest_path: &Path,
+    package: &str,
+    crates: &[String],
+    cache_dir: &Path,
+    shell: &Shell,
+) -> anyhow::Result<u8> {
+    let metadata: Metadata = cargo_metadata(manifest_path, &[])?;
+    let mut dependencies = String::new();
+    let mut calls = Vec::new();
+    for name in crates {
+        let Some(found) = metadata.packages.iter().find(|p| &p.name == name) else {
+            bail!(
+                "processor crate `{name}` (listed in [package.metadata.assets] processors) is not a dependency of `{package}`; \
+                 add it under [build-dependencies] in {}",
+                manifest_path.display()
+            );
+        };
+        let Some(lib) = found
+            .targets
+            .iter()
+            .find(|t| t.kind.iter().any(|k| k == "lib"))
+        else {
+            bail!("processor crate `{name}` has no library target to link");
+        };
+        let dir = found.manifest_path.parent().unwrap_or(Path::new("."));
+        dependencies.push_str(&format!(
+            "{name:?} = {{ path = {:?} }}\n",
+            dir.display().to_string()
+        ));
+        calls.push(format!("::{}::register", lib.name.replace('-', "_")));
+    }
+    let source = std::env::var_os(SOURCE_VAR)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    if !source.join("Cargo.toml").is_file() {
+        bail!(
+            "cannot build the processor runner: the cargo-assets source is not at `{}`; \
+             set {SOURCE_VAR} to a checkout of cargo-assets {}",
+            source.display(),
+            env!("CARGO_PKG_VERSION")
+        );
+    }
+    let dir = cache_dir.join("runner").join(package);
+    let cargo_toml = format!(
+        "# Written by cargo-assets: this package's processors linked into the CLI.\n\
+         [package]\nname = \"cargo-assets-runner\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [dependencies]\ncargo-assets = {{ path = {:?} }}\n{dependencies}\n\
+         [workspace]\n\n[profile.dev.package.\"*\"]\nopt-level = 2\n",
+        source.display().to_string()
+    );
+    let main_rs = format!(
+        "fn main() -> std::process::ExitCode {{\n    cargo_assets::main_with(&[{}])\n}}\n",
+        calls.join(", ")
+    );
+    write_if_changed(&dir.join("Cargo.toml"), &cargo_toml)?;
+    write_if_changed(&dir.join("src/main.rs"), &main_rs)?;
+    let lock = dir.join("Cargo.lock");
+    let package_lock = metadata.workspace_root.join("Cargo.lock");
+    if !lock.exists() && package_lock.is_file() {
+        std::fs::copy(&package_lock, &lock)
+            .with_context(|| format!("could not copy `{}`", package_lock.display()))?;
+    }
+    let target = std::env::var_os(TARGET_VAR)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| cache_dir.join("runner").join("target"));
+    shell.status(
+        "Preparing",
+        format!("processors of `{package}` ({})", crates.join(", ")),
+        Style::Note,
+    );
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let build = Command::new(&cargo)
+        .args(["build", "--quiet", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target)
+        .output()
+        .context("could not run cargo to build the processor runner")?;
+    if !build.status.success() {
+        bail!(
+            "could not build the processor runner for `{package}`:\n{}",
+            String::from_utf8_lossy(&build.stderr).trim_end()
+        );
+    }
+    let exe = target.join("debug").join(format!(
+        "cargo-assets-runner{}",
+        std::env::consts::EXE_SUFFIX
+    ));
+    let status = Command::new(&exe)
+        .args(std::env::args_os().skip(1))
+        .env(RUNNER_VAR, "1")
+        .status()
+        .with_context(|| format!("could not run `{}`", exe.display()))?;
+    Ok(status
+        .code()
+        .and_then(|c| u8::try_from(c).ok())
+        .unwrap_or(101))
+}
+
+fn write_if_changed(path: &Path, contents: &str) -> anyhow::Result<()> {
+    if std::fs::read_to_string(path).is_ok_and(|c| c == contents) {
+        return Ok(());
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("could not create `{}`", parent.display()))?;
+    }
+    std::fs::write(path, contents).with_context(|| format!("could not write `{}`", path.display()))
+}
