@@ -60,6 +60,9 @@ pub fn expand(name: &str) -> Result<TokenStream, String> {
     let parcel_path = parcel
         .to_str()
         .ok_or_else(|| format!("the parcel path `{}` is not UTF-8", parcel.display()))?;
+    let toc = toc_path
+        .to_str()
+        .ok_or_else(|| format!("the path `{}` is not UTF-8", toc_path.display()))?;
     let module = module_name(name);
     let mut code = String::new();
     writeln!(
@@ -70,7 +73,10 @@ pub fn expand(name: &str) -> Result<TokenStream, String> {
          /// The parcel, validated on first use.\n\
          pub static PARCEL: ::assets_runtime::StaticParcel = ::assets_runtime::StaticParcel::new(::core::include_bytes!({parcel_path:?}));\n\
          /// Where the build script wrote the parcel: reopen it at run time to pick up changes.\n\
-         pub const PATH: &str = {parcel_path:?};",
+         pub const PATH: &str = {parcel_path:?};\n\
+         // Make rustc track what this expansion read: the table of contents and the variable.\n\
+         const _: &[u8] = ::core::include_bytes!({toc:?});\n\
+         const _: ::core::option::Option<&str> = ::core::option_env!({PARCELS_VAR:?});",
         entries.len()
     )
     .expect("writing to a String");

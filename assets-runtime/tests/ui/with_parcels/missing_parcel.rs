@@ -1,0 +1,3 @@
+assets_runtime::include_parcel!("levls");
+
+fn main() {}
