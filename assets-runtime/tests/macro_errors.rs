@@ -55,11 +55,8 @@ fn include_parcel_errors_name_the_problem_and_the_fix() {
             ("sprite", "ui/ok_button.png"),
         ],
     );
+    // One after the other: both use trybuild's one project directory.
     run_with_parcels("with_parcels", Some(&dir));
-}
-
-#[test]
-fn include_parcel_without_a_build_script_says_how_to_add_one() {
     run_with_parcels("without_parcels", None);
 }
 
@@ -75,7 +72,7 @@ fn with_parcels() {
 }
 
 #[test]
-#[ignore = "run by include_parcel_without_a_build_script_says_how_to_add_one"]
+#[ignore = "run by include_parcel_errors_name_the_problem_and_the_fix"]
 fn without_parcels() {
     trybuild::TestCases::new().compile_fail("tests/ui/no_build_script/no_build_script.rs");
 }
