@@ -11,6 +11,7 @@
 //!   and tells `include_parcel!` where with `cargo:rustc-env=CARGO_ASSETS_PARCELS`;
 //! - emits `rerun-if-changed` for `Cargo.toml` and each asset root directory
 //!   (Cargo scans a directory's files itself), not one line per file;
+//! - prints what it processed to stderr (Cargo shows it with `-vv`);
 //! - on failure prints every diagnostic to stderr, a one-line summary as a
 //!   `cargo:warning`, and returns the summary as its error.
 //!
@@ -19,9 +20,13 @@
 //!
 //! 1. `CARGO_ASSETS_CACHE_DIR`, if set: put it in `.cargo/config.toml` to be
 //!    explicit, e.g. `[env] CARGO_ASSETS_CACHE_DIR = { value = "target/assets", relative = true }`;
-//! 2. `<target dir>/assets`, where the target directory is the nearest
-//!    ancestor of `OUT_DIR` holding the `CACHEDIR.TAG` file Cargo writes at
-//!    the top of every target directory: the cache `cargo assets build` uses;
+//! 2. `<target dir>/assets`, the cache `cargo assets build` uses, with the
+//!    target directory read off `OUT_DIR`'s place in Cargo's layout
+//!    (`<target>[/<triple>]/<profile>/build/<package>-<hash>/out`). (Looking
+//!    for Cargo's `CACHEDIR.TAG` instead is wrong when something else created
+//!    the target directory first: Cargo then writes no tag, and the search
+//!    finds an enclosing one.) A Cargo `build-dir` set apart from the target
+//!    directory makes this the build dir's cache: correct, but not shared;
 //! 3. `$OUT_DIR/assets-cache`: always safe, but private to this build script.
 //!
 //! Sharing is safe: builds on one cache take turns on its lock (so Cargo may
@@ -181,6 +186,19 @@ fn on_event(event: &Event<'_>) {
 }
 
 fn finish(report: &BuildReport) -> Result<(), BuildScriptError> {
+    // What ran, for `cargo build -vv` (which shows a build script's stderr).
+    let ran: Vec<&str> = report
+        .steps
+        .iter()
+        .filter(|s| matches!(s.outcome, Outcome::Ran { .. }))
+        .map(|s| s.asset.as_str())
+        .collect();
+    eprintln!(
+        "cargo-assets: {} fresh, {} processed: {}",
+        report.fresh(),
+        ran.len(),
+        ran.join(", ")
+    );
     for step in &report.steps {
         match &step.outcome {
             Outcome::Failed { error, .. } => eprintln!(
@@ -217,9 +235,44 @@ fn cache_dir(out_dir: &Path) -> PathBuf {
     if let Some(dir) = std::env::var_os(CACHE_DIR_VAR) {
         return PathBuf::from(dir);
     }
-    out_dir
-        .ancestors()
-        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+    let triple = std::env::var("TARGET").ok();
+    target_dir_of(out_dir, triple.as_deref())
         .map(|target| target.join("assets"))
         .unwrap_or_else(|| out_dir.join("assets-cache"))
+}
+
+/// The target directory of a build script's `OUT_DIR`, in Cargo's layout:
+/// `<target>[/<triple>]/<profile>/build/<package>-<hash>/out`.
+fn target_dir_of(out_dir: &Path, triple: Option<&str>) -> Option<PathBuf> {
+    let mut up = out_dir.ancestors();
+    let (out, build) = (up.next()?, up.nth(1)?);
+    if out.file_name()? != "out" || build.file_name()? != "build" {
+        return None;
+    }
+    let profile_parent = up.nth(1)?;
+    let target = match triple {
+        Some(t) if profile_parent.file_name().is_some_and(|n| n == t) => profile_parent.parent()?,
+        _ => profile_parent,
+    };
+    Some(target.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_target_dir_is_read_off_the_out_dir_layout() {
+        let host = Path::new("/p/target/debug/build/game-0123abcd/out");
+        assert_eq!(
+            target_dir_of(host, Some("x86_64-unknown-linux-gnu")),
+            Some(PathBuf::from("/p/target"))
+        );
+        let cross = Path::new("/p/target/wasm32-unknown-unknown/release/build/game-0123abcd/out");
+        assert_eq!(
+            target_dir_of(cross, Some("wasm32-unknown-unknown")),
+            Some(PathBuf::from("/p/target"))
+        );
+        assert_eq!(target_dir_of(Path::new("/somewhere/else"), None), None);
+    }
 }

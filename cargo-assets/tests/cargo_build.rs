@@ -1,0 +1,268 @@
+//! The Cargo integration end to end: a fresh crate in a temp dir with a
+//! one-line `build.rs` and `include_parcel!`, built by the real `cargo build`.
+//!
+//! The crate depends on this workspace's crates by path and builds in a
+//! shared target directory (`target/e2e`, so dependencies compile once),
+//! each test as its own package, whose records and parcels are removed first.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use assets_test_support::{encode_png, sprite_image};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
+fn target_dir() -> PathBuf {
+    workspace().join("target/e2e")
+}
+
+struct Crate {
+    dir: tempfile::TempDir,
+    name: &'static str,
+}
+
+const MAIN_RS: &str = r#"
+assets_runtime::include_parcel!("main");
+
+fn main() {
+    let parcel = &*main::PARCEL;
+    let _named_in_code = main::sprites::HERO;
+    /* more uses */
+    let mut sprites: Vec<_> = parcel.iter().filter_map(|r| Some((r.name, r.sprite_frame()?))).collect();
+    sprites.sort_by_key(|(name, _)| *name);
+    for (name, f) in sprites {
+        println!("sprite {name} {}x{} frame {}x{}", f.source_width, f.source_height, f.w, f.h);
+    }
+    println!("intro: {}", parcel.text(main::data::INTRO).unwrap().trim());
+}
+"#;
+
+impl Crate {
+    /// A crate named `name`: each test its own, as they share a target dir.
+    fn new(name: &'static str) -> Crate {
+        let c = Crate {
+            dir: tempfile::Builder::new().prefix(name).tempdir().unwrap(),
+            name,
+        };
+        let ws = workspace();
+        c.manifest("");
+        c.write("build.rs", "fn main() { assets_build::build().unwrap() }\n");
+        c.write("src/main.rs", MAIN_RS);
+        c.write(
+            "assets/sprites/hero.png",
+            encode_png(&sprite_image(12, 10, 1, 1)),
+        );
+        c.write(
+            "assets/sprites/tree.png",
+            encode_png(&sprite_image(9, 14, 0, 2)),
+        );
+        c.write("assets/data/intro.txt", "Once upon a time\n");
+        // The workspace's lock: same versions, nothing to download.
+        std::fs::copy(ws.join("Cargo.lock"), c.path().join("Cargo.lock")).unwrap();
+        let cache = target_dir().join("assets");
+        let _ = std::fs::remove_dir_all(cache.join("records").join(name));
+        let _ = std::fs::remove_dir_all(cache.join("parcels").join(name));
+        c
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, path: &str, contents: impl AsRef<[u8]>) {
+        let path = self.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+
+    fn manifest(&self, rule_extra: &str) {
+        let ws = workspace();
+        self.write(
+            "Cargo.toml",
+            format!(
+                r#"[package]
+name = "{name}"
+version = "0.1.0"
+edition = "2024"
+
+[dependencies]
+assets-runtime = {{ path = {runtime:?} }}
+
+[build-dependencies]
+assets-build = {{ path = {build:?} }}
+
+[[package.metadata.assets.rules]]
+match = "sprites/**/*.png"
+processor = "sprite"
+{rule_extra}
+
+[workspace]
+"#,
+                runtime = ws.join("assets-runtime").display().to_string(),
+                build = ws.join("assets-build").display().to_string(),
+                name = self.name,
+            ),
+        );
+    }
+
+    fn cargo(&self, args: &[&str]) -> Output {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        Command::new(cargo)
+            .args(args)
+            .current_dir(self.path())
+            .env("CARGO_TARGET_DIR", target_dir())
+            .env_remove("CARGO_ASSETS_CACHE_DIR")
+            .env_remove("CARGO_ASSETS_PARCELS")
+            .env_remove("CARGO_ASSETS_RUNNER")
+            .output()
+            .unwrap()
+    }
+
+    /// `cargo build -vv`: whether it succeeded, whether the build script
+    /// ran, and its stderr (with the script's own, at `-vv`).
+    fn build(&self) -> (bool, bool, String) {
+        let out = self.cargo(&["build", "-vv"]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let ran_script = stderr
+            .lines()
+            .any(|l| l.contains("Running") && l.contains("build-script-build"));
+        (out.status.success(), ran_script, stderr)
+    }
+
+    fn run(&self) -> String {
+        let exe = target_dir().join("debug").join(self.name);
+        let out = Command::new(exe).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+/// The assets the build script says it processed (`cargo-assets: N fresh,
+/// M processed: a, b`), sorted; `None` if it did not run.
+fn processed(stderr: &str) -> Option<Vec<String>> {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.split_once("cargo-assets: ").map(|(_, r)| r))?;
+    let list = line.split_once("processed: ")?.1.trim();
+    let mut assets: Vec<String> = list
+        .split(", ")
+        .filter(|a| !a.is_empty())
+        .map(str::to_owned)
+        .collect();
+    assets.sort();
+    Some(assets)
+}
+
+#[test]
+fn a_crate_with_build_rs_and_include_parcel_builds_rebuilds_and_fails_as_it_should() {
+    let c = Crate::new("e2e-game");
+
+    // The CLI first: it builds everything once...
+    let cli = Command::new(env!("CARGO_BIN_EXE_cargo-assets"))
+        .args(["assets", "build", "--message-format", "json"])
+        .current_dir(c.path())
+        .env("CARGO_TARGET_DIR", target_dir())
+        .output()
+        .unwrap();
+    assert!(
+        cli.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cli.stderr)
+    );
+    let cli_out = String::from_utf8_lossy(&cli.stdout);
+    assert!(cli_out.contains(r#""ran":4"#), "{cli_out}");
+
+    // ...so `cargo build` runs the build script and no processor a second time.
+    let (ok, ran_script, stderr) = c.build();
+    assert!(ok && ran_script, "{stderr}");
+    assert_eq!(
+        processed(&stderr),
+        Some(vec![]),
+        "a processor ran twice:\n{stderr}"
+    );
+    let out = c.run();
+    assert!(
+        out.contains("sprite sprites/hero.png 12x10 frame 10x8"),
+        "{out}"
+    );
+    assert!(
+        out.contains("sprite sprites/tree.png 9x14 frame 9x14"),
+        "{out}"
+    );
+    assert!(out.contains("intro: Once upon a time"), "{out}");
+
+    // Nothing changed: the build script does not run.
+    let (ok, ran_script, stderr) = c.build();
+    assert!(ok && !ran_script, "{stderr}");
+
+    // One sprite edited: the script reruns and reprocesses that sprite (and its atlas).
+    c.write(
+        "assets/sprites/hero.png",
+        encode_png(&sprite_image(12, 10, 2, 3)),
+    );
+    let (ok, ran_script, stderr) = c.build();
+    assert!(ok && ran_script, "{stderr}");
+    let expected = ["atlas:main", "sprites/hero.png"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(processed(&stderr), Some(expected), "{stderr}");
+    assert!(c.run().contains("sprite sprites/hero.png 12x10 frame 8x6"));
+
+    // A new asset's constant is there for code to use.
+    c.write(
+        "assets/sprites/coin.png",
+        encode_png(&sprite_image(5, 5, 0, 4)),
+    );
+    c.write(
+        "src/main.rs",
+        MAIN_RS.replace("/* more uses */", "let _coin = main::sprites::COIN;"),
+    );
+    let (ok, _, stderr) = c.build();
+    assert!(ok, "{stderr}");
+    assert!(c.run().contains("sprite sprites/coin.png 5x5"));
+
+    // Removing an asset the code names is a compile error naming it.
+    std::fs::remove_file(c.path().join("assets/sprites/coin.png")).unwrap();
+    let (ok, _, stderr) = c.build();
+    assert!(!ok, "the build should fail");
+    assert!(
+        stderr.contains("cannot find value `COIN` in module `main::sprites`"),
+        "{stderr}"
+    );
+
+    // Editing [package.metadata.assets] takes effect.
+    c.write("src/main.rs", MAIN_RS);
+    c.manifest("trim = false");
+    let (ok, ran_script, stderr) = c.build();
+    assert!(ok && ran_script, "{stderr}");
+    assert!(
+        c.run()
+            .contains("sprite sprites/hero.png 12x10 frame 12x10")
+    );
+}
+
+#[test]
+fn a_failing_asset_fails_the_build_script_with_a_summary_and_the_details() {
+    let c = Crate::new("e2e-broken");
+    c.write("assets/sprites/broken.png", b"not a png at all");
+    let (ok, _, stderr) = c.build();
+    assert!(!ok);
+    for needle in [
+        "warning: e2e-broken@0.1.0: cargo-assets: could not build 1 of 5 assets (1 skipped): sprites/broken.png",
+        "error: failed to process `sprites/broken.png` (sprite): not a PNG or JPEG image",
+    ] {
+        assert!(
+            stderr.contains(needle),
+            "`{needle}` missing from:\n{stderr}"
+        );
+    }
+}
