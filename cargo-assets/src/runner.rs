@@ -110,7 +110,7 @@ pub fn delegate(
     let dir = cache_dir.join("runner").join(package);
     let cargo_toml = format!(
         "# Written by cargo-assets: this package's processors linked into the CLI.\n\
-         [package]\nname = \"cargo-assets-runner\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [package]\nname = \"cargo-assets-runner-{package}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
          [dependencies]\ncargo-assets = {{ path = {:?} }}\n{dependencies}\n\
          [workspace]\n\n[profile.dev.package.\"*\"]\nopt-level = 2\n",
         source.display().to_string()
@@ -150,7 +150,7 @@ pub fn delegate(
         );
     }
     let exe = target.join("debug").join(format!(
-        "cargo-assets-runner{}",
+        "cargo-assets-runner-{package}{}",
         std::env::consts::EXE_SUFFIX
     ));
     let status = Command::new(&exe)

@@ -80,7 +80,14 @@ impl Crate {
         std::fs::write(path, contents).unwrap();
     }
 
+    /// `Cargo.toml`, with `rule_extra` in the sprite rule.
     fn manifest(&self, rule_extra: &str) {
+        self.manifest_with(rule_extra, "");
+    }
+
+    /// `Cargo.toml`, with `rule_extra` in the sprite rule and `tail` after it
+    /// (more dependencies or metadata).
+    fn manifest_with(&self, rule_extra: &str, tail: &str) {
         let ws = workspace();
         self.write(
             "Cargo.toml",
@@ -100,6 +107,8 @@ assets-build = {{ path = {build:?} }}
 match = "sprites/**/*.png"
 processor = "sprite"
 {rule_extra}
+
+{tail}
 
 [workspace]
 "#,
@@ -265,4 +274,75 @@ fn a_failing_asset_fails_the_build_script_with_a_summary_and_the_details() {
             "`{needle}` missing from:\n{stderr}"
         );
     }
+}
+
+#[test]
+fn custom_processors_from_a_crate_work_in_build_rs_and_in_cargo_assets() {
+    let c = Crate::new("e2e-levels");
+    let level_processor = workspace().join("examples/level-processor");
+    c.manifest_with(
+        "",
+        &format!(
+            r#"[package.metadata.assets]
+processors = ["level-processor"]
+
+[[package.metadata.assets.rules]]
+match = "levels/*.lvl"
+processor = "level"
+
+[build-dependencies.level-processor]
+path = {:?}
+"#,
+            level_processor.display().to_string()
+        ),
+    );
+    c.write(
+        "build.rs",
+        "fn main() { assets_build::Builder::new().register(level_processor::register).build().unwrap() }\n",
+    );
+    c.write("assets/levels/one.lvl", "T.C\n.H.\n");
+    c.write(
+        "src/main.rs",
+        r#"assets_runtime::include_parcel!("main");
+fn main() {
+    let level = main::PARCEL.bytes(main::levels::ONE).unwrap();
+    println!("level {:?}", std::str::from_utf8(&level[8..]).unwrap());
+}
+"#,
+    );
+    // The build script uses the crate's processor...
+    let (ok, _, stderr) = c.build();
+    assert!(ok, "{stderr}");
+    assert!(c.run().contains(r#"level "T.C.H.""#));
+
+    // ...and so does the CLI, through its runner, without a second definition:
+    // it finds the build script's work fresh, then processes an edit itself.
+    let cli = |c: &Crate| {
+        Command::new(env!("CARGO_BIN_EXE_cargo-assets"))
+            .args(["assets", "build", "--message-format", "json"])
+            .current_dir(c.path())
+            .env("CARGO_TARGET_DIR", target_dir())
+            .env(
+                "CARGO_ASSETS_RUNNER_TARGET_DIR",
+                workspace().join("target/assets/runner/target"),
+            )
+            .output()
+            .unwrap()
+    };
+    let out = cli(&c);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(r#""ran":0"#), "{stdout}");
+    c.write("assets/levels/one.lvl", "T.C\n.Hx\n");
+    let out = cli(&c);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(101), "{stdout}");
+    assert!(
+        stdout.contains(r#""asset":"levels/one.lvl","message":"line 2, column 3: unknown tile `x` (tiles: .TCHB)""#),
+        "{stdout}"
+    );
 }
