@@ -14,7 +14,7 @@
 //!      steps ──scheduler──▶ per step: freshness::check(record) ─fresh─▶ reuse
 //!                                                       └─stale─▶ Processor::process(Context)
 //!                                                                   └▶ Store::put(outputs), write Record
-//!      ──parcels──▶ <cache>/parcels/<variant>/<name>.parcel (rewritten only when changed)
+//!      ──parcels──▶ <cache>/parcels/<package>/<variant>/<name>.parcel, or OUT_DIR/assets/ (rewritten only when changed)
 //!      ──▶ BuildReport (+ Events while running)
 //! ```
 //!
@@ -32,7 +32,7 @@
 //! # Files on disk
 //!
 //! Under the cache directory (`target/assets/`): `blobs/` (outputs by blake3
-//! hash, see [`Store`]), `records/<variant>.jsonl` (every step's [`Record`],
+//! hash, see [`Store`]), `records/<package>/<variant>.jsonl` (every step's [`Record`],
 //! one checksummed JSON line each, see [`record_log`]), `tmp/` and `lock`.
 //!
 //! # Invariants

@@ -26,7 +26,12 @@
 //! - `write` (feature `write`): the writer the pipeline uses, so that reader
 //!   and writer share one definition of the format.
 //!
-//! This crate has no `unsafe` and one dependency (`xxhash-rust`).
+//! In a game, `include_parcel!("main")` (from `assets-macros`, re-exported
+//! here behind the default `macros` feature) embeds the parcel the build
+//! script wrote and declares a typed constant per resource ([`typed`]).
+//!
+//! This crate has no `unsafe`; it depends on `xxhash-rust`, and on
+//! `assets-macros` (itself without dependencies) for the macro.
 
 mod error;
 pub mod format;
