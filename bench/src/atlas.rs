@@ -10,12 +10,11 @@
 //! The edit replaces a sprite with a new 40×30 image, a different one each
 //! time, so every edit really re-decodes and re-packs.
 //!
-//! Run: `cargo bench -p assets-build --bench atlas` (`-- --quick` for a smoke
-//! run at 100 sprites). Prints a Markdown table for BENCHMARKS.md.
-#![allow(clippy::print_stdout)]
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::measure::{Sample, ratio, time};
 
 use assets_build::{BuildOptions, Event, Pipeline};
 
@@ -72,9 +71,15 @@ padding = 2
 
 fn build(dir: &Path) -> (Duration, usize, usize) {
     let options = BuildOptions::new(dir.join("Cargo.toml"), dir.join("target/assets"));
-    let start = Instant::now();
-    let report = Pipeline::new(options).build(&|_: &Event<'_>| {}).unwrap();
-    let elapsed = start.elapsed();
+    let mut report = None;
+    let elapsed = time(|| {
+        report = Some(
+            Pipeline::new(options)
+                .build(&|_: &Event<'_>| {})
+                .expect("builds"),
+        );
+    });
+    let report = report.expect("built");
     assert!(report.success());
     let pages = report
         .steps
@@ -85,63 +90,42 @@ fn build(dir: &Path) -> (Duration, usize, usize) {
     (elapsed, report.ran(), pages)
 }
 
-fn ms(d: Duration) -> String {
-    format!("{:.0}", d.as_secs_f64() * 1000.0)
-}
-
-fn median(mut times: Vec<Duration>) -> (Duration, Duration, Duration) {
-    times.sort();
-    (times[times.len() / 2], times[0], times[times.len() - 1])
-}
-
-fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+/// The cold build, the no-op and one-sprite edits; a Markdown table.
+pub fn run(quick: bool) -> String {
     let (n, edits) = if quick { (100, 2) } else { (2_000, 9) };
-    let edits = std::env::var("EDITS")
-        .ok()
-        .and_then(|e| e.parse().ok())
-        .unwrap_or(edits);
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path();
     generate(dir, n);
     // Cold builds are noisy here (thousands of file creations on ext4):
     // the median of three, each from an empty cache.
-    let mut cold = Vec::new();
     let mut pages = 0;
-    for _ in 0..3 {
+    let full = Sample::of(3, || {
         let _ = std::fs::remove_dir_all(dir.join("target"));
         let (t, ran, p) = build(dir);
         assert_eq!(ran as u32, n + 1, "every sprite and the atlas");
-        cold.push(t);
         pages = p;
-    }
-    let full = median(cold).0;
+        t
+    });
     std::thread::sleep(Duration::from_millis(2100)); // past the racy-mtime window
     build(dir);
-    let noop = median((0..edits).map(|_| build(dir).0).collect());
-    let mut edit_times = Vec::new();
-    for e in 0..edits {
+    let noop = Sample::of(edits, || build(dir).0);
+    let mut e = 0;
+    let edit = Sample::of(edits, || {
         let i = (e * 211) % n;
         let path = dir.join(format!("assets/sprites/d{:02}/s{i}.png", i / 100));
-        std::fs::write(&path, sprite_png(40, 30, 2, 10_000 + e)).unwrap();
+        std::fs::write(&path, sprite_png(40, 30, 2, 10_000 + e)).expect("write sprite");
+        e += 1;
         let (t, ran, _) = build(dir);
         assert_eq!(ran, 2, "the edited sprite and the atlas");
-        edit_times.push(t);
-    }
-    let edit = median(edit_times);
-    println!(
-        "| sprites | pages | full build, median of 3 (ms) | no-op median (min–max) ms | edit one sprite median (min–max) ms | edit / full |"
-    );
-    println!("|---:|---:|---:|---:|---:|---:|");
-    println!(
-        "| {n} | {pages} | {} | {} ({}–{}) | {} ({}–{}) | {:.3} |",
-        ms(full),
-        ms(noop.0),
-        ms(noop.1),
-        ms(noop.2),
-        ms(edit.0),
-        ms(edit.1),
-        ms(edit.2),
-        edit.0.as_secs_f64() / full.as_secs_f64()
-    );
+        t
+    });
+    format!(
+        "| sprites | pages | full build, median (min–max) ms | no-op median (min–max) ms | edit one sprite median (min–max) ms | edit / full |\n\
+         |---:|---:|---:|---:|---:|---:|\n\
+         | {n} | {pages} | {} | {} | {} | {} |\n",
+        full.ms(),
+        noop.ms(),
+        edit.ms(),
+        ratio(edit.median(), full.median()),
+    )
 }

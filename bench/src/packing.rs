@@ -13,11 +13,9 @@
 //! area)), cropped occupancy (total area / the pages' used extents, as
 //! written after cropping), and the median time with min–max over the runs.
 //!
-//! Run: `cargo bench -p assets-build --bench packing` (`-- --quick` for a
-//! smoke run). Prints a Markdown table for BENCHMARKS.md.
-#![allow(clippy::print_stdout)]
+use std::fmt::Write as _;
 
-use std::time::{Duration, Instant};
+use crate::measure::{Sample, time};
 
 use assets_build::atlas::maxrects::{Heuristic, Order};
 use assets_build::atlas::{MaxRects, PackOptions, Packer, Size};
@@ -136,8 +134,8 @@ impl Packer for Skyline {
     }
 }
 
-fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+/// Every packer on every set; a Markdown table.
+pub fn run(quick: bool) -> String {
     // (rectangles, page side, runs)
     let sets: &[(usize, u32, usize)] = if quick {
         &[(200, 1024, 1)]
@@ -149,10 +147,9 @@ fn main() {
         Box::new(MaxRects::single(Order::Area, Heuristic::BestShortSideFit)),
         Box::new(Skyline),
     ];
-    println!(
-        "| rects | page | rotation | packer | pages | lower bound | occupancy | cropped occupancy | time (median, min–max) |"
+    let mut out = String::from(
+        "| rects | page | rotation | packer | pages | lower bound | occupancy | cropped occupancy | time, median (min–max) ms |\n|---|---|---|---|---|---|---|---|---|\n",
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
     for &(n, page, runs) in sets {
         let sizes = rectangles(n);
         let total: u64 = sizes.iter().map(|s| s.area()).sum();
@@ -164,33 +161,28 @@ fn main() {
             };
             let bound = options.area_lower_bound(&sizes);
             for packer in &packers {
-                let mut times = Vec::with_capacity(runs);
                 let mut packing = None;
-                for _ in 0..runs {
-                    let start = Instant::now();
-                    packing = Some(packer.pack(&sizes, &options).unwrap());
-                    times.push(start.elapsed());
-                }
-                times.sort();
+                let sample = Sample::of(runs, || {
+                    time(|| {
+                        packing = Some(packer.pack(&sizes, &options).expect("every rectangle fits"))
+                    })
+                });
                 let packing = packing.expect("at least one run");
                 let pages = packing.pages;
                 let occupancy = total as f64 / (f64::from(pages) * f64::from(page).powi(2));
                 let cropped: u64 = packing.page_extents(&sizes).iter().map(|e| e.area()).sum();
-                println!(
-                    "| {n} | {page}² | {} | {} | {pages} | {bound} | {:.1}% | {:.1}% | {} ({}–{}) |",
+                writeln!(
+                    out,
+                    "| {n} | {page}² | {} | {} | {pages} | {bound} | {:.1}% | {:.1}% | {} |",
                     if rotate { "on" } else { "off" },
                     packer.name(),
                     occupancy * 100.0,
                     total as f64 / cropped as f64 * 100.0,
-                    ms(times[runs / 2]),
-                    ms(times[0]),
-                    ms(times[runs - 1]),
-                );
+                    sample.ms(),
+                )
+                .expect("write to String");
             }
         }
     }
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+    out
 }

@@ -1,34 +1,21 @@
 //! Parcel open, validate, lookup and read, against `std::fs::read` of the
 //! same bytes, in one run.
 //!
-//! Run: `cargo bench -p assets-runtime --features write --bench parcel`
-//! (`-- --quick` for a smoke run on a small parcel).
-#![allow(clippy::print_stdout)]
+use std::fmt::Write as _;
+use std::time::Duration;
 
-use std::time::{Duration, Instant};
+use crate::measure::{self, Sample};
 
 use assets_runtime::write::ParcelWriter;
 use assets_runtime::{Parcel, ParcelBuf, ResourceId};
 
-fn median(mut runs: Vec<Duration>) -> Duration {
-    runs.sort();
-    runs[runs.len() / 2]
-}
-
+/// The median of `runs` timings of `f`.
 fn time(runs: usize, mut f: impl FnMut()) -> Duration {
-    median(
-        (0..runs)
-            .map(|_| {
-                let start = Instant::now();
-                f();
-                start.elapsed()
-            })
-            .collect(),
-    )
+    Sample::of(runs, || measure::time(&mut f)).median()
 }
 
-fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+/// Open, validate, look up and verify a 1 GiB parcel; a Markdown table.
+pub fn run(quick: bool) -> String {
     let (count, size) = if quick {
         (1_000, 1_000)
     } else {
@@ -76,29 +63,43 @@ fn main() {
         std::hint::black_box(ParcelBuf::open(&path).unwrap());
     });
     let gib = bytes.len() as f64 / f64::from(1 << 30);
-    println!("parcel: {count} resources, {:.3} GiB", gib);
-    println!("| measure | median | per unit |");
-    println!("|---|---:|---:|");
-    println!(
-        "| validate (from_bytes, in memory) | {:.1} µs | {:.0} ns/entry |",
-        validate.as_secs_f64() * 1e6,
-        validate.as_secs_f64() * 1e9 / count as f64
+    let mut out = format!(
+        "{count} resources, {gib:.3} GiB\n\n| measure | median | per unit |\n|---|---:|---:|\n"
     );
-    println!("| lookup by id | {:.1} ns | |", per_lookup);
-    println!("| lookup by name (hash + compare) | {:.1} ns | |", per_name);
-    println!(
-        "| verify all checksums | {:.1} ms | {:.2} GiB/s |",
-        verify.as_secs_f64() * 1e3,
-        gib / verify.as_secs_f64()
+    let mut row = |what: &str, median: String, unit: String| {
+        writeln!(out, "| {what} | {median} | {unit} |").expect("write to String");
+    };
+    row(
+        "validate (`Parcel::from_bytes`, in memory)",
+        format!("{:.1} µs", validate.as_secs_f64() * 1e6),
+        format!(
+            "{:.0} ns/entry",
+            validate.as_secs_f64() * 1e9 / count as f64
+        ),
     );
-    println!(
-        "| std::fs::read of the file | {:.1} ms | {:.2} GiB/s |",
-        fs_read.as_secs_f64() * 1e3,
-        gib / fs_read.as_secs_f64()
+    row("lookup by id", format!("{per_lookup:.1} ns"), String::new());
+    row(
+        "lookup by name (hash + compare)",
+        format!("{per_name:.1} ns"),
+        String::new(),
     );
-    println!(
-        "| ParcelBuf::open (read + validate) | {:.1} ms | ratio to fs::read {:.3} |",
-        open.as_secs_f64() * 1e3,
-        open.as_secs_f64() / fs_read.as_secs_f64()
+    row(
+        "verify all resource checksums (xxh3)",
+        format!("{:.1} ms", verify.as_secs_f64() * 1e3),
+        format!("{:.2} GiB/s", gib / verify.as_secs_f64()),
     );
+    row(
+        "`std::fs::read` of the file",
+        format!("{:.1} ms", fs_read.as_secs_f64() * 1e3),
+        format!("{:.2} GiB/s", gib / fs_read.as_secs_f64()),
+    );
+    row(
+        "`ParcelBuf::open` (read + validate)",
+        format!("{:.1} ms", open.as_secs_f64() * 1e3),
+        format!(
+            "{:.2}× `fs::read`",
+            open.as_secs_f64() / fs_read.as_secs_f64()
+        ),
+    );
+    out
 }

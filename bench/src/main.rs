@@ -1,0 +1,136 @@
+//! `assets-bench`: every figure of BENCHMARKS.md from one command.
+//!
+//! ```sh
+//! cargo run --release -p assets-bench                 # everything, at 1k and 10k assets (~10 minutes on 2 cores)
+//! cargo run --release -p assets-bench -- --quick      # a smoke run (tiny sizes, one run each; CI)
+//! cargo run --release -p assets-bench -- --scales 1000,10000,100000 --only pipeline
+//! ```
+//!
+//! Groups: `pipeline` (a generated corpus: full, no-op, touch-all and
+//! edit-one builds against the decode bound, input hashing and ninja; peak
+//! memory), `packing` (our packer beside `texture_packer`), `atlas` (one
+//! 2,000-sprite atlas), `parcel` (open, validate and look up a 1 GiB parcel).
+//! Markdown goes to stdout, progress to stderr. Every comparison is measured
+//! side by side in the same run.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod atlas;
+mod corpus;
+mod measure;
+mod packing;
+mod parcel;
+mod pipeline;
+
+use std::time::Instant;
+
+const GROUPS: [&str; 4] = ["pipeline", "packing", "atlas", "parcel"];
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, dir] = args.as_slice()
+        && flag == "--child-build"
+    {
+        pipeline::child_build(std::path::Path::new(dir));
+        return;
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let scales: Vec<usize> = match value("--scales") {
+        Some(list) => list
+            .split(',')
+            .map(|s| {
+                s.trim()
+                    .parse()
+                    .expect("--scales takes numbers, e.g. 1000,10000")
+            })
+            .collect(),
+        None if quick => vec![300],
+        None => vec![1_000, 10_000],
+    };
+    let only = value("--only");
+    let selected = |group: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|g| g == group))
+    };
+    if let Some(o) = &only
+        && let Some(bad) = o.split(',').find(|g| !GROUPS.contains(g))
+    {
+        eprintln!(
+            "error: unknown group `{bad}`; groups: {}",
+            GROUPS.join(", ")
+        );
+        std::process::exit(1);
+    }
+    let start = Instant::now();
+    let progress = |what: &str| eprintln!("[{:>5.1}s] {what}", start.elapsed().as_secs_f64());
+    println!(
+        "# cargo-assets benchmarks{}\n",
+        if quick {
+            " (quick smoke run, not for publishing)"
+        } else {
+            ""
+        }
+    );
+    println!("{}\n", machine());
+    if selected("pipeline") {
+        progress("pipeline");
+        println!(
+            "## Pipeline on a generated corpus\n\n{}",
+            pipeline::run(&scales, quick, &progress)
+        );
+    }
+    if selected("packing") {
+        progress("packing");
+        println!("## Atlas packing\n\n{}", packing::run(quick));
+    }
+    if selected("atlas") {
+        progress("atlas");
+        println!("## One 2,000-sprite atlas\n\n{}", atlas::run(quick));
+    }
+    if selected("parcel") {
+        progress("parcel");
+        println!("## Parcels\n\n{}", parcel::run(quick));
+    }
+    progress("done");
+}
+
+/// CPU model, core count, memory and OS, as far as Linux tells.
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines().find_map(|l| {
+                l.strip_prefix("model name")?
+                    .split_once(':')
+                    .map(|(_, m)| m.trim().to_owned())
+            })
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let mem = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines().find_map(|l| {
+                let kib: f64 = l
+                    .strip_prefix("MemTotal:")?
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse()
+                    .ok()?;
+                Some(format!("{:.0} GiB", kib / 1024.0 / 1024.0))
+            })
+        })
+        .unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!(
+        "Machine: {cpu}, {cores} cores, {mem}, Linux {}.",
+        kernel.trim()
+    )
+}

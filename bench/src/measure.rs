@@ -1,0 +1,72 @@
+//! Timing: medians with their spread, and side-by-side ratios.
+
+use std::time::{Duration, Instant};
+
+/// Several timings of one thing.
+#[derive(Debug, Clone)]
+pub struct Sample(Vec<Duration>);
+
+impl Sample {
+    /// Times `f` `runs` times.
+    pub fn of(runs: usize, mut f: impl FnMut() -> Duration) -> Sample {
+        Sample::from((0..runs.max(1)).map(|_| f()).collect())
+    }
+
+    /// Timings taken elsewhere.
+    pub fn from(mut times: Vec<Duration>) -> Sample {
+        assert!(!times.is_empty(), "a sample needs a timing");
+        times.sort();
+        Sample(times)
+    }
+
+    /// The median.
+    pub fn median(&self) -> Duration {
+        self.0[self.0.len() / 2]
+    }
+
+    /// `median (min–max)` in milliseconds.
+    pub fn ms(&self) -> String {
+        format!(
+            "{} ({}–{})",
+            ms(self.median()),
+            ms(self.0[0]),
+            ms(self.0[self.0.len() - 1])
+        )
+    }
+}
+
+/// How long `f` takes, once.
+pub fn time(f: impl FnOnce()) -> Duration {
+    let start = Instant::now();
+    f();
+    start.elapsed()
+}
+
+/// Milliseconds with a sensible number of digits.
+pub fn ms(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1000.0;
+    if ms < 10.0 {
+        format!("{ms:.2}")
+    } else if ms < 100.0 {
+        format!("{ms:.1}")
+    } else {
+        format!("{ms:.0}")
+    }
+}
+
+/// `a / b` as a ratio with two decimals.
+pub fn ratio(a: Duration, b: Duration) -> String {
+    format!("{:.2}", a.as_secs_f64() / b.as_secs_f64())
+}
+
+/// The median of paired ratios `a[i] / b[i]`: drift in the machine's speed
+/// hits both sides of each pair alike.
+pub fn paired_ratio(a: &[Duration], b: &[Duration]) -> String {
+    let mut ratios: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| x.as_secs_f64() / y.as_secs_f64())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    format!("{:.2}", ratios[ratios.len() / 2])
+}

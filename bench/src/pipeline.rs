@@ -1,0 +1,256 @@
+//! The pipeline on a generated corpus, with its bounds and peers measured in
+//! the same run:
+//!
+//! - **full build** from an empty cache (median of 3), against the *decode
+//!   bound*: reading and decoding every input image once with the same
+//!   `image` crate on all cores, which any pipeline must do;
+//! - **peak memory** of a full build (max RSS of a child process doing it);
+//! - **no-op** build, alternated with `ninja`'s no-op on a `build.ninja` with
+//!   one copy edge per asset (skipped with a note if ninja is not installed);
+//! - **touch-all**: every input's mtime changed, bytes the same: no processor
+//!   may run, and the cost should be close to hashing every input once
+//!   (measured on all cores);
+//! - **edit one sprite**: a sprite replaced by a new image; two steps run (the
+//!   sprite and its atlas).
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+use assets_build::{BuildOptions, BuildReport, Event, Pipeline};
+
+use crate::corpus::{self, Corpus};
+use crate::measure::{Sample, ms, paired_ratio, ratio, time};
+
+/// The corpus seed of every published figure.
+pub const SEED: u64 = 0x5eed_a55e;
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// One build of the corpus at `dir` with its cache in `dir/target/assets`.
+pub fn build(dir: &Path) -> (Duration, BuildReport) {
+    let mut options = BuildOptions::new(dir.join("Cargo.toml"), dir.join("target/assets"));
+    options.jobs = cores();
+    let mut pipeline = Pipeline::new(options);
+    corpus::register(pipeline.registry_mut());
+    let mut report = None;
+    let t = time(|| {
+        report = Some(
+            pipeline
+                .build(&|_: &Event<'_>| {})
+                .expect("the corpus builds"),
+        )
+    });
+    let report = report.expect("built");
+    assert!(report.success(), "the corpus builds without failures");
+    (t, report)
+}
+
+/// Runs a cold build in a child process (this binary with `--child-build`)
+/// and returns its peak resident memory in KiB.
+fn peak_rss_kib(dir: &Path) -> Option<u64> {
+    let _ = std::fs::remove_dir_all(dir.join("target"));
+    let out = Command::new(std::env::current_exe().ok()?)
+        .arg("--child-build")
+        .arg(dir)
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("peak-rss-kib ")?.trim().parse().ok())
+}
+
+/// The child side of [`peak_rss_kib`]: build, then print `VmHWM`.
+pub fn child_build(dir: &Path) {
+    build(dir);
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    if let Some(kib) = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    {
+        #[allow(clippy::print_stdout)]
+        {
+            println!("peak-rss-kib {kib}");
+        }
+    }
+}
+
+/// Reads and decodes every image on all cores: the floor of a full build.
+fn decode_bound(images: &[std::path::PathBuf]) -> Duration {
+    let chunk = images.len().div_ceil(cores()).max(1);
+    time(|| {
+        std::thread::scope(|s| {
+            for part in images.chunks(chunk) {
+                s.spawn(move || {
+                    for p in part {
+                        let bytes = std::fs::read(p).expect("read image");
+                        std::hint::black_box(
+                            image::load_from_memory(&bytes)
+                                .expect("decode")
+                                .into_rgba8(),
+                        );
+                    }
+                });
+            }
+        });
+    })
+}
+
+/// Reads and blake3-hashes every input on all cores.
+fn hash_all(files: &[std::path::PathBuf]) -> Duration {
+    let chunk = files.len().div_ceil(cores()).max(1);
+    time(|| {
+        std::thread::scope(|s| {
+            for part in files.chunks(chunk) {
+                s.spawn(move || {
+                    for p in part {
+                        std::hint::black_box(blake3::hash(&std::fs::read(p).expect("read")));
+                    }
+                });
+            }
+        });
+    })
+}
+
+/// Sets every file's mtime to `when`, bytes untouched.
+fn touch_all(files: &[std::path::PathBuf], when: SystemTime) {
+    for f in files {
+        std::fs::File::options()
+            .append(true)
+            .open(f)
+            .and_then(|file| file.set_modified(when))
+            .expect("touch");
+    }
+}
+
+/// Writes `build.ninja` (one `cp` edge per asset), builds it once, and
+/// returns a function timing one no-op run; `None` if ninja is not installed.
+fn ninja(corpus: &Corpus) -> Option<impl Fn() -> Duration + '_> {
+    Command::new("ninja").arg("--version").output().ok()?;
+    let dir = &corpus.dir;
+    let mut rules = String::from("rule cp\n  command = cp $in $out\n");
+    for f in &corpus.files {
+        let rel = f
+            .strip_prefix(dir)
+            .expect("inside")
+            .to_str()
+            .expect("UTF-8");
+        rules.push_str(&format!("build out/{rel}: cp {rel}\n"));
+    }
+    std::fs::write(dir.join("build.ninja"), rules).expect("write build.ninja");
+    let run = move || {
+        time(|| {
+            let out = Command::new("ninja")
+                .arg("-C")
+                .arg(dir)
+                .arg(format!("-j{}", cores()))
+                .output()
+                .expect("run ninja");
+            assert!(out.status.success(), "ninja failed");
+        })
+    };
+    run();
+    run();
+    Some(run)
+}
+
+/// Every figure for each corpus size; Markdown tables.
+pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
+    let mut full_table = String::from(
+        "| assets | images | full build, median (min–max) ms | decode bound (ms) | full / decode | peak RSS (MiB) | steps run |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let mut incr_table = String::from(
+        "| assets | no-op median (min–max) ms | ninja no-op (ms) | no-op / ninja (paired) | hash all inputs (ms) | touch-all median (min–max) ms | touch-all / hash | edit one sprite median (min–max) ms | edit / full |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let (cold_runs, noop_runs, touch_runs, edits) =
+        if quick { (1, 3, 1, 1) } else { (3, 11, 3, 5) };
+    for &n in scales {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        progress(&format!("generating {n} assets"));
+        let corpus = corpus::generate(tmp.path(), n, SEED);
+        progress(&format!("{n}: full builds"));
+        let mut steps = 0;
+        let full = Sample::of(cold_runs, || {
+            let _ = std::fs::remove_dir_all(tmp.path().join("target"));
+            let (t, report) = build(tmp.path());
+            steps = report.ran();
+            t
+        });
+        let decode = Sample::of(cold_runs, || decode_bound(&corpus.images));
+        progress(&format!("{n}: peak memory"));
+        let rss =
+            peak_rss_kib(tmp.path()).map_or("-".into(), |k| format!("{:.0}", k as f64 / 1024.0));
+        writeln!(
+            full_table,
+            "| {n} | {} | {} | {} | {} | {rss} | {steps} |",
+            corpus.images.len(),
+            full.ms(),
+            ms(decode.median()),
+            ratio(full.median(), decode.median()),
+        )
+        .expect("write to String");
+
+        // Settle past the racy-mtime window, and let one build refresh records.
+        std::thread::sleep(Duration::from_millis(2100));
+        build(tmp.path());
+        progress(&format!("{n}: no-op against ninja"));
+        let ninja = ninja(&corpus);
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for _ in 0..noop_runs {
+            let (t, report) = build(tmp.path());
+            assert_eq!(report.ran(), 0, "a no-op runs nothing");
+            ours.push(t);
+            if let Some(ninja) = &ninja {
+                theirs.push(ninja());
+            }
+        }
+        let noop = Sample::from(ours.clone());
+        let (ninja_ms, noop_ratio) = if theirs.is_empty() {
+            ("not installed".to_owned(), "-".to_owned())
+        } else {
+            (
+                ms(Sample::from(theirs.clone()).median()),
+                paired_ratio(&ours, &theirs),
+            )
+        };
+        progress(&format!("{n}: touch-all"));
+        let hash = Sample::of(noop_runs.min(5), || hash_all(&corpus.files));
+        let mut when = SystemTime::now();
+        let touch = Sample::of(touch_runs, || {
+            when += Duration::from_secs(1);
+            touch_all(&corpus.files, when);
+            let (t, report) = build(tmp.path());
+            assert_eq!(report.ran(), 0, "touching runs no processor");
+            t
+        });
+        progress(&format!("{n}: edit one sprite"));
+        let mut e = 0;
+        let edit = Sample::of(edits, || {
+            let sprite = &corpus.sprites[(e * 7919) % corpus.sprites.len()];
+            e += 1;
+            let img = image::RgbaImage::from_fn(33, 21, |x, y| {
+                image::Rgba([x as u8 * 7, y as u8 * 11, e as u8, 255])
+            });
+            img.save(sprite).expect("write sprite");
+            let (t, report) = build(tmp.path());
+            assert_eq!(report.ran(), 2, "the sprite and its atlas");
+            t
+        });
+        writeln!(
+            incr_table,
+            "| {n} | {} | {ninja_ms} | {noop_ratio} | {} | {} | {} | {} | {} |",
+            noop.ms(),
+            ms(hash.median()),
+            touch.ms(),
+            ratio(touch.median(), hash.median()),
+            edit.ms(),
+            ratio(edit.median(), full.median()),
+        )
+        .expect("write to String");
+    }
+    format!("{full_table}\n{incr_table}")
+}
