@@ -30,7 +30,9 @@ use std::sync::Arc;
 
 use assets_runtime::format::KIND_SPRITE;
 use assets_runtime::sprite::SPRITE_LEN;
-use assets_runtime::write::ParcelWriter;
+use std::io::Seek as _;
+
+use assets_runtime::write::{ParcelWriter, WriteError};
 
 use crate::asset_path::AssetPath;
 use crate::atlas::FRAMES_LABEL;
@@ -116,8 +118,8 @@ pub(crate) fn write_parcels(
 /// Where a resource's bytes come from.
 #[derive(Clone, Copy)]
 enum Source {
-    /// A whole blob.
-    Blob(ContentHash),
+    /// A whole blob of `len` bytes.
+    Blob { hash: ContentHash, len: u64 },
     /// Bytes `start..start + len` of a blob: one frame of an atlas's table.
     Slice {
         hash: ContentHash,
@@ -178,7 +180,10 @@ fn select(
             planned.push(Planned {
                 name: resource_name(&step.asset, &o.label),
                 kind: o.kind.clone(),
-                source: Source::Blob(o.hash),
+                source: Source::Blob {
+                    hash: o.hash,
+                    len: o.size,
+                },
             });
         }
     }
@@ -190,7 +195,10 @@ fn select(
             planned.push(Planned {
                 name: resource_name(&r.asset, &o.label),
                 kind: o.kind.clone(),
-                source: Source::Blob(o.hash),
+                source: Source::Blob {
+                    hash: o.hash,
+                    len: o.size,
+                },
             });
         }
     }
@@ -218,42 +226,56 @@ fn write_one(store: &Store, path: &Path, planned: &[Planned]) -> Result<ParcelOu
     let toc_path = path.with_extension("parcel.toc");
     let resources = planned.len();
     let unchanged = fs::read_to_string(&key_path).is_ok_and(|k| k.trim() == key.to_hex())
-        && path.is_file()
-        && toc_path.is_file();
+        && toc_describes(&toc_path, path);
     if unchanged {
         return Ok(ParcelOutcome::Unchanged { resources });
     }
+    // Streamed: one resource's bytes in memory at a time, read from the
+    // store (and checked against its hash) as it is written.
     let mut writer = ParcelWriter::new();
-    let mut tables: HashMap<ContentHash, Vec<u8>> = HashMap::new();
     for p in planned {
-        let bytes = match p.source {
-            Source::Blob(hash) => store.get(&hash)?,
+        let len = match p.source {
+            Source::Blob { len, .. } => len,
+            Source::Slice { len, .. } => len as u64,
+        };
+        writer.add_later(&p.name, &p.kind, len);
+    }
+    let mut tables: HashMap<ContentHash, Vec<u8>> = HashMap::new();
+    let mut store_error = None;
+    let mut fetch = |i: usize| -> Result<Vec<u8>, WriteError> {
+        let bytes = match planned[i].source {
+            Source::Blob { hash, .. } => store.get(&hash),
             Source::Slice { hash, start, len } => {
                 let table = match tables.entry(hash) {
-                    Entry::Occupied(e) => e.into_mut(),
-                    Entry::Vacant(e) => e.insert(store.get(&hash)?),
+                    Entry::Occupied(e) => Ok(e.into_mut()),
+                    Entry::Vacant(e) => store.get(&hash).map(|t| e.insert(t)),
                 };
-                table
-                    .get(start..start + len)
-                    .map(<[u8]>::to_vec)
-                    .ok_or_else(|| StoreError::Io {
-                        action: "could not slice",
-                        path: store.blob_path(&hash),
-                        source: std::io::Error::other(
-                            "an atlas frame table is shorter than its sprite list",
-                        ),
-                    })?
+                table.map(|t| {
+                    t.get(start..start + len)
+                        .map(<[u8]>::to_vec)
+                        .unwrap_or_default()
+                })
             }
         };
-        writer.add(&p.name, &p.kind, bytes);
+        bytes.map_err(|e| {
+            let message = e.to_string();
+            store_error = Some(e);
+            WriteError::Io(message)
+        })
+    };
+    let mut parcel_len = 0;
+    let written = store.write_atomic_with(path, |out| {
+        let result = writer
+            .write_to(out, &mut fetch)
+            .map_err(std::io::Error::other);
+        parcel_len = out.seek(std::io::SeekFrom::End(0))?;
+        result
+    });
+    if let Some(e) = store_error {
+        return Err(e);
     }
-    let bytes = writer.finish().map_err(|e| StoreError::Io {
-        action: "could not assemble",
-        path: path.to_owned(),
-        source: std::io::Error::other(e.to_string()),
-    })?;
-    store.write_atomic(path, &bytes)?;
-    store.write_atomic(&toc_path, toc(planned, bytes.len()).as_bytes())?;
+    written?;
+    store.write_atomic(&toc_path, toc(planned, parcel_len as usize).as_bytes())?;
     store.write_atomic(&key_path, format!("{key}\n").as_bytes())?;
     Ok(ParcelOutcome::Written { resources })
 }
@@ -281,6 +303,17 @@ fn toc(planned: &[Planned], parcel_len: usize) -> String {
     out
 }
 
+/// Whether the table of contents at `toc` is one and describes the parcel
+/// file at `parcel` (by its length): otherwise both are rewritten.
+fn toc_describes(toc: &Path, parcel: &Path) -> bool {
+    let Ok(text) = fs::read_to_string(toc) else {
+        return false;
+    };
+    let mut lines = text.lines();
+    let len = fs::metadata(parcel).map(|m| m.len()).ok();
+    lines.next() == Some(TOC_HEADER) && lines.next().and_then(|l| l.parse().ok()) == len
+}
+
 fn escape(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('\t', "\\t")
@@ -294,7 +327,7 @@ fn parcel_key(planned: &[Planned]) -> ContentHash {
     h.update(&assets_runtime::format::VERSION.to_le_bytes());
     for p in planned {
         let (hash, range) = match p.source {
-            Source::Blob(hash) => (hash, None),
+            Source::Blob { hash, .. } => (hash, None),
             Source::Slice { hash, start, len } => (hash, Some((start as u64, len as u64))),
         };
         for field in [p.name.as_bytes(), p.kind.as_bytes(), hash.as_bytes()] {

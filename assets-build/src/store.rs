@@ -169,9 +169,23 @@ impl Store {
     /// Writes `bytes` to `dest` through a temp file and a rename, so `dest` is
     /// never seen half-written.
     pub fn write_atomic(&self, dest: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+        self.write_atomic_with(dest, |f| f.write_all(bytes))
+    }
+
+    /// Like [`Store::write_atomic`], with the contents written by `write`
+    /// into the temp file (for files too large to build in memory).
+    pub fn write_atomic_with(
+        &self,
+        dest: &Path,
+        write: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<()>,
+    ) -> Result<(), StoreError> {
         let tmp = self.temp_path("write");
         let result = File::create(&tmp)
-            .and_then(|mut f| f.write_all(bytes))
+            .and_then(|f| {
+                let mut out = io::BufWriter::with_capacity(1 << 20, f);
+                write(&mut out)?;
+                out.flush()
+            })
             .and_then(|()| rename_creating_parent(&tmp, dest));
         if let Err(e) = result {
             let _ = fs::remove_file(&tmp);

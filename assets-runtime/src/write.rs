@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::io::{Seek, SeekFrom, Write};
 
 use crate::format::{
     DATA_ALIGN, ENTRY_LEN, HEADER_LEN, MAGIC, VERSION, bucket_bits_for, bucket_of, data_checksum,
@@ -12,10 +13,23 @@ use crate::format::{
 };
 use crate::id::ResourceId;
 
-/// Collects resources, then lays them out as a parcel.
+/// Collects resources, then lays them out as a parcel: in memory with
+/// [`finish`](ParcelWriter::finish), or streamed to a file with
+/// [`write_to`](ParcelWriter::write_to), which holds one resource's bytes at
+/// a time (a parcel can be far larger than the memory one wants to spend).
 #[derive(Debug, Default)]
 pub struct ParcelWriter {
-    resources: Vec<(ResourceId, String, String, Vec<u8>)>,
+    resources: Vec<Pending>,
+}
+
+#[derive(Debug)]
+struct Pending {
+    id: ResourceId,
+    name: String,
+    kind: String,
+    len: u64,
+    /// The bytes, if given up front; else fetched while writing.
+    data: Option<Vec<u8>>,
 }
 
 /// Why a parcel could not be written.
@@ -27,6 +41,10 @@ pub enum WriteError {
     IdCollision(String, String),
     /// Names exceed the format's 4 GiB names area.
     TooLarge,
+    /// A resource's bytes were not as long as announced.
+    WrongLength(String),
+    /// Writing, or fetching a resource, failed.
+    Io(String),
 }
 
 impl fmt::Display for WriteError {
@@ -37,11 +55,21 @@ impl fmt::Display for WriteError {
                 write!(f, "`{a}` and `{b}` have the same resource id; rename one")
             }
             WriteError::TooLarge => f.write_str("the names of this parcel exceed 4 GiB"),
+            WriteError::WrongLength(n) => {
+                write!(f, "resource `{n}` is not as long as announced")
+            }
+            WriteError::Io(message) => f.write_str(message),
         }
     }
 }
 
 impl std::error::Error for WriteError {}
+
+impl From<std::io::Error> for WriteError {
+    fn from(e: std::io::Error) -> WriteError {
+        WriteError::Io(e.to_string())
+    }
+}
 
 impl ParcelWriter {
     /// An empty parcel.
@@ -49,32 +77,69 @@ impl ParcelWriter {
         ParcelWriter::default()
     }
 
-    /// Adds a resource.
+    /// Adds a resource with its bytes.
     pub fn add(&mut self, name: &str, kind: &str, data: Vec<u8>) {
-        self.resources
-            .push((ResourceId::of(name), name.to_owned(), kind.to_owned(), data));
+        self.push(name, kind, data.len() as u64, Some(data));
     }
 
-    /// The parcel's bytes.
-    pub fn finish(mut self) -> Result<Vec<u8>, WriteError> {
-        self.resources.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-        for pair in self.resources.windows(2) {
-            if pair[0].0 == pair[1].0 {
-                return Err(if pair[0].1 == pair[1].1 {
-                    WriteError::DuplicateName(pair[0].1.clone())
+    /// Adds a resource of `len` bytes that `write_to`'s `fetch` will provide,
+    /// by the index of this call among all `add*` calls.
+    pub fn add_later(&mut self, name: &str, kind: &str, len: u64) {
+        self.push(name, kind, len, None);
+    }
+
+    fn push(&mut self, name: &str, kind: &str, len: u64, data: Option<Vec<u8>>) {
+        self.resources.push(Pending {
+            id: ResourceId::of(name),
+            name: name.to_owned(),
+            kind: kind.to_owned(),
+            len,
+            data,
+        });
+    }
+
+    /// The parcel's bytes, in memory. Every resource must have been added
+    /// with its bytes.
+    pub fn finish(self) -> Result<Vec<u8>, WriteError> {
+        let mut out = std::io::Cursor::new(Vec::new());
+        self.write_to(&mut out, |_| {
+            Err(WriteError::Io(
+                "a resource was added without its bytes".into(),
+            ))
+        })?;
+        Ok(out.into_inner())
+    }
+
+    /// Writes the parcel to `out`, from its start: header and tables first
+    /// (checksums still zero), then each resource, fetched one at a time
+    /// (`fetch(i)` for the `i`-th resource added with [`add_later`]) and
+    /// checksummed as it is written, then the completed header and tables.
+    ///
+    /// [`add_later`]: ParcelWriter::add_later
+    pub fn write_to<W: Write + Seek>(
+        self,
+        out: &mut W,
+        mut fetch: impl FnMut(usize) -> Result<Vec<u8>, WriteError>,
+    ) -> Result<(), WriteError> {
+        let mut order: Vec<(usize, Pending)> = self.resources.into_iter().enumerate().collect();
+        order.sort_by(|(_, a), (_, b)| (a.id, &a.name).cmp(&(b.id, &b.name)));
+        for pair in order.windows(2) {
+            let (a, b) = (&pair[0].1, &pair[1].1);
+            if a.id == b.id {
+                return Err(if a.name == b.name {
+                    WriteError::DuplicateName(a.name.clone())
                 } else {
-                    WriteError::IdCollision(pair[0].1.clone(), pair[1].1.clone())
+                    WriteError::IdCollision(a.name.clone(), b.name.clone())
                 });
             }
         }
-        let count = self.resources.len();
+        let count = order.len();
         let bits = bucket_bits_for(count);
         let buckets = 1usize << bits;
 
         // Names area: each name, then each kind name once.
         let mut names = Vec::new();
         let mut kinds: HashMap<&str, (u32, u32)> = HashMap::new();
-        let mut name_spans = Vec::with_capacity(count);
         let push = |names: &mut Vec<u8>, s: &str| -> Result<(u32, u32), WriteError> {
             let start = u32::try_from(names.len()).map_err(|_| WriteError::TooLarge)?;
             names.extend_from_slice(s.as_bytes());
@@ -83,16 +148,17 @@ impl ParcelWriter {
                 u32::try_from(s.len()).map_err(|_| WriteError::TooLarge)?,
             ))
         };
-        for (_, name, _, _) in &self.resources {
-            name_spans.push(push(&mut names, name)?);
-        }
+        let name_spans = order
+            .iter()
+            .map(|(_, r)| push(&mut names, &r.name))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut kind_spans = Vec::with_capacity(count);
-        for (_, _, kind, _) in &self.resources {
-            let span = match kinds.get(kind.as_str()) {
+        for (_, r) in &order {
+            let span = match kinds.get(r.kind.as_str()) {
                 Some(&s) => s,
                 None => {
-                    let s = push(&mut names, kind)?;
-                    kinds.insert(kind, s);
+                    let s = push(&mut names, &r.kind)?;
+                    kinds.insert(&r.kind, s);
                     s
                 }
             };
@@ -100,52 +166,73 @@ impl ParcelWriter {
         }
 
         // Data area: each resource at the next multiple of 16.
+        let align = DATA_ALIGN as u64;
         let mut data_offsets = Vec::with_capacity(count);
-        let mut data_len = 0usize;
-        for (_, _, _, data) in &self.resources {
+        let mut data_len = 0u64;
+        for (_, r) in &order {
             data_offsets.push(data_len);
-            data_len = (data_len + data.len()).next_multiple_of(DATA_ALIGN);
+            data_len = (data_len + r.len).next_multiple_of(align);
         }
         let entries_at = HEADER_LEN + 4 * (buckets + 1);
         let names_at = entries_at + count * ENTRY_LEN;
         let data_at = (names_at + names.len()).next_multiple_of(DATA_ALIGN);
-        let mut out = vec![0u8; data_at + data_len];
 
-        out[..8].copy_from_slice(&MAGIC);
-        out[8..10].copy_from_slice(&VERSION.to_le_bytes());
-        out[10..12].copy_from_slice(&(HEADER_LEN as u16).to_le_bytes());
-        out[16..20].copy_from_slice(&(count as u32).to_le_bytes());
-        out[20..24].copy_from_slice(&bits.to_le_bytes());
-        out[24..32].copy_from_slice(&(names_at as u64).to_le_bytes());
-        out[32..40].copy_from_slice(&(names.len() as u64).to_le_bytes());
-        out[40..48].copy_from_slice(&(data_at as u64).to_le_bytes());
-        out[48..56].copy_from_slice(&(data_len as u64).to_le_bytes());
-
+        // Header and tables: everything before the data.
+        let mut head = vec![0u8; data_at];
+        head[..8].copy_from_slice(&MAGIC);
+        head[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        head[10..12].copy_from_slice(&(HEADER_LEN as u16).to_le_bytes());
+        head[16..20].copy_from_slice(&(count as u32).to_le_bytes());
+        head[20..24].copy_from_slice(&bits.to_le_bytes());
+        head[24..32].copy_from_slice(&(names_at as u64).to_le_bytes());
+        head[32..40].copy_from_slice(&(names.len() as u64).to_le_bytes());
+        head[40..48].copy_from_slice(&(data_at as u64).to_le_bytes());
+        head[48..56].copy_from_slice(&data_len.to_le_bytes());
         // Bucket k starts at the first entry whose bucket is >= k.
         let mut entry = 0;
         for k in 0..=buckets {
-            while entry < count && bucket_of(self.resources[entry].0.raw(), bits) < k {
+            while entry < count && bucket_of(order[entry].1.id.raw(), bits) < k {
                 entry += 1;
             }
             let at = HEADER_LEN + 4 * k;
-            out[at..at + 4].copy_from_slice(&(entry as u32).to_le_bytes());
+            head[at..at + 4].copy_from_slice(&(entry as u32).to_le_bytes());
         }
-        for (i, (id, _, _, data)) in self.resources.iter().enumerate() {
+        head[names_at..names_at + names.len()].copy_from_slice(&names);
+
+        out.seek(SeekFrom::Start(0))?;
+        out.write_all(&head)?;
+        let mut written = 0u64;
+        for (i, (index, r)) in order.into_iter().enumerate() {
+            let data = match r.data {
+                Some(data) => data,
+                None => fetch(index)?,
+            };
+            if data.len() as u64 != r.len {
+                return Err(WriteError::WrongLength(r.name));
+            }
             let e = entries_at + i * ENTRY_LEN;
-            out[e..e + 8].copy_from_slice(&id.raw().to_le_bytes());
-            out[e + 8..e + 12].copy_from_slice(&name_spans[i].0.to_le_bytes());
-            out[e + 12..e + 16].copy_from_slice(&name_spans[i].1.to_le_bytes());
-            out[e + 16..e + 20].copy_from_slice(&kind_spans[i].0.to_le_bytes());
-            out[e + 20..e + 24].copy_from_slice(&kind_spans[i].1.to_le_bytes());
-            out[e + 24..e + 32].copy_from_slice(&(data_offsets[i] as u64).to_le_bytes());
-            out[e + 32..e + 40].copy_from_slice(&(data.len() as u64).to_le_bytes());
-            out[e + 40..e + 48].copy_from_slice(&data_checksum(data).to_le_bytes());
-            let d = data_at + data_offsets[i];
-            out[d..d + data.len()].copy_from_slice(data);
+            head[e..e + 8].copy_from_slice(&r.id.raw().to_le_bytes());
+            head[e + 8..e + 12].copy_from_slice(&name_spans[i].0.to_le_bytes());
+            head[e + 12..e + 16].copy_from_slice(&name_spans[i].1.to_le_bytes());
+            head[e + 16..e + 20].copy_from_slice(&kind_spans[i].0.to_le_bytes());
+            head[e + 20..e + 24].copy_from_slice(&kind_spans[i].1.to_le_bytes());
+            head[e + 24..e + 32].copy_from_slice(&data_offsets[i].to_le_bytes());
+            head[e + 32..e + 40].copy_from_slice(&r.len.to_le_bytes());
+            head[e + 40..e + 48].copy_from_slice(&data_checksum(&data).to_le_bytes());
+            let padding = data_offsets[i] - written;
+            out.write_all(&ZEROS[..padding as usize])?;
+            out.write_all(&data)?;
+            written = data_offsets[i] + r.len;
         }
-        out[names_at..names_at + names.len()].copy_from_slice(&names);
-        let checksum = table_checksum(&out, data_at);
-        out[56..64].copy_from_slice(&checksum.to_le_bytes());
-        Ok(out)
+        out.write_all(&ZEROS[..(data_len - written) as usize])?;
+        let checksum = table_checksum(&head, data_at);
+        head[56..64].copy_from_slice(&checksum.to_le_bytes());
+        out.seek(SeekFrom::Start(0))?;
+        out.write_all(&head)?;
+        out.flush()?;
+        Ok(())
     }
 }
+
+/// Padding source: never more than `DATA_ALIGN - 1` bytes are needed.
+const ZEROS: [u8; DATA_ALIGN] = [0; DATA_ALIGN];
