@@ -70,6 +70,15 @@ impl AssetPath {
         AssetPath(format!("{}{name}", crate::atlas::ATLAS_PREFIX))
     }
 
+    /// A file's asset path, or a generated step's name (`atlas:ui`): what
+    /// records and users name steps by.
+    pub fn from_name(name: &str) -> Result<AssetPath, AssetPathError> {
+        match name.strip_prefix(crate::atlas::ATLAS_PREFIX) {
+            Some(atlas) if is_atlas_name(atlas) => Ok(AssetPath(name.to_owned())),
+            _ => AssetPath::new(name),
+        }
+    }
+
     /// The atlas name, if this names an atlas step.
     pub fn atlas_name(&self) -> Option<&str> {
         self.0.strip_prefix(crate::atlas::ATLAS_PREFIX)
@@ -116,10 +125,7 @@ impl fmt::Debug for AssetPath {
 impl<'de> Deserialize<'de> for AssetPath {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        match s.strip_prefix(crate::atlas::ATLAS_PREFIX) {
-            Some(name) if is_atlas_name(name) => Ok(AssetPath(s)),
-            _ => AssetPath::new(&s).map_err(serde::de::Error::custom),
-        }
+        AssetPath::from_name(&s).map_err(serde::de::Error::custom)
     }
 }
 

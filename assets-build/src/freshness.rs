@@ -32,7 +32,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::asset_path::AssetPath;
 use crate::hash::ContentHash;
@@ -44,7 +44,7 @@ use crate::store::Store;
 pub const RACY_WINDOW_NS: u64 = 2_000_000_000;
 
 /// Why a step had to run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum DirtyReason {
     /// No usable record: never built, an older record format, or a line torn by a kill.
@@ -126,7 +126,7 @@ impl fmt::Display for DirtyReason {
 #[derive(Debug)]
 pub(crate) enum Verdict {
     /// Reuse it; `Some` is an updated record to write (new stamps, same content).
-    Fresh(Option<Record>),
+    Fresh(Option<Box<Record>>),
     /// Rerun the step.
     Stale(DirtyReason),
     /// A dependency failed; the step can neither be reused nor run.
@@ -218,7 +218,7 @@ pub(crate) fn check(
     }
     // A refreshed record moves `started_ns` to now, which only widens the
     // margin of the inputs trusted by stamp above.
-    Verdict::Fresh(refresh)
+    Verdict::Fresh(refresh.map(Box::new))
 }
 
 fn key_change(record: &Record, current: &Current<'_>) -> DirtyReason {

@@ -27,6 +27,7 @@
 //! - [`record`], [`record_log`] and [`store`]: what is kept between builds, and where.
 //! - [`atlas`]: sprites grouped into atlases, packed into pages by a generated
 //!   `atlas:<name>` step.
+//! - [`query`]: `why`, `deps`, `rdeps`, the graph, and `gc`, from the records.
 //! - [`parcels`]: bundles outputs into parcel files (format: `assets_runtime::format`).
 //!
 //! # Files on disk
@@ -58,6 +59,7 @@ pub mod parcels;
 mod pipeline;
 mod plan;
 pub mod processor;
+pub mod query;
 pub mod record;
 pub mod record_log;
 pub mod report;

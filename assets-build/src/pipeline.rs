@@ -169,7 +169,7 @@ pub fn package_key(manifest: &Manifest) -> &str {
 }
 
 /// Holds the cache's lock for the build: two builds on one cache take turns.
-fn lock(store: &Store, events: EventHandler<'_>) -> Result<File, StoreError> {
+pub(crate) fn lock(store: &Store, events: EventHandler<'_>) -> Result<File, StoreError> {
     let path = store.lock_path();
     let io = |source| StoreError::Io {
         action: "could not lock",

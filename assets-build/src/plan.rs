@@ -8,10 +8,11 @@ use std::sync::Arc;
 use crate::asset_path::AssetPath;
 use crate::atlas::AtlasPacker;
 use crate::discover::Discovered;
+use crate::freshness::Current;
 use crate::hash::ContentHash;
 use crate::manifest::{DEFAULT_ATLAS, Manifest, ManifestError, Origin, Settings, did_you_mean};
 use crate::processor::{Processor, Registry};
-use crate::record::step_key;
+use crate::record::{step_key, system_time_ns};
 
 /// One asset's build step, as planned.
 pub(crate) struct Step {
@@ -23,6 +24,20 @@ pub(crate) struct Step {
     pub origin: Option<Origin>,
     pub key: ContentHash,
     pub group: Group,
+}
+
+impl Step {
+    /// The step as the freshness check compares it with its record, now.
+    pub fn current<'a>(&'a self, package_dir: &'a std::path::Path) -> Current<'a> {
+        Current {
+            key: self.key,
+            processor: self.processor.name(),
+            version: self.processor.version(),
+            settings_json: &self.settings_json,
+            package_dir,
+            now_ns: system_time_ns(std::time::SystemTime::now()),
+        }
+    }
 }
 
 /// How a step takes part in an atlas.

@@ -10,6 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::asset_path::AssetPath;
+use crate::freshness::DirtyReason;
 use crate::hash::ContentHash;
 
 /// Bumped when the record layout or the key scheme changes; older records
@@ -43,6 +44,10 @@ pub struct Record {
     pub dependencies: Vec<DependencyUse>,
     /// What the step produced.
     pub outputs: Vec<OutputRecord>,
+    /// Why the step last ran (`cargo assets why`); absent in records written
+    /// before this field existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<DirtyReason>,
 }
 
 impl Record {

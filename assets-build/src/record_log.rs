@@ -104,6 +104,33 @@ impl RecordLog {
         })
     }
 
+    /// Reads the log of `package`'s `variant` without the build lock:
+    /// nothing is created or repaired (a torn last line is just ignored).
+    /// For queries; builds use [`RecordLog::open`].
+    pub fn read(
+        cache_dir: &Path,
+        package: &str,
+        variant: &str,
+    ) -> Result<HashMap<AssetPath, Arc<Record>>, StoreError> {
+        let path = log_path(cache_dir, package, variant);
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(source) => {
+                return Err(StoreError::Io {
+                    action: "could not read",
+                    path,
+                    source,
+                });
+            }
+        };
+        Ok(parse(&bytes)
+            .records
+            .into_iter()
+            .map(|(asset, (record, _))| (asset, record))
+            .collect())
+    }
+
     /// The latest record of `asset`.
     pub fn get(&self, asset: &AssetPath) -> Option<&Arc<Record>> {
         self.records.get(asset).map(|(r, _)| r)
@@ -232,6 +259,12 @@ fn parse_chunk(chunk: &[u8]) -> (Vec<(Record, usize)>, usize) {
     (records, lines)
 }
 
+/// The latest valid record of each asset in a log's bytes.
+pub(crate) fn latest(bytes: &[u8]) -> impl Iterator<Item = Arc<Record>> {
+    parse(bytes).records.into_values().map(|(record, _)| record)
+}
+
+/// One line's record, if the line is whole, checksummed and of this format.
 fn parse_line(line: &[u8]) -> Option<Record> {
     let (hash, json) = line.split_at_checked(64)?;
     let json = json.strip_prefix(b" ")?;
@@ -276,6 +309,7 @@ mod tests {
                 size,
                 hash: ContentHash::of(b"x"),
             }],
+            reason: None,
         }
     }
 

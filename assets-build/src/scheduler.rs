@@ -28,7 +28,7 @@ use std::time::SystemTime;
 
 use crate::asset_path::AssetPath;
 use crate::event::{Event, EventHandler};
-use crate::freshness::{self, Current, DependencyState, DirtyReason, Verdict};
+use crate::freshness::{self, DependencyState, DirtyReason, Verdict};
 use crate::manifest::Manifest;
 use crate::plan::Plan;
 use crate::processor::{
@@ -213,7 +213,7 @@ impl<'a> Scheduler<'a> {
                 Verdict::Fresh(None) => return report(Outcome::Fresh, Some(Arc::clone(record))),
                 Verdict::Fresh(Some(refreshed)) => {
                     return match self.records.append(&refreshed) {
-                        Ok(()) => report(Outcome::Fresh, Some(Arc::new(refreshed))),
+                        Ok(()) => report(Outcome::Fresh, Some(Arc::new(*refreshed))),
                         Err(e) => report(
                             Outcome::Failed {
                                 reason: None,
@@ -234,7 +234,7 @@ impl<'a> Scheduler<'a> {
             processor: step.processor.name(),
             reason: &reason,
         });
-        match self.process(i) {
+        match self.process(i, &reason) {
             Ok(record) => report(Outcome::Ran { reason }, Some(Arc::new(record))),
             Err(Failure::Dependency(dependency)) => report(Outcome::Skipped { dependency }, None),
             Err(Failure::Error(error)) => report(
@@ -248,15 +248,7 @@ impl<'a> Scheduler<'a> {
     }
 
     fn check(&self, i: usize, record: &Record) -> Verdict {
-        let step = &self.plan.steps[i];
-        let current = Current {
-            key: step.key,
-            processor: step.processor.name(),
-            version: step.processor.version(),
-            settings_json: &step.settings_json,
-            package_dir: &self.manifest.package_dir,
-            now_ns: system_time_ns(SystemTime::now()),
-        };
+        let current = self.plan.steps[i].current(&self.manifest.package_dir);
         freshness::check(record, &current, self.store, |asset| {
             match self.record_of(i, asset) {
                 Ok(r) => DependencyState::Built(r.outputs_hash()),
@@ -267,7 +259,7 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Runs step `i`'s processor and stores what it made; the record goes last.
-    fn process(&self, i: usize) -> Result<Record, Failure> {
+    fn process(&self, i: usize, reason: &DirtyReason) -> Result<Record, Failure> {
         let step = &self.plan.steps[i];
         let started_ns = system_time_ns(SystemTime::now());
         let info = StepInfo {
@@ -325,6 +317,7 @@ impl<'a> Scheduler<'a> {
             inputs: recorded.inputs,
             dependencies: recorded.dependencies,
             outputs,
+            reason: Some(reason.clone()),
         };
         self.records
             .append(&record)

@@ -86,7 +86,7 @@ pub fn generate(dir: &Path, n: usize, seed: u64) -> Corpus {
             0..55 => {
                 let atlas = ATLASES[(rng.next() % 4) as usize];
                 let (w, h) = (rng.range(16, 128), rng.range(16, 128));
-                let border = if rng.next() % 3 == 0 {
+                let border = if rng.next().is_multiple_of(3) {
                     rng.range(1, 8)
                 } else {
                     0
@@ -133,7 +133,7 @@ pub fn generate(dir: &Path, n: usize, seed: u64) -> Corpus {
                         lines.push(referable[(rng.next() as usize) % referable.len()].clone());
                     }
                 }
-                if !bundles.is_empty() && rng.next() % 4 == 0 {
+                if !bundles.is_empty() && rng.next().is_multiple_of(4) {
                     lines.push(bundles[(rng.next() as usize) % bundles.len()].clone());
                 }
                 let rel = format!("bundles/{folder}/b{i}.bundle");
@@ -174,8 +174,8 @@ fn png(w: u32, h: u32, border: u32, rng: &mut Rng) -> Vec<u8> {
             return image::Rgba([0; 4]);
         }
         // Blocky shapes compress like pixel art, not like noise.
-        let v =
-            (u64::from(x / 4) * 0x9e37_79b9 ^ u64::from(y / 4) * 0x85eb_ca6b).wrapping_add(base);
+        let v = ((u64::from(x / 4) * 0x9e37_79b9) ^ (u64::from(y / 4) * 0x85eb_ca6b))
+            .wrapping_add(base);
         image::Rgba([v as u8, (v >> 8) as u8, (v >> 16) as u8, 255])
     });
     let mut out = std::io::Cursor::new(Vec::new());
@@ -192,7 +192,11 @@ fn words(len: usize, rng: &mut Rng) -> String {
     let mut s = String::with_capacity(len + 8);
     while s.len() < len {
         s.push_str(WORDS[(rng.next() % 8) as usize]);
-        s.push(if rng.next() % 12 == 0 { '\n' } else { ' ' });
+        s.push(if rng.next().is_multiple_of(12) {
+            '\n'
+        } else {
+            ' '
+        });
     }
     s.push('\n');
     s

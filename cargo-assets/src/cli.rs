@@ -25,6 +25,65 @@ pub enum Command {
     Clean(PackageArgs),
     /// List a parcel's resources and verify its checksums.
     Inspect(InspectArgs),
+    /// Why an asset was last built, and whether the next build will rebuild it.
+    Why(QueryArgs),
+    /// What an asset's step read, looked for, and used.
+    Deps(QueryArgs),
+    /// Which steps use an asset: its outputs, its file, or its absence.
+    Rdeps(QueryArgs),
+    /// The whole dependency graph, as a list or in Graphviz's DOT.
+    Graph(GraphArgs),
+    /// Remove blobs that no record uses, and report the bytes freed.
+    Gc(PackageArgs),
+}
+
+/// The build variant: `dev`, `release` or a profile's name.
+#[derive(Debug, Args)]
+pub struct VariantArgs {
+    /// The `release` variant.
+    #[arg(short, long, conflicts_with = "profile")]
+    pub release: bool,
+    /// The variant of this profile name.
+    #[arg(long, value_name = "PROFILE-NAME")]
+    pub profile: Option<String>,
+}
+
+impl VariantArgs {
+    /// The variant's name.
+    pub fn name(&self) -> String {
+        match (&self.profile, self.release) {
+            (Some(p), _) => p.clone(),
+            (None, true) => "release".into(),
+            (None, false) => "dev".into(),
+        }
+    }
+}
+
+/// `why`, `deps`, `rdeps`.
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// The asset: its path under the asset root (`sprites/hero.png`), or `atlas:<name>`.
+    pub asset: String,
+    /// The package.
+    #[command(flatten)]
+    pub package: PackageArgs,
+    /// The variant.
+    #[command(flatten)]
+    pub variant: VariantArgs,
+}
+
+/// `graph`.
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// Print Graphviz DOT (`cargo assets graph --dot | dot -Tsvg > graph.svg`).
+    #[arg(long)]
+    pub dot: bool,
+    /// The package.
+    #[command(flatten)]
+    pub package: PackageArgs,
+    /// The variant.
+    #[command(flatten)]
+    pub variant: VariantArgs,
 }
 
 /// Where the package and its target directory are.
@@ -60,12 +119,9 @@ pub struct BuildArgs {
     /// Number of parallel jobs, defaults to # of CPUs.
     #[arg(short, long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Build the `release` variant.
-    #[arg(short, long, conflicts_with = "profile")]
-    pub release: bool,
-    /// Build the variant of this profile name.
-    #[arg(long, value_name = "PROFILE-NAME")]
-    pub profile: Option<String>,
+    /// The variant to build.
+    #[command(flatten)]
+    pub variant: VariantArgs,
 }
 
 /// Output options.

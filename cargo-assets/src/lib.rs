@@ -19,6 +19,7 @@ use clap::Parser;
 
 use cli::{Cli, Command};
 use commands::Exit;
+use commands::query::Question;
 use shell::Shell;
 
 /// The program: parses `std::env::args`, runs the command, and returns the
@@ -41,6 +42,11 @@ pub fn main_with(processors: &[fn(&mut Registry)]) -> ExitCode {
         Command::Build(args) => commands::build::exec(args, &shell, processors),
         Command::Clean(args) => commands::clean::exec(args, &shell),
         Command::Inspect(args) => commands::inspect::exec(args, &shell),
+        Command::Why(args) => commands::query::exec(Question::Why, args, &shell, processors),
+        Command::Deps(args) => commands::query::exec(Question::Deps, args, &shell, processors),
+        Command::Rdeps(args) => commands::query::exec(Question::Rdeps, args, &shell, processors),
+        Command::Graph(args) => commands::query::graph(args, &shell, processors),
+        Command::Gc(args) => commands::query::collect(args, &shell),
     };
     match result {
         Ok(Exit::Success) => ExitCode::SUCCESS,

@@ -29,7 +29,9 @@ use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
 use crate::shell::{Shell, Style};
-use crate::workspace::cargo_metadata;
+use assets_build::{Manifest, package_key};
+
+use crate::workspace::{Package, cargo_metadata};
 
 /// Set in the runner's environment, so it does not delegate again.
 pub const RUNNER_VAR: &str = "CARGO_ASSETS_RUNNER";
@@ -60,6 +62,30 @@ struct MetaPackage {
 struct MetaTarget {
     name: String,
     kind: Vec<String>,
+}
+
+/// Hands the command over to the runner when `package`'s manifest names
+/// processor crates and this process is not already the runner; `None` when
+/// this process should do the work itself.
+pub fn delegate_if_needed(package: &Package, shell: &Shell) -> anyhow::Result<Option<u8>> {
+    if is_runner() {
+        return Ok(None);
+    }
+    // A manifest that does not load is reported by the command itself.
+    let Ok(manifest) = Manifest::load(&package.manifest_path) else {
+        return Ok(None);
+    };
+    if manifest.processor_crates.is_empty() {
+        return Ok(None);
+    }
+    delegate(
+        &package.manifest_path,
+        package_key(&manifest),
+        &manifest.processor_crates,
+        &package.cache_dir,
+        shell,
+    )
+    .map(Some)
 }
 
 /// Builds the runner for `package` with `crates`' processors and runs it

@@ -112,6 +112,15 @@ impl Shell {
         };
     }
 
+    /// A line of a command's answer (`why`, `graph`...) on stdout, when JSON
+    /// was not asked for (then the answer is the JSON message).
+    pub fn print(&self, text: &str) {
+        if !self.json {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{text}");
+        }
+    }
+
     /// One JSON message on stdout, if JSON was asked for.
     pub fn message(&self, value: &serde_json::Value) {
         if self.json {

@@ -2,8 +2,7 @@
 
 use assets_build::report::plural;
 use assets_build::{
-    BuildOptions, BuildReport, Event, Manifest, Outcome, ParcelOutcome, Pipeline, Registry,
-    StepReport, package_key,
+    BuildOptions, BuildReport, Event, Outcome, ParcelOutcome, Pipeline, Registry, StepReport,
 };
 use serde_json::json;
 
@@ -22,17 +21,7 @@ pub fn exec(
     processors: &[fn(&mut Registry)],
 ) -> anyhow::Result<Exit> {
     let package = Package::locate(&args.package)?;
-    if !runner::is_runner()
-        && let Ok(manifest) = Manifest::load(&package.manifest_path)
-        && !manifest.processor_crates.is_empty()
-    {
-        let code = runner::delegate(
-            &package.manifest_path,
-            package_key(&manifest),
-            &manifest.processor_crates,
-            &package.cache_dir,
-            shell,
-        )?;
+    if let Some(code) = runner::delegate_if_needed(&package, shell)? {
         return Ok(Exit::Delegated(code));
     }
     let mut options = BuildOptions::new(&package.manifest_path, &package.cache_dir);
@@ -40,11 +29,7 @@ pub fn exec(
         anyhow::ensure!(jobs > 0, "`--jobs` must be at least 1");
         options.jobs = jobs;
     }
-    options.variant = match (&args.profile, args.release) {
-        (Some(p), _) => p.clone(),
-        (None, true) => "release".into(),
-        (None, false) => "dev".into(),
-    };
+    options.variant = args.variant.name();
     let mut pipeline = Pipeline::new(options);
     for register in processors {
         register(pipeline.registry_mut());

@@ -5,6 +5,7 @@ pub mod build;
 pub mod clean;
 pub mod inspect;
 pub mod picture;
+pub mod query;
 
 /// How a command ended, as an exit code (Cargo's conventions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,343 @@
+//! Queries on the content database (OpenCP's "what depends on what"): what a
+//! step read and used ([`Database::deps`]), what reads or uses an asset
+//! ([`Database::rdeps`]), the whole graph ([`Database::graph`]), and why a
+//! step last ran and whether the next build will run it ([`Database::why`]);
+//! plus [`gc`], which drops blobs no record uses.
+//!
+//! Queries read the record log without the build lock and change nothing:
+//! a build running at the same time can only make the answer older. The
+//! "next build" verdict is the freshness check of a real build, dry: inputs
+//! are stat'ed and, if their stamps moved, re-hashed; a dependency that would
+//! itself rerun counts as changed.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::asset_path::AssetPath;
+use crate::discover::discover;
+use crate::event::EventHandler;
+use crate::freshness::{self, DependencyState, DirtyReason, Verdict};
+use crate::hash::ContentHash;
+use crate::manifest::{Manifest, did_you_mean};
+use crate::pipeline::{BuildError, BuildOptions, lock, package_key};
+use crate::plan::{Plan, plan};
+use crate::processor::Registry;
+use crate::processor::context::input_name;
+use crate::record::{InputState, Record};
+use crate::record_log::RecordLog;
+use crate::store::{Store, StoreError};
+
+/// A query about an asset that cannot be answered.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// No such asset in the package.
+    #[error("no asset named `{asset}`{}", did_you_mean_text(.suggestion))]
+    NoSuchAsset {
+        /// The name asked for.
+        asset: String,
+        /// The closest asset name, if one is close.
+        suggestion: Option<String>,
+    },
+    /// The asset exists but has no record yet.
+    #[error("`{0}` has not been built yet; run `cargo assets build` first")]
+    NeverBuilt(AssetPath),
+}
+
+fn did_you_mean_text(s: &Option<String>) -> String {
+    s.as_ref()
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default()
+}
+
+/// A package's assets, plan and records, for queries.
+pub struct Database {
+    manifest: Manifest,
+    plan: Plan,
+    records: HashMap<AssetPath, Arc<Record>>,
+    store: Store,
+}
+
+/// What one step read and used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deps {
+    /// Files read (`present`) or looked for and not found, relative to the
+    /// package, in the order the step first touched them.
+    pub inputs: Vec<(String, bool)>,
+    /// Assets whose outputs it used.
+    pub dependencies: Vec<AssetPath>,
+}
+
+/// How an asset is used by another step.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Use {
+    /// Through `ctx.dependency`: its outputs.
+    Outputs,
+    /// By reading its file directly (an `#include`, say).
+    File,
+    /// By looking for its file when it did not exist.
+    LookedFor,
+}
+
+/// Why a step last ran and what the next build will do with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Why {
+    /// The reason recorded when it last ran (`None` for records written by
+    /// older versions).
+    pub last: Option<DirtyReason>,
+    /// `None` if the next build reuses it; else why it will run.
+    pub next: Option<DirtyReason>,
+}
+
+impl Database {
+    /// Loads the package of `options`, with the processors of `registry`.
+    pub fn open(options: &BuildOptions, registry: &Registry) -> Result<Database, BuildError> {
+        let manifest = Manifest::load(&options.manifest_path)?;
+        let assets = discover(&manifest).map_err(BuildError::Discovery)?;
+        let plan = plan(&manifest, registry, &assets, &options.variant)?;
+        let records =
+            RecordLog::read(&options.cache_dir, package_key(&manifest), &options.variant)?;
+        let store = Store::open(&options.cache_dir)?;
+        Ok(Database {
+            manifest,
+            plan,
+            records,
+            store,
+        })
+    }
+
+    /// The asset named `name`, or an error suggesting the closest one.
+    pub fn asset(&self, name: &str) -> Result<AssetPath, QueryError> {
+        let found = AssetPath::from_name(name)
+            .ok()
+            .filter(|a| self.plan.index.contains_key(a));
+        found.ok_or_else(|| QueryError::NoSuchAsset {
+            asset: name.to_owned(),
+            suggestion: did_you_mean(name, self.plan.steps.iter().map(|s| s.asset.as_str()))
+                .map(str::to_owned),
+        })
+    }
+
+    fn record(&self, asset: &AssetPath) -> Result<&Arc<Record>, QueryError> {
+        self.records
+            .get(asset)
+            .ok_or_else(|| QueryError::NeverBuilt(asset.clone()))
+    }
+
+    /// What `asset`'s step read and used when it last ran.
+    pub fn deps(&self, asset: &AssetPath) -> Result<Deps, QueryError> {
+        let record = self.record(asset)?;
+        Ok(Deps {
+            inputs: record
+                .inputs
+                .iter()
+                .map(|i| {
+                    (
+                        i.path.clone(),
+                        matches!(i.state, InputState::Present { .. }),
+                    )
+                })
+                .collect(),
+            dependencies: record
+                .dependencies
+                .iter()
+                .map(|d| d.asset.clone())
+                .collect(),
+        })
+    }
+
+    /// Every step that uses `asset`, and how; sorted.
+    pub fn rdeps(&self, asset: &AssetPath) -> BTreeSet<(AssetPath, Use)> {
+        let file = self.file_of(asset);
+        let mut users = BTreeSet::new();
+        for (user, record) in &self.records {
+            if user == asset || !self.plan.index.contains_key(user) {
+                continue;
+            }
+            if record.dependencies.iter().any(|d| &d.asset == asset) {
+                users.insert((user.clone(), Use::Outputs));
+            }
+            for input in record
+                .inputs
+                .iter()
+                .filter(|i| Some(&i.path) == file.as_ref())
+            {
+                let how = match input.state {
+                    InputState::Present { .. } => Use::File,
+                    InputState::Absent { .. } => Use::LookedFor,
+                };
+                users.insert((user.clone(), how));
+            }
+        }
+        users
+    }
+
+    /// Every edge of the graph: `(user, used, how)`, sorted. Files read that
+    /// are not the user's own source are edges to the asset of that file.
+    pub fn graph(&self) -> BTreeSet<(AssetPath, AssetPath, Use)> {
+        let files: HashMap<String, &AssetPath> = self
+            .plan
+            .steps
+            .iter()
+            .filter_map(|s| Some((self.file_of(&s.asset)?, &s.asset)))
+            .collect();
+        let mut edges = BTreeSet::new();
+        for (user, record) in &self.records {
+            if !self.plan.index.contains_key(user) {
+                continue;
+            }
+            for d in &record.dependencies {
+                edges.insert((user.clone(), d.asset.clone(), Use::Outputs));
+            }
+            for input in &record.inputs {
+                let Some(&used) = files.get(&input.path) else {
+                    continue;
+                };
+                if used == user {
+                    continue;
+                }
+                let how = match input.state {
+                    InputState::Present { .. } => Use::File,
+                    InputState::Absent { .. } => Use::LookedFor,
+                };
+                edges.insert((user.clone(), used.clone(), how));
+            }
+        }
+        edges
+    }
+
+    /// Why `asset` last ran, and whether the next build will run it.
+    pub fn why(&self, asset: &AssetPath) -> Result<Why, QueryError> {
+        let next = match self.records.get(asset) {
+            None => Some(DirtyReason::NoRecord),
+            Some(_) => self.next_verdict(asset, &mut HashMap::new()),
+        };
+        Ok(Why {
+            last: self.records.get(asset).and_then(|r| r.reason.clone()),
+            next,
+        })
+    }
+
+    /// The dry freshness check: `None` if fresh. `memo` also breaks cycles.
+    fn next_verdict(
+        &self,
+        asset: &AssetPath,
+        memo: &mut HashMap<AssetPath, Option<DirtyReason>>,
+    ) -> Option<DirtyReason> {
+        if let Some(v) = memo.get(asset) {
+            return v.clone();
+        }
+        memo.insert(asset.clone(), None);
+        let verdict = match (self.plan.index.get(asset), self.records.get(asset)) {
+            (_, None) => Some(DirtyReason::NoRecord),
+            (None, Some(_)) => None,
+            (Some(&i), Some(record)) => {
+                let current = self.plan.steps[i].current(&self.manifest.package_dir);
+                let check = freshness::check(record, &current, &self.store, |dep| {
+                    if !self.plan.index.contains_key(dep) {
+                        return DependencyState::Gone;
+                    }
+                    match (self.next_verdict(dep, memo), self.records.get(dep)) {
+                        (None, Some(r)) => DependencyState::Built(r.outputs_hash()),
+                        // It will rerun, so its outputs may change: not the ones used.
+                        _ => DependencyState::Built(ContentHash::of(b"will be rebuilt")),
+                    }
+                });
+                match check {
+                    Verdict::Fresh(_) => None,
+                    Verdict::Stale(reason) => Some(reason),
+                    Verdict::DependencyFailed(dep) => {
+                        Some(DirtyReason::DependencyChanged { asset: dep })
+                    }
+                }
+            }
+        };
+        memo.insert(asset.clone(), verdict.clone());
+        verdict
+    }
+
+    /// How records name `asset`'s own file (`assets/sprites/hero.png`);
+    /// `None` for generated steps.
+    fn file_of(&self, asset: &AssetPath) -> Option<String> {
+        let &i = self.plan.index.get(asset)?;
+        let step = &self.plan.steps[i];
+        if asset.atlas_name().is_some() {
+            return None;
+        }
+        Some(input_name(&self.manifest.roots[step.root], asset))
+    }
+}
+
+/// What [`gc`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GcStats {
+    /// Blobs kept: used by some record.
+    pub kept: u64,
+    /// Blobs removed.
+    pub removed: u64,
+    /// Their total size.
+    pub bytes_freed: u64,
+}
+
+/// Removes every blob that no live record (the latest of each asset, in
+/// every package's and variant's log) uses, under the build lock.
+pub fn gc(cache_dir: &Path, events: EventHandler<'_>) -> Result<GcStats, StoreError> {
+    let store = Store::open(cache_dir)?;
+    let _lock = lock(&store, events)?;
+    store.remove_orphans()?;
+    // The latest record of each asset in each log: earlier lines are never
+    // read again (later lines win), so their blobs are garbage.
+    let mut used = std::collections::HashSet::new();
+    for log in logs(&cache_dir.join("records")) {
+        let bytes = std::fs::read(&log).map_err(|source| StoreError::Io {
+            action: "could not read",
+            path: log.clone(),
+            source,
+        })?;
+        for record in crate::record_log::latest(&bytes) {
+            used.extend(record.outputs.iter().map(|o| o.hash));
+        }
+    }
+    let mut stats = GcStats::default();
+    let mut by_name: BTreeMap<PathBuf, u64> = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(cache_dir.join("blobs"))
+        .into_iter()
+        .flatten()
+    {
+        if entry.file_type().is_file() {
+            by_name.insert(
+                entry.path().to_owned(),
+                entry.metadata().map_or(0, |m| m.len()),
+            );
+        }
+    }
+    for (path, size) in by_name {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        match name.parse::<ContentHash>() {
+            Ok(hash) if used.contains(&hash) => stats.kept += 1,
+            _ => {
+                std::fs::remove_file(&path).map_err(|source| StoreError::Io {
+                    action: "could not remove",
+                    path: path.clone(),
+                    source,
+                })?;
+                stats.removed += 1;
+                stats.bytes_freed += size;
+            }
+        }
+    }
+    Ok(stats)
+}
+
+/// Every `*.jsonl` under `records/`.
+fn logs(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "jsonl"))
+        .map(|e| e.into_path())
+        .collect()
+}

@@ -1,0 +1,197 @@
+//! `why`, `deps`, `rdeps`, `graph` and `gc`: questions to the content
+//! database (see `assets_build::query`), answered as lines for people or one
+//! JSON object per answer.
+
+use assets_build::query::{Database, Use, gc};
+use assets_build::{BuildOptions, Event, Registry};
+use serde_json::json;
+
+use super::Exit;
+use crate::cli::{GraphArgs, PackageArgs, QueryArgs, VariantArgs};
+use crate::runner;
+use crate::shell::{Shell, Style};
+use crate::workspace::Package;
+
+/// Which question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Question {
+    /// `why`.
+    Why,
+    /// `deps`.
+    Deps,
+    /// `rdeps`.
+    Rdeps,
+}
+
+fn how(u: &Use) -> &'static str {
+    match u {
+        Use::Outputs => "outputs",
+        Use::File => "file",
+        Use::LookedFor => "looked-for",
+    }
+}
+
+/// Opens the database, or hands the command to the processor runner.
+fn open(
+    package: &PackageArgs,
+    variant: &VariantArgs,
+    shell: &Shell,
+    processors: &[fn(&mut Registry)],
+) -> anyhow::Result<Result<Database, u8>> {
+    let package = Package::locate(package)?;
+    if let Some(code) = runner::delegate_if_needed(&package, shell)? {
+        return Ok(Err(code));
+    }
+    let mut options = BuildOptions::new(&package.manifest_path, &package.cache_dir);
+    options.variant = variant.name();
+    let mut registry = Registry::with_builtins();
+    for register in processors {
+        register(&mut registry);
+    }
+    Ok(Ok(Database::open(&options, &registry)?))
+}
+
+/// `why`, `deps` or `rdeps` about `args.asset`.
+pub fn exec(
+    question: Question,
+    args: &QueryArgs,
+    shell: &Shell,
+    processors: &[fn(&mut Registry)],
+) -> anyhow::Result<Exit> {
+    let db = match open(&args.package, &args.variant, shell, processors)? {
+        Ok(db) => db,
+        Err(code) => return Ok(Exit::Delegated(code)),
+    };
+    let asset = db.asset(&args.asset)?;
+    match question {
+        Question::Why => {
+            let why = db.why(&asset)?;
+            let last = why
+                .last
+                .as_ref()
+                .map_or_else(|| "no record of why".to_owned(), |r| r.to_string());
+            shell.print(&format!("{asset}: last built because {last}"));
+            match &why.next {
+                None => shell.print(&format!("{asset}: fresh; the next build reuses it")),
+                Some(r) => shell.print(&format!("{asset}: the next build rebuilds it: {r}")),
+            }
+            shell.message(&json!({
+                "reason": "why", "asset": asset, "last": why.last,
+                "fresh": why.next.is_none(), "next": why.next,
+            }));
+        }
+        Question::Deps => {
+            let deps = db.deps(&asset)?;
+            for (path, present) in &deps.inputs {
+                let what = if *present {
+                    "reads"
+                } else {
+                    "looked for (missing)"
+                };
+                shell.print(&format!("{asset} {what} {path}"));
+            }
+            for d in &deps.dependencies {
+                shell.print(&format!("{asset} uses the outputs of {d}"));
+            }
+            let inputs: Vec<_> = deps
+                .inputs
+                .iter()
+                .map(|(path, present)| json!({"path": path, "present": present}))
+                .collect();
+            shell.message(&json!({
+                "reason": "deps", "asset": asset, "inputs": inputs, "dependencies": deps.dependencies,
+            }));
+        }
+        Question::Rdeps => {
+            let users = db.rdeps(&asset);
+            if users.is_empty() {
+                shell.print(&format!("nothing uses {asset}"));
+            }
+            for (user, u) in &users {
+                let what = match u {
+                    Use::Outputs => "uses the outputs of",
+                    Use::File => "reads the file of",
+                    Use::LookedFor => "looked for (and would read) the file of",
+                };
+                shell.print(&format!("{user} {what} {asset}"));
+            }
+            let users: Vec<_> = users
+                .iter()
+                .map(|(user, u)| json!({"asset": user, "via": how(u)}))
+                .collect();
+            shell.message(&json!({"reason": "rdeps", "asset": asset, "users": users}));
+        }
+    }
+    Ok(Exit::Success)
+}
+
+/// `graph [--dot]`.
+pub fn graph(
+    args: &GraphArgs,
+    shell: &Shell,
+    processors: &[fn(&mut Registry)],
+) -> anyhow::Result<Exit> {
+    let db = match open(&args.package, &args.variant, shell, processors)? {
+        Ok(db) => db,
+        Err(code) => return Ok(Exit::Delegated(code)),
+    };
+    let edges = db.graph();
+    if args.dot {
+        let mut dot = String::from(
+            "digraph assets {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n",
+        );
+        for (from, to, u) in &edges {
+            let style = match u {
+                Use::Outputs => "",
+                Use::File => " [style=dashed]",
+                Use::LookedFor => " [style=dotted]",
+            };
+            dot.push_str(&format!(
+                "  {:?} -> {:?}{style};\n",
+                from.as_str(),
+                to.as_str()
+            ));
+        }
+        dot.push_str("}\n");
+        shell.print(dot.trim_end());
+    } else {
+        for (from, to, u) in &edges {
+            shell.print(&format!("{from} -> {to} ({})", how(u)));
+        }
+    }
+    let list: Vec<_> = edges
+        .iter()
+        .map(|(from, to, u)| json!({"from": from, "to": to, "via": how(u)}))
+        .collect();
+    shell.message(&json!({"reason": "graph", "edges": list}));
+    Ok(Exit::Success)
+}
+
+/// `gc`.
+pub fn collect(args: &PackageArgs, shell: &Shell) -> anyhow::Result<Exit> {
+    let package = Package::locate(args)?;
+    let on_event = |e: &Event<'_>| {
+        if let Event::WaitingForLock { path } = e {
+            shell.status(
+                "Blocking",
+                format!("waiting for file lock on `{}`", path.display()),
+                Style::Note,
+            );
+        }
+    };
+    let stats = gc(&package.cache_dir, &on_event)?;
+    shell.status(
+        "Removed",
+        format!(
+            "{} unused blobs, {} freed ({} kept)",
+            stats.removed,
+            super::clean::human_bytes(stats.bytes_freed),
+            stats.kept
+        ),
+        Style::Good,
+    );
+    shell.message(&json!({
+        "reason": "gc-finished", "removed": stats.removed, "bytes_freed": stats.bytes_freed, "kept": stats.kept,
+    }));
+    Ok(Exit::Success)
+}

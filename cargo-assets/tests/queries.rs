@@ -1,0 +1,175 @@
+//! `why`, `deps`, `rdeps`, `graph` and `gc` through the real binary, with
+//! their whole output pinned (these are answers people and scripts read).
+
+use std::process::Output;
+
+use assets_test_support::Project;
+
+fn project() -> Project {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "sprites/*.png"
+processor = "sprite"
+
+[[package.metadata.assets.rules]]
+match = "shaders/*.wgsl"
+includes = true
+include-dirs = ["lib"]
+"#,
+    )
+    .png("assets/sprites/a.png", 4, 4, 1)
+    .png("assets/sprites/b.png", 3, 5, 2)
+    .file("assets/lib/common.wgsl", "fn common() {}\n")
+    .file(
+        "assets/shaders/main.wgsl",
+        "#include \"common.wgsl\"\nfn main() {}\n",
+    );
+    p
+}
+
+/// Stdout and stderr of `cargo assets <args>` (human output), and the code.
+fn human(p: &Project, args: &[&str]) -> (String, String, Option<i32>) {
+    let out: Output = p.command(args).output().unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code(),
+    )
+}
+
+#[test]
+fn deps_rdeps_and_graph_answer_from_the_records() {
+    let p = project();
+    p.build_ok();
+    let (out, _, code) = human(&p, &["deps", "shaders/main.wgsl"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        out,
+        "shaders/main.wgsl reads assets/shaders/main.wgsl\n\
+         shaders/main.wgsl looked for (missing) assets/shaders/common.wgsl\n\
+         shaders/main.wgsl uses the outputs of lib/common.wgsl\n"
+    );
+    let (out, _, _) = human(&p, &["rdeps", "lib/common.wgsl"]);
+    assert_eq!(
+        out,
+        "shaders/main.wgsl uses the outputs of lib/common.wgsl\n"
+    );
+    let (out, _, _) = human(&p, &["rdeps", "sprites/a.png"]);
+    assert_eq!(out, "atlas:main uses the outputs of sprites/a.png\n");
+    let (out, _, _) = human(&p, &["graph"]);
+    assert_eq!(
+        out,
+        "atlas:main -> sprites/a.png (outputs)\n\
+         atlas:main -> sprites/b.png (outputs)\n\
+         shaders/main.wgsl -> lib/common.wgsl (outputs)\n"
+    );
+    let (dot, _, _) = human(&p, &["graph", "--dot"]);
+    assert!(dot.starts_with("digraph assets {\n"), "{dot}");
+    assert!(
+        dot.contains("  \"atlas:main\" -> \"sprites/a.png\";\n"),
+        "{dot}"
+    );
+    let run = p.run(&["deps", "shaders/main.wgsl"]);
+    assert_eq!(
+        run.messages[0],
+        serde_json::json!({
+            "reason": "deps", "asset": "shaders/main.wgsl",
+            "inputs": [
+                {"path": "assets/shaders/main.wgsl", "present": true},
+                {"path": "assets/shaders/common.wgsl", "present": false},
+            ],
+            "dependencies": ["lib/common.wgsl"],
+        })
+    );
+}
+
+#[test]
+fn why_says_what_happened_and_what_will() {
+    let p = project();
+    p.build_ok();
+    let (out, _, _) = human(&p, &["why", "shaders/main.wgsl"]);
+    assert_eq!(
+        out,
+        "shaders/main.wgsl: last built because never built before\n\
+         shaders/main.wgsl: fresh; the next build reuses it\n"
+    );
+    p.file("assets/lib/common.wgsl", "fn common() { /* changed */ }\n");
+    let (out, _, _) = human(&p, &["why", "shaders/main.wgsl"]);
+    assert!(
+        out.ends_with(
+            "shaders/main.wgsl: the next build rebuilds it: dependency `lib/common.wgsl` changed\n"
+        ),
+        "{out}"
+    );
+    p.build_ok();
+    let run = p.run(&["why", "shaders/main.wgsl"]);
+    assert_eq!(
+        run.messages[0],
+        serde_json::json!({
+            "reason": "why", "asset": "shaders/main.wgsl", "fresh": true, "next": null,
+            "last": {"kind": "dependency-changed", "asset": "lib/common.wgsl"},
+        })
+    );
+    // Creating the file an include looked for will rebuild the includer.
+    p.file("assets/shaders/common.wgsl", "fn closer() {}\n");
+    let (out, _, _) = human(&p, &["why", "shaders/main.wgsl"]);
+    assert!(
+        out.ends_with("rebuilds it: `assets/shaders/common.wgsl` appeared\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn query_errors_name_the_asset_and_suggest_one() {
+    let p = project();
+    p.build_ok();
+    let (_, err, code) = human(&p, &["why", "sprites/c.png"]);
+    assert_eq!(code, Some(101));
+    assert_eq!(
+        err,
+        "error: no asset named `sprites/c.png` (did you mean `sprites/a.png`?)\n"
+    );
+    p.png("assets/sprites/new.png", 2, 2, 3);
+    let (_, err, code) = human(&p, &["deps", "sprites/new.png"]);
+    assert_eq!(code, Some(101));
+    assert_eq!(
+        err,
+        "error: `sprites/new.png` has not been built yet; run `cargo assets build` first\n"
+    );
+    let empty = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-assets"))
+        .args(["assets", "why", "x.png"])
+        .current_dir(empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(101));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: could not find `Cargo.toml` in `"),
+        "{err}"
+    );
+}
+
+#[test]
+fn gc_drops_blobs_only_superseded_records_used() {
+    let p = project();
+    p.build_ok();
+    let (_, err, _) = human(&p, &["gc"]);
+    assert!(err.contains("Removed 0 unused blobs, 0B freed"), "{err}");
+    p.png("assets/sprites/a.png", 4, 4, 9);
+    p.build_ok();
+    let run = p.run(&["gc"]);
+    let done = &run.messages[0];
+    assert_eq!(done["reason"], "gc-finished");
+    // The old sprite's cached pixels and the old page (same layout, so the
+    // frame table is unchanged and kept).
+    assert_eq!(done["removed"], 2, "{done}");
+    assert!(done["bytes_freed"].as_u64().unwrap() > 0);
+    // What remains is enough: a no-op builds nothing and the parcel is intact.
+    let again = p.build_ok();
+    assert_eq!(again.processed(), Vec::<String>::new());
+    let inspect = p.run(&["inspect", again.parcel("main").to_str().unwrap()]);
+    assert_eq!(inspect.code, Some(0), "{}", inspect.stderr);
+}
