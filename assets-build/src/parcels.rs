@@ -23,7 +23,7 @@
 //! pages join every parcel holding one of its sprites (see [`crate::atlas`]).
 
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -60,6 +60,10 @@ pub enum ParcelOutcome {
     Written {
         /// Resources in it.
         resources: usize,
+        /// Names of the resources added, changed or removed since the
+        /// previous file (all of them when there was none), sorted: what a
+        /// running game must reload.
+        changed: Vec<String>,
     },
     /// Its contents are as before; the file was left alone.
     Unchanged {
@@ -276,8 +280,68 @@ fn write_one(store: &Store, path: &Path, planned: &[Planned]) -> Result<ParcelOu
     }
     written?;
     store.write_atomic(&toc_path, toc(planned, parcel_len as usize).as_bytes())?;
+    let sums_path = path.with_extension("parcel.sums");
+    let before = fs::read_to_string(&sums_path).unwrap_or_default();
+    let now = sums(planned);
+    let changed = changed_names(&before, &now);
+    store.write_atomic(&sums_path, now.as_bytes())?;
     store.write_atomic(&key_path, format!("{key}\n").as_bytes())?;
-    Ok(ParcelOutcome::Written { resources })
+    Ok(ParcelOutcome::Written { resources, changed })
+}
+
+/// `<name>.parcel.sums`: one line per resource, `<content> <name>` where the
+/// content is its blob hash (and range, for a frame), so that the next write
+/// can tell which resources changed.
+fn sums(planned: &[Planned]) -> String {
+    let mut out = String::new();
+    for p in planned {
+        match p.source {
+            Source::Blob { hash, .. } => out.push_str(&hash.to_hex()),
+            Source::Slice { hash, start, len } => {
+                out.push_str(&format!("{}:{start}:{len}", hash.to_hex()));
+            }
+        }
+        out.push(' ');
+        out.push_str(&escape(&p.name));
+        out.push('\n');
+    }
+    out
+}
+
+/// Names whose content differs between two `sums` texts, or that are in
+/// only one of them; sorted.
+fn changed_names(before: &str, now: &str) -> Vec<String> {
+    let parse = |text: &str| -> BTreeMap<String, String> {
+        text.lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(sum, name)| (name.to_owned(), sum.to_owned()))
+            .collect()
+    };
+    let (before, now) = (parse(before), parse(now));
+    let mut changed: BTreeSet<&String> = now
+        .iter()
+        .filter(|(name, sum)| before.get(*name) != Some(sum))
+        .map(|(name, _)| name)
+        .collect();
+    changed.extend(before.keys().filter(|name| !now.contains_key(*name)));
+    changed.into_iter().map(|n| unescape(n)).collect()
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match (c, c == '\\') {
+            (_, false) => out.push(c),
+            (_, true) => match chars.next() {
+                Some('t') => out.push('\t'),
+                Some('n') => out.push('\n'),
+                Some(other) => out.push(other),
+                None => out.push('\\'),
+            },
+        }
+    }
+    out
 }
 
 /// The first line of a table of contents.

@@ -22,6 +22,7 @@
 //! - [`id`]: why ids stay stable when assets are added or removed.
 //! - [`image`]: the image resource layout.
 //! - [`sprite`]: sprite frames: where a sprite lies in its atlas page.
+//! - [`reload`]: the hot-reload client a game polls while `cargo assets watch` runs.
 //! - [`typed`]: ids that carry their resource's kind, as `include_parcel!` generates them.
 //! - `write` (feature `write`): the writer the pipeline uses, so that reader
 //!   and writer share one definition of the format.
@@ -38,6 +39,7 @@ pub mod format;
 pub mod id;
 pub mod image;
 mod parcel;
+pub mod reload;
 pub mod sprite;
 mod static_parcel;
 pub mod typed;

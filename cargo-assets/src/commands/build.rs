@@ -149,7 +149,7 @@ fn render_parcels(
     let mut paths = serde_json::Map::new();
     for p in &report.parcels {
         match &p.outcome {
-            ParcelOutcome::Written { resources } => {
+            ParcelOutcome::Written { resources, .. } => {
                 let what = format!("{} ({})", p.name, plural(*resources, "resource"));
                 shell.status(
                     "Packed",
