@@ -25,6 +25,8 @@ pub enum Command {
     Clean(PackageArgs),
     /// List a parcel's resources and verify its checksums.
     Inspect(InspectArgs),
+    /// Build, then rebuild on every change and notify running games.
+    Watch(WatchArgs),
     /// Why an asset was last built, and whether the next build will rebuild it.
     Why(QueryArgs),
     /// What an asset's step read, looked for, and used.
@@ -70,6 +72,23 @@ pub struct QueryArgs {
     /// The variant.
     #[command(flatten)]
     pub variant: VariantArgs,
+}
+
+/// `watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The package.
+    #[command(flatten)]
+    pub package: PackageArgs,
+    /// Number of parallel jobs, defaults to # of CPUs.
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// The variant to build.
+    #[command(flatten)]
+    pub variant: VariantArgs,
+    /// Serve hot-reload notices on 127.0.0.1:N [default: any free port, printed at start].
+    #[arg(long, value_name = "N")]
+    pub port: Option<u16>,
 }
 
 /// `graph`.

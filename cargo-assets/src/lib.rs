@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod reload_server;
 pub mod runner;
 pub mod shell;
 pub mod workspace;
@@ -42,6 +43,7 @@ pub fn main_with(processors: &[fn(&mut Registry)]) -> ExitCode {
         Command::Build(args) => commands::build::exec(args, &shell, processors),
         Command::Clean(args) => commands::clean::exec(args, &shell),
         Command::Inspect(args) => commands::inspect::exec(args, &shell),
+        Command::Watch(args) => commands::watch::exec(args, &shell, processors),
         Command::Why(args) => commands::query::exec(Question::Why, args, &shell, processors),
         Command::Deps(args) => commands::query::exec(Question::Deps, args, &shell, processors),
         Command::Rdeps(args) => commands::query::exec(Question::Rdeps, args, &shell, processors),

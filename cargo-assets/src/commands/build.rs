@@ -2,12 +2,13 @@
 
 use assets_build::report::plural;
 use assets_build::{
-    BuildOptions, BuildReport, Event, Outcome, ParcelOutcome, Pipeline, Registry, StepReport,
+    BuildError, BuildOptions, BuildReport, Event, Outcome, ParcelOutcome, Pipeline, Registry,
+    StepReport,
 };
 use serde_json::json;
 
 use super::Exit;
-use crate::cli::BuildArgs;
+use crate::cli::{BuildArgs, VariantArgs};
 use crate::runner;
 use crate::shell::{Shell, Style, Verbosity};
 use crate::workspace::Package;
@@ -24,27 +25,41 @@ pub fn exec(
     if let Some(code) = runner::delegate_if_needed(&package, shell)? {
         return Ok(Exit::Delegated(code));
     }
+    let pipeline = pipeline(&package, args.jobs, &args.variant, processors)?;
+    let report = build_once(&pipeline, shell)?;
+    Ok(finish(shell, &report))
+}
+
+/// The pipeline for `package` with these options and processors.
+pub fn pipeline(
+    package: &Package,
+    jobs: Option<usize>,
+    variant: &VariantArgs,
+    processors: &[fn(&mut Registry)],
+) -> anyhow::Result<Pipeline> {
     let mut options = BuildOptions::new(&package.manifest_path, &package.cache_dir);
-    if let Some(jobs) = args.jobs {
+    if let Some(jobs) = jobs {
         anyhow::ensure!(jobs > 0, "`--jobs` must be at least 1");
         options.jobs = jobs;
     }
-    options.variant = args.variant.name();
+    options.variant = variant.name();
     let mut pipeline = Pipeline::new(options);
     for register in processors {
         register(pipeline.registry_mut());
     }
+    Ok(pipeline)
+}
+
+/// One build, its progress rendered; a build that cannot start is also
+/// reported as a `build-finished` message.
+pub fn build_once(pipeline: &Pipeline, shell: &Shell) -> Result<BuildReport, BuildError> {
     let on_event = |e: &Event<'_>| render_event(shell, e);
-    match pipeline.build(&on_event) {
-        Ok(report) => Ok(finish(shell, &report)),
-        Err(e) => {
-            shell.message(&json!({
-                "reason": "build-finished", "success": false, "ran": 0, "fresh": 0, "failed": 0,
-                "skipped": 0, "parcels": {}, "error": e.to_string(),
-            }));
-            Err(e.into())
-        }
-    }
+    pipeline.build(&on_event).inspect_err(|e| {
+        shell.message(&json!({
+            "reason": "build-finished", "success": false, "ran": 0, "fresh": 0, "failed": 0,
+            "skipped": 0, "parcels": {}, "error": e.to_string(),
+        }));
+    })
 }
 
 fn render_event(shell: &Shell, event: &Event<'_>) {
@@ -113,7 +128,8 @@ fn step_finished(shell: &Shell, step: &StepReport) {
     }
 }
 
-fn finish(shell: &Shell, report: &BuildReport) -> Exit {
+/// Renders the end of a build: parcels, the summary, `build-finished`.
+pub fn finish(shell: &Shell, report: &BuildReport) -> Exit {
     let (ran, fresh, failed, skipped) = (
         report.ran(),
         report.fresh(),
@@ -149,7 +165,10 @@ fn render_parcels(
     let mut paths = serde_json::Map::new();
     for p in &report.parcels {
         match &p.outcome {
-            ParcelOutcome::Written { resources, .. } => {
+            ParcelOutcome::Written { resources, changed } => {
+                shell.message(&json!({
+                    "reason": "parcel-written", "parcel": p.name, "path": p.path, "changed": changed,
+                }));
                 let what = format!("{} ({})", p.name, plural(*resources, "resource"));
                 shell.status(
                     "Packed",

