@@ -18,7 +18,8 @@ use crate::measure::{Sample, ratio, time};
 
 use assets_build::{BuildOptions, Event, Pipeline};
 
-fn sprite_png(w: u32, h: u32, border: u32, seed: u32) -> Vec<u8> {
+/// A `w`×`h` sprite PNG with a transparent border, its pixels from `seed`.
+pub fn sprite_png(w: u32, h: u32, border: u32, seed: u32) -> Vec<u8> {
     let img = image::RgbaImage::from_fn(w, h, |x, y| {
         if x < border || y < border || x + border >= w || y + border >= h {
             return image::Rgba([0; 4]);
@@ -32,7 +33,8 @@ fn sprite_png(w: u32, h: u32, border: u32, seed: u32) -> Vec<u8> {
     out.into_inner()
 }
 
-fn generate(dir: &Path, n: u32) {
+/// Writes the 2,000-sprite (or `n`-sprite) atlas project into `dir`.
+pub fn generate(dir: &Path, n: u32) {
     std::fs::write(
         dir.join("Cargo.toml"),
         r#"[package]

@@ -9,7 +9,8 @@
 //! Groups: `pipeline` (a generated corpus: full, no-op, touch-all and
 //! edit-one builds against the decode bound, input hashing and ninja; peak
 //! memory), `packing` (our packer beside `texture_packer`), `atlas` (one
-//! 2,000-sprite atlas), `parcel` (open, validate and look up a 1 GiB parcel).
+//! 2,000-sprite atlas), `reload` (save-to-notified latency of `cargo assets
+//! watch` on that atlas), `parcel` (open, validate and look up a 1 GiB parcel).
 //! Markdown goes to stdout, progress to stderr. Every comparison is measured
 //! side by side in the same run.
 
@@ -21,10 +22,11 @@ mod measure;
 mod packing;
 mod parcel;
 mod pipeline;
+mod reload;
 
 use std::time::Instant;
 
-const GROUPS: [&str; 4] = ["pipeline", "packing", "atlas", "parcel"];
+const GROUPS: [&str; 5] = ["pipeline", "packing", "atlas", "reload", "parcel"];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -92,6 +94,10 @@ fn main() {
     if selected("atlas") {
         progress("atlas");
         println!("## One 2,000-sprite atlas\n\n{}", atlas::run(quick));
+    }
+    if selected("reload") {
+        progress("reload");
+        println!("## Hot reload latency\n\n{}", reload::run(quick));
     }
     if selected("parcel") {
         progress("parcel");

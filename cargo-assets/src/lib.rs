@@ -26,8 +26,16 @@ use shell::Shell;
 /// The program: parses `std::env::args`, runs the command, and returns the
 /// exit code, with `processors` registered besides the built-in ones.
 pub fn main_with(processors: &[fn(&mut Registry)]) -> ExitCode {
+    run(std::env::args_os(), processors)
+}
+
+/// The program on `args` (the first is the program's name).
+pub fn run(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+    processors: &[fn(&mut Registry)],
+) -> ExitCode {
     // As a Cargo subcommand we are run as `cargo-assets assets <args>`.
-    let mut args: Vec<_> = std::env::args_os().collect();
+    let mut args: Vec<_> = args.into_iter().collect();
     if args.get(1).is_some_and(|a| a == "assets") {
         args.remove(1);
     }

@@ -92,12 +92,15 @@ pub fn exec(
         }
         match build::build_once(&pipeline, shell) {
             Ok(report) => {
-                build::finish(shell, &report);
+                // Games hear of the parcels before `build-finished` is said,
+                // so a client that connects after it only hears of later
+                // builds.
                 for parcel in &report.parcels {
                     if let ParcelOutcome::Written { changed, .. } = &parcel.outcome {
                         server.notify(&parcel.name, &parcel.path, changed);
                     }
                 }
+                build::finish(shell, &report);
             }
             Err(e) => shell.error(format!("{e}; still watching")),
         }

@@ -1,0 +1,83 @@
+//! Save-to-notified latency: `cargo assets watch` on a 2,000-sprite atlas
+//! (the project of [`crate::atlas`]), a game-side [`ReloadClient`] polling,
+//! and one sprite saved; the time from just before the write to the notice
+//! naming it. It covers the file event, the settle window
+//! (`cargo_assets::commands::watch::QUIET`), the build (the sprite, its
+//! atlas, the parcel) and the notice.
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use assets_runtime::reload::ReloadClient;
+
+use crate::atlas::{generate, sprite_png};
+use crate::measure::Sample;
+
+/// Median latency over a few saves; a Markdown table.
+pub fn run(quick: bool) -> String {
+    let (n, saves) = if quick { (100, 2) } else { (2_000, 9) };
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path().to_owned();
+    generate(&dir, n);
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let manifest = dir.join("Cargo.toml");
+    let target = dir.join("target");
+    std::thread::spawn(move || {
+        let args = [
+            "cargo-assets".into(),
+            "watch".into(),
+            "--quiet".into(),
+            "--port".into(),
+            port.to_string().into(),
+            "--manifest-path".into(),
+            manifest.into_os_string(),
+            "--target-dir".into(),
+            target.into_os_string(),
+        ];
+        cargo_assets::run(args, &[]);
+    });
+    let mut client = ReloadClient::new(("127.0.0.1", port)).expect("address");
+    // The first build happens before the client can tell; wait for a connection
+    // and then for a quiet moment.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !client.is_connected() {
+        client.poll();
+        assert!(Instant::now() < deadline, "the watcher did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(2500));
+    client.poll();
+    let mut s = 0;
+    let latency = Sample::of(saves, || {
+        let i = (s * 211) % n as usize;
+        let name = format!("sprites/d{:02}/s{i}.png", i / 100);
+        let bytes = sprite_png(40, 30, 2, 20_000 + s as u32);
+        s += 1;
+        let start = Instant::now();
+        std::fs::write(dir.join("assets").join(&name), bytes).expect("save sprite");
+        let t = loop {
+            if client
+                .poll()
+                .iter()
+                .any(|notice| notice.changed.contains(&name))
+            {
+                break start.elapsed();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "no notice for {name}"
+            );
+            // Poll like a game at 1,000 fps; spinning would steal a core from the build.
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        t
+    });
+    format!(
+        "| sprites in the atlas | saves | save → notified, median (min–max) ms |\n|---:|---:|---:|\n| {n} | {saves} | {} |\n",
+        latency.ms()
+    )
+}
