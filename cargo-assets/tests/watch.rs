@@ -235,3 +235,37 @@ fn a_failed_build_keeps_the_parcel_and_watching_goes_on() {
         5
     );
 }
+
+#[test]
+fn an_idle_watcher_stays_idle_and_one_save_is_one_build() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "*.wgsl"
+includes = true
+"#,
+    )
+    .png("assets/a.png", 3, 3, 1)
+    .file("assets/lib.wgsl", "fn lib() {}\n")
+    .file("assets/main.wgsl", "#include \"lib.wgsl\"\n");
+    let watch = Watch::start(&p);
+    let builds = |wait_ms| {
+        std::thread::sleep(Duration::from_millis(wait_ms));
+        watch
+            .drain()
+            .iter()
+            .filter(|m| m["reason"] == "build-finished")
+            .count()
+    };
+    // Its own build opens every input and the manifest: that is no change.
+    assert_eq!(builds(800), 0, "rebuilt with nothing changed");
+    // Nor is someone else reading them (a game, an editor).
+    for f in ["Cargo.toml", "assets/a.png", "assets/main.wgsl"] {
+        std::fs::read(p.path().join(f)).unwrap();
+    }
+    assert_eq!(builds(500), 0, "rebuilt after files were only read");
+    p.file("assets/lib.wgsl", "fn lib2() {}\n");
+    watch.next("build-finished");
+    assert_eq!(builds(800), 0, "one save, more than one build");
+}

@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use assets_build::{Manifest, ParcelOutcome, Registry};
-use notify::{RecursiveMode, Watcher};
+use notify::event::{AccessKind, AccessMode};
+use notify::{EventKind, RecursiveMode, Watcher};
 use serde_json::json;
 
 use super::{Exit, build};
@@ -124,10 +125,11 @@ fn wait_for_change(
         Err(_) => true,
         Ok(e) => {
             e.need_rescan()
-                || e.paths.iter().any(|p| {
-                    !p.starts_with(cache_dir)
-                        && (p == manifest || roots.iter().any(|r| p.starts_with(r)))
-                })
+                || (changes_content(&e.kind)
+                    && e.paths.iter().any(|p| {
+                        !p.starts_with(cache_dir)
+                            && (p == manifest || roots.iter().any(|r| p.starts_with(r)))
+                    }))
         }
     };
     loop {
@@ -138,12 +140,25 @@ fn wait_for_change(
         }
     }
     let start = Instant::now();
+    let mut quiet_since = Instant::now();
     while start.elapsed() < SETTLE_MAX {
-        match rx.recv_timeout(QUIET) {
+        match rx.recv_timeout(QUIET.saturating_sub(quiet_since.elapsed())) {
+            Ok(event) if relevant(&event) => quiet_since = Instant::now(),
             Ok(_) => {}
             Err(RecvTimeoutError::Timeout) => break,
             Err(RecvTimeoutError::Disconnected) => return false,
         }
     }
     true
+}
+
+/// Whether an event of this kind can change what a build reads. Reading is
+/// not: the build itself opens every input (and the game or an editor may
+/// too), and counting opens would make every build trigger the next.
+fn changes_content(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
 }
