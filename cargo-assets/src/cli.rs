@@ -114,6 +114,12 @@ pub struct PackageArgs {
     /// Directory for all generated artifacts.
     #[arg(long, value_name = "DIRECTORY", global = true)]
     pub target_dir: Option<PathBuf>,
+    /// Package to work on (a workspace member's name; repeatable).
+    #[arg(short, long = "package", value_name = "SPEC", global = true)]
+    pub packages: Vec<String>,
+    /// Every workspace member with `[package.metadata.assets]`.
+    #[arg(long, global = true)]
+    pub workspace: bool,
 }
 
 /// `cargo assets inspect`.

@@ -31,7 +31,7 @@ use serde::Deserialize;
 use crate::shell::{Shell, Style};
 use assets_build::{Manifest, package_key};
 
-use crate::workspace::{Package, cargo_metadata};
+use crate::workspace::{ONLY_PACKAGE_VAR, Package, cargo_metadata};
 
 /// Set in the runner's environment, so it does not delegate again.
 pub const RUNNER_VAR: &str = "CARGO_ASSETS_RUNNER";
@@ -182,6 +182,7 @@ pub fn delegate(
     let status = Command::new(&exe)
         .args(std::env::args_os().skip(1))
         .env(RUNNER_VAR, "1")
+        .env(ONLY_PACKAGE_VAR, manifest_path)
         .status()
         .with_context(|| format!("could not run `{}`", exe.display()))?;
     Ok(status

@@ -11,23 +11,39 @@ use super::Exit;
 use crate::cli::{BuildArgs, VariantArgs};
 use crate::runner;
 use crate::shell::{Shell, Style, Verbosity};
-use crate::workspace::Package;
+use crate::workspace::{self, Package};
 
-/// Builds the package's assets, with `processors` registered besides the
-/// built-ins; hands over to the processor runner when the manifest names
-/// processor crates this process does not have (see [`crate::runner`]).
+/// Builds the selected packages' assets (one after another, stopping at the
+/// first that fails, as Cargo does), with `processors` registered besides
+/// the built-ins; a package whose manifest names processor crates this
+/// process does not have is handed to the processor runner (see
+/// [`crate::runner`]).
 pub fn exec(
     args: &BuildArgs,
     shell: &Shell,
     processors: &[fn(&mut Registry)],
 ) -> anyhow::Result<Exit> {
-    let package = Package::locate(&args.package)?;
-    if let Some(code) = runner::delegate_if_needed(&package, shell)? {
-        return Ok(Exit::Delegated(code));
+    let packages = workspace::select(&args.package)?;
+    for package in &packages {
+        if packages.len() > 1 {
+            shell.status(
+                "Building",
+                format!("{} ({})", package.name, package.dir().display()),
+                Style::Good,
+            );
+        }
+        let exit = match runner::delegate_if_needed(package, shell)? {
+            Some(code) => Exit::Delegated(code),
+            None => {
+                let pipeline = pipeline(package, args.jobs, &args.variant, processors)?;
+                finish(shell, package, &build_once(&pipeline, shell)?)
+            }
+        };
+        if !exit.is_success() {
+            return Ok(exit);
+        }
     }
-    let pipeline = pipeline(&package, args.jobs, &args.variant, processors)?;
-    let report = build_once(&pipeline, shell)?;
-    Ok(finish(shell, &report))
+    Ok(Exit::Success)
 }
 
 /// The pipeline for `package` with these options and processors.
@@ -64,13 +80,7 @@ pub fn build_once(pipeline: &Pipeline, shell: &Shell) -> Result<BuildReport, Bui
 
 fn render_event(shell: &Shell, event: &Event<'_>) {
     match event {
-        Event::WaitingForLock { path } => {
-            shell.status(
-                "Blocking",
-                format!("waiting for file lock on `{}`", path.display()),
-                Style::Note,
-            );
-        }
+        Event::WaitingForLock { .. } => super::render_lock_wait(shell, event),
         Event::Processing {
             asset,
             processor,
@@ -129,7 +139,7 @@ fn step_finished(shell: &Shell, step: &StepReport) {
 }
 
 /// Renders the end of a build: parcels, the summary, `build-finished`.
-pub fn finish(shell: &Shell, report: &BuildReport) -> Exit {
+pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
     let (ran, fresh, failed, skipped) = (
         report.ran(),
         report.fresh(),
@@ -138,7 +148,7 @@ pub fn finish(shell: &Shell, report: &BuildReport) -> Exit {
     );
     let parcels = render_parcels(shell, report);
     shell.message(&json!({
-        "reason": "build-finished", "success": report.success(), "ran": ran, "fresh": fresh,
+        "reason": "build-finished", "package": package.name, "success": report.success(), "ran": ran, "fresh": fresh,
         "failed": failed, "skipped": skipped, "parcels": parcels,
     }));
     let secs = report.elapsed.as_secs_f64();

@@ -5,26 +5,21 @@ use assets_build::{Event, clean};
 use super::Exit;
 use crate::cli::PackageArgs;
 use crate::shell::{Shell, Style};
-use crate::workspace::Package;
+use crate::workspace;
 
-/// Removes the cache directory.
+/// Removes the cache directory (one per target directory: a workspace's
+/// packages share it).
 pub fn exec(args: &PackageArgs, shell: &Shell) -> anyhow::Result<Exit> {
-    let package = Package::locate(args)?;
-    let on_event = |e: &Event<'_>| {
-        if let Event::WaitingForLock { path } = e {
-            shell.status(
-                "Blocking",
-                format!("waiting for file lock on `{}`", path.display()),
-                Style::Note,
-            );
-        }
-    };
-    let stats = clean(&package.cache_dir, &on_event)?;
-    shell.status(
-        "Removed",
-        format!("{} files, {} total", stats.files, human_bytes(stats.bytes)),
-        Style::Good,
-    );
+    for cache_dir in workspace::cache_dirs(&workspace::select(args)?) {
+        let stats = clean(&cache_dir, &|e: &Event<'_>| {
+            super::render_lock_wait(shell, e)
+        })?;
+        shell.status(
+            "Removed",
+            format!("{} files, {} total", stats.files, human_bytes(stats.bytes)),
+            Style::Good,
+        );
+    }
     Ok(Exit::Success)
 }
 

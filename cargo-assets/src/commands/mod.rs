@@ -8,6 +8,10 @@ pub mod picture;
 pub mod query;
 pub mod watch;
 
+use assets_build::Event;
+
+use crate::shell::{Shell, Style};
+
 /// How a command ended, as an exit code (Cargo's conventions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
@@ -17,4 +21,23 @@ pub enum Exit {
     BuildFailed,
     /// The exit code of the processor runner that did the work.
     Delegated(u8),
+}
+
+impl Exit {
+    /// Whether it is exit code 0.
+    pub fn is_success(self) -> bool {
+        matches!(self, Exit::Success | Exit::Delegated(0))
+    }
+}
+
+/// Says that a command waits for another process's lock on the cache (the
+/// only event `clean` and `gc` have).
+pub fn render_lock_wait(shell: &Shell, event: &Event<'_>) {
+    if let Event::WaitingForLock { path } = event {
+        shell.status(
+            "Blocking",
+            format!("waiting for file lock on `{}`", path.display()),
+            Style::Note,
+        );
+    }
 }

@@ -10,7 +10,7 @@ use super::Exit;
 use crate::cli::{GraphArgs, PackageArgs, QueryArgs, VariantArgs};
 use crate::runner;
 use crate::shell::{Shell, Style};
-use crate::workspace::Package;
+use crate::workspace::{self, Package};
 
 /// Which question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,31 +167,25 @@ pub fn graph(
     Ok(Exit::Success)
 }
 
-/// `gc`.
+/// `gc`, in each target directory of the selected packages.
 pub fn collect(args: &PackageArgs, shell: &Shell) -> anyhow::Result<Exit> {
-    let package = Package::locate(args)?;
-    let on_event = |e: &Event<'_>| {
-        if let Event::WaitingForLock { path } = e {
-            shell.status(
-                "Blocking",
-                format!("waiting for file lock on `{}`", path.display()),
-                Style::Note,
-            );
-        }
-    };
-    let stats = gc(&package.cache_dir, &on_event)?;
-    shell.status(
-        "Removed",
-        format!(
-            "{} unused blobs, {} freed ({} kept)",
-            stats.removed,
-            super::clean::human_bytes(stats.bytes_freed),
-            stats.kept
-        ),
-        Style::Good,
-    );
-    shell.message(&json!({
-        "reason": "gc-finished", "removed": stats.removed, "bytes_freed": stats.bytes_freed, "kept": stats.kept,
-    }));
+    for cache_dir in workspace::cache_dirs(&workspace::select(args)?) {
+        let stats = gc(&cache_dir, &|e: &Event<'_>| {
+            super::render_lock_wait(shell, e)
+        })?;
+        shell.status(
+            "Removed",
+            format!(
+                "{} unused blobs, {} freed ({} kept)",
+                stats.removed,
+                super::clean::human_bytes(stats.bytes_freed),
+                stats.kept
+            ),
+            Style::Good,
+        );
+        shell.message(&json!({
+            "reason": "gc-finished", "removed": stats.removed, "bytes_freed": stats.bytes_freed, "kept": stats.kept,
+        }));
+    }
     Ok(Exit::Success)
 }

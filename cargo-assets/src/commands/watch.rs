@@ -57,11 +57,7 @@ pub fn exec(
         let _ = tx.send(event);
     })
     .context("could not start watching files")?;
-    let package_dir = package
-        .manifest_path
-        .parent()
-        .unwrap_or(Path::new("."))
-        .to_owned();
+    let package_dir = package.dir().to_owned();
     watcher
         .watch(&package_dir, RecursiveMode::NonRecursive)
         .with_context(|| format!("could not watch `{}`", package_dir.display()))?;
@@ -101,7 +97,7 @@ pub fn exec(
                         server.notify(&parcel.name, &parcel.path, changed);
                     }
                 }
-                build::finish(shell, &report);
+                build::finish(shell, &package, &report);
             }
             Err(e) => shell.error(format!("{e}; still watching")),
         }
