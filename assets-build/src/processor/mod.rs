@@ -124,7 +124,7 @@ pub enum ProcessError {
         path: String,
     },
     /// The asset's settings do not fit the processor.
-    #[error("invalid settings for processor `{processor}`: {error}")]
+    #[error("{error}")]
     Settings {
         /// The processor.
         processor: String,

@@ -70,7 +70,9 @@ pub fn pipeline(
 /// reported as a `build-finished` message.
 pub fn build_once(pipeline: &Pipeline, shell: &Shell) -> Result<BuildReport, BuildError> {
     let on_event = |e: &Event<'_>| render_event(shell, e);
-    pipeline.build(&on_event).inspect_err(|e| {
+    let result = pipeline.build(&on_event);
+    shell.progress_finish();
+    result.inspect_err(|e| {
         shell.message(&json!({
             "reason": "build-finished", "success": false, "ran": 0, "fresh": 0, "failed": 0,
             "skipped": 0, "parcels": {}, "error": e.to_string(),
@@ -95,8 +97,13 @@ fn render_event(shell: &Shell, event: &Event<'_>) {
             } else {
                 shell.status("Processing", asset, Style::Good);
             }
+            shell.progress_working_on(asset.as_str());
         }
-        Event::Finished { step } => step_finished(shell, step),
+        Event::Planned { steps } => shell.progress_start(*steps),
+        Event::Finished { step } => {
+            step_finished(shell, step);
+            shell.progress_step();
+        }
         _ => {}
     }
 }

@@ -1,7 +1,7 @@
 //! `cargo assets inspect <parcel>`: list a parcel's resources and verify it;
 //! with `--atlas <name>`, also draw that atlas's pages (see [`super::picture`]).
 
-use assets_runtime::{ParcelBuf, Resource};
+use assets_runtime::{ParcelBuf, ParcelError, Resource};
 use serde_json::json;
 
 use super::{Exit, picture};
@@ -11,8 +11,11 @@ use crate::shell::{Shell, Style};
 /// Lists and verifies the parcel `args.parcel`, and draws `args.atlas`.
 pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
     let path = args.parcel.as_path();
-    let buf = ParcelBuf::open(path)
-        .map_err(|e| anyhow::anyhow!("`{}` is not a valid parcel: {e}", path.display()))?;
+    let buf = ParcelBuf::open(path).map_err(|e| match e {
+        // The message names the file.
+        ParcelError::Io { .. } => anyhow::anyhow!("{e}"),
+        _ => anyhow::anyhow!("`{}` is not a valid parcel: {e}", path.display()),
+    })?;
     let parcel = buf.parcel();
     let mut resources: Vec<Resource<'_>> = parcel.iter().collect();
     resources.sort_by_key(|r| r.name);

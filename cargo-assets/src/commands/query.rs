@@ -3,6 +3,7 @@
 //! JSON object per answer.
 
 use assets_build::query::{Database, Use, gc};
+use assets_build::report::plural;
 use assets_build::{BuildOptions, Event, Registry};
 use serde_json::json;
 
@@ -176,8 +177,8 @@ pub fn collect(args: &PackageArgs, shell: &Shell) -> anyhow::Result<Exit> {
         shell.status(
             "Removed",
             format!(
-                "{} unused blobs, {} freed ({} kept)",
-                stats.removed,
+                "{}, {} freed ({} kept)",
+                plural(stats.removed as usize, "unused blob"),
                 super::clean::human_bytes(stats.bytes_freed),
                 stats.kept
             ),
