@@ -6,8 +6,12 @@
 //!   temp file and renaming it over the original (vim, JetBrains "safe
 //!   write") are seen, and so are files created where a processor looked and
 //!   found nothing (its record says so; the rebuild's check finds it).
-//! - It waits for writes to settle ([`QUIET`] without events, at most
-//!   [`SETTLE_MAX`]) and coalesces everything that arrived into one build. An
+//! - It waits for writes to settle and coalesces everything that arrived
+//!   into one build: a burst ends after [`QUIET`] without events, or only
+//!   [`QUIET_CLOSED`] when every file written in it has been closed (or
+//!   renamed into place), which is how a save ends; never later than
+//!   [`SETTLE_MAX`] after it began. File opens and reads are not changes:
+//!   the build itself reads every input. An
 //!   overflowing event queue (a `git checkout` of thousands of files) is just
 //!   another reason to rebuild: every build rescans the roots, so nothing is
 //!   missed and the number of builds stays bounded by the settle window.
@@ -17,13 +21,14 @@
 //! - After each build, every rewritten parcel is announced to connected games
 //!   with the names of the resources that changed (see [`crate::reload_server`]).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use assets_build::{Manifest, ParcelOutcome, Registry};
-use notify::event::{AccessKind, AccessMode};
+use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind};
 use notify::{EventKind, RecursiveMode, Watcher};
 use serde_json::json;
 
@@ -34,8 +39,11 @@ use crate::runner;
 use crate::shell::{Shell, Style};
 use crate::workspace::Package;
 
-/// Quiet time that ends a burst of events.
+/// Quiet time that ends a burst of events while a file written in it may
+/// still be open.
 pub const QUIET: Duration = Duration::from_millis(40);
+/// Quiet time that ends a burst in which every written file was closed.
+pub const QUIET_CLOSED: Duration = Duration::from_millis(15);
 /// The longest a burst may delay a build.
 pub const SETTLE_MAX: Duration = Duration::from_millis(1000);
 
@@ -128,24 +136,69 @@ fn wait_for_change(
                     }))
         }
     };
-    loop {
+    let first = loop {
         match rx.recv() {
-            Ok(event) if relevant(&event) => break,
+            Ok(event) if relevant(&event) => break Some(event),
             Ok(_) => {}
             Err(_) => return false,
         }
-    }
+    };
     let start = Instant::now();
+    let mut burst = Burst::default();
+    if let Some(Ok(event)) = &first {
+        burst.see(event);
+    }
     let mut quiet_since = Instant::now();
     while start.elapsed() < SETTLE_MAX {
-        match rx.recv_timeout(QUIET.saturating_sub(quiet_since.elapsed())) {
-            Ok(event) if relevant(&event) => quiet_since = Instant::now(),
+        match rx.recv_timeout(burst.quiet().saturating_sub(quiet_since.elapsed())) {
+            Ok(event) if relevant(&event) => {
+                if let Ok(event) = &event {
+                    burst.see(event);
+                }
+                quiet_since = Instant::now();
+            }
             Ok(_) => {}
             Err(RecvTimeoutError::Timeout) => break,
             Err(RecvTimeoutError::Disconnected) => return false,
         }
     }
     true
+}
+
+/// The files a burst of events wrote and has not seen closed: while there
+/// are any, a writer may be between two writes.
+#[derive(Debug, Default)]
+struct Burst {
+    open: HashSet<PathBuf>,
+}
+
+impl Burst {
+    fn see(&mut self, event: &notify::Event) {
+        match event.kind {
+            EventKind::Create(CreateKind::Folder) => {}
+            EventKind::Create(_) | EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Any) => {
+                self.open.extend(event.paths.iter().cloned());
+            }
+            // Closed after writing, renamed into place, or gone: done.
+            EventKind::Access(AccessKind::Close(AccessMode::Write))
+            | EventKind::Modify(ModifyKind::Name(_))
+            | EventKind::Remove(_) => {
+                for path in &event.paths {
+                    self.open.remove(path);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// How long without events ends the burst.
+    fn quiet(&self) -> Duration {
+        if self.open.is_empty() {
+            QUIET_CLOSED
+        } else {
+            QUIET
+        }
+    }
 }
 
 /// Whether an event of this kind can change what a build reads. Reading is
@@ -156,5 +209,67 @@ fn changes_content(kind: &EventKind) -> bool {
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
         EventKind::Access(_) => false,
         _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::{DataChange, RemoveKind, RenameMode};
+
+    fn event(kind: EventKind, path: &str) -> notify::Event {
+        notify::Event::new(kind).add_path(PathBuf::from(path))
+    }
+
+    #[test]
+    fn a_burst_is_settled_sooner_once_every_written_file_is_closed() {
+        let mut burst = Burst::default();
+        assert_eq!(burst.quiet(), QUIET_CLOSED);
+        // An in-place save: truncate, write, close.
+        burst.see(&event(
+            EventKind::Modify(ModifyKind::Data(DataChange::Any)),
+            "a.png",
+        ));
+        assert_eq!(burst.quiet(), QUIET, "a writer may still be writing");
+        burst.see(&event(
+            EventKind::Access(AccessKind::Close(AccessMode::Write)),
+            "a.png",
+        ));
+        assert_eq!(burst.quiet(), QUIET_CLOSED);
+        // A safe-write: a temp file created, written, closed, renamed over.
+        burst.see(&event(EventKind::Create(CreateKind::File), ".a.png.tmp"));
+        burst.see(&event(
+            EventKind::Access(AccessKind::Close(AccessMode::Write)),
+            ".a.png.tmp",
+        ));
+        burst.see(&event(
+            EventKind::Modify(ModifyKind::Name(RenameMode::From)),
+            ".a.png.tmp",
+        ));
+        burst.see(&event(
+            EventKind::Modify(ModifyKind::Name(RenameMode::To)),
+            "a.png",
+        ));
+        assert_eq!(burst.quiet(), QUIET_CLOSED);
+        // A file still being written; then removed.
+        burst.see(&event(EventKind::Create(CreateKind::File), "b.png"));
+        burst.see(&event(EventKind::Create(CreateKind::Folder), "dir"));
+        assert_eq!(burst.quiet(), QUIET);
+        burst.see(&event(EventKind::Remove(RemoveKind::File), "b.png"));
+        assert_eq!(burst.quiet(), QUIET_CLOSED);
+    }
+
+    #[test]
+    fn reads_are_not_changes_but_closing_a_written_file_is() {
+        assert!(!changes_content(&EventKind::Access(AccessKind::Open(
+            notify::event::AccessMode::Any
+        ))));
+        assert!(!changes_content(&EventKind::Access(AccessKind::Close(
+            AccessMode::Read
+        ))));
+        assert!(changes_content(&EventKind::Access(AccessKind::Close(
+            AccessMode::Write
+        ))));
+        assert!(changes_content(&EventKind::Modify(ModifyKind::Any)));
     }
 }
