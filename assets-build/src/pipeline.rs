@@ -25,7 +25,7 @@ use crate::record::Record;
 use crate::record_log::RecordLog;
 use crate::report::BuildReport;
 use crate::scheduler::Scheduler;
-use crate::store::{Store, StoreError};
+use crate::store::{BlobMemory, Store, StoreError};
 
 /// What to build and where.
 #[derive(Debug, Clone)]
@@ -87,6 +87,7 @@ fn list(errors: &[DiscoveryError]) -> String {
 pub struct Pipeline {
     options: BuildOptions,
     registry: Registry,
+    memory: Option<Arc<BlobMemory>>,
 }
 
 impl Pipeline {
@@ -95,7 +96,15 @@ impl Pipeline {
         Pipeline {
             options,
             registry: Registry::with_builtins(),
+            memory: None,
         }
+    }
+
+    /// Keeps small blobs in memory from one build to the next (bounded; see
+    /// [`BlobMemory`]), for a pipeline that builds again and again (`watch`):
+    /// an atlas re-packed after one edit then reads its sprites from memory.
+    pub fn keep_blobs_in_memory(&mut self) {
+        self.memory.get_or_insert_with(Arc::default);
     }
 
     /// Adds or replaces processors.
@@ -120,7 +129,7 @@ impl Pipeline {
             return Err(BuildError::BadVariant(o.variant.clone()));
         }
         let manifest = Manifest::load(&o.manifest_path)?;
-        let store = Store::open(&o.cache_dir)?;
+        let store = Store::open_with_memory(&o.cache_dir, self.memory.clone())?;
         let _lock = lock(&store, events)?;
         store.remove_orphans()?;
         // Walking the roots and parsing the record log are independent; on a

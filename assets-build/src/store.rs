@@ -21,15 +21,20 @@
 //!    atlas's pages are tens of megabytes, read back by the parcel stage
 //!    moments after they were stored.
 //!
+//! A long-lived pipeline (`cargo assets watch`) can also keep small blobs in
+//! memory across builds ([`BlobMemory`]): an atlas re-pack after one edit
+//! reads back thousands of cached sprites, and the bytes of a given hash
+//! never change. Only bytes that were verified or written are kept.
+//!
 //! Files are not fsynced: the rules above survive a killed process, and after a
 //! power loss rule 3 and unreadable records make the next build redo the work.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::hash::ContentHash;
 
@@ -42,6 +47,48 @@ pub struct Store {
     counter: AtomicU64,
     /// Blobs written through this handle, whose bytes need no re-check.
     written: Mutex<HashSet<ContentHash>>,
+    /// Small blobs kept in memory, shared across builds.
+    memory: Option<Arc<BlobMemory>>,
+}
+
+/// Small blobs' bytes by hash, kept in memory across builds by a long-lived
+/// pipeline. Bounded: blobs up to [`BlobMemory::MAX_BLOB`], at most
+/// [`BlobMemory::CAPACITY`] bytes in all (when full, it starts over).
+#[derive(Debug, Default)]
+pub struct BlobMemory {
+    inner: Mutex<MemoryInner>,
+}
+
+#[derive(Debug, Default)]
+struct MemoryInner {
+    blobs: HashMap<ContentHash, Arc<[u8]>>,
+    bytes: usize,
+}
+
+impl BlobMemory {
+    /// The largest blob kept.
+    pub const MAX_BLOB: usize = 1 << 20;
+    /// The most bytes kept in all.
+    pub const CAPACITY: usize = 256 << 20;
+
+    fn get(&self, hash: &ContentHash) -> Option<Vec<u8>> {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner.blobs.get(hash).map(|b| b.to_vec())
+    }
+
+    fn keep(&self, hash: ContentHash, bytes: &[u8]) {
+        if bytes.len() > Self::MAX_BLOB {
+            return;
+        }
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if inner.bytes + bytes.len() > Self::CAPACITY {
+            inner.blobs.clear();
+            inner.bytes = 0;
+        }
+        if inner.blobs.insert(hash, bytes.into()).is_none() {
+            inner.bytes += bytes.len();
+        }
+    }
 }
 
 /// A failure of the cache directory.
@@ -78,12 +125,21 @@ fn io_err<'p>(action: &'static str, path: &'p Path) -> impl FnOnce(io::Error) ->
 impl Store {
     /// Opens (creating if needed) the cache at `dir`.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        Store::open_with_memory(dir, None)
+    }
+
+    /// [`Store::open`], keeping small blobs in `memory` too.
+    pub fn open_with_memory(
+        dir: &Path,
+        memory: Option<Arc<BlobMemory>>,
+    ) -> Result<Store, StoreError> {
         let store = Store {
             dir: dir.to_owned(),
             tmp: dir.join("tmp"),
             blobs: dir.join("blobs"),
             counter: AtomicU64::new(0),
             written: Mutex::new(HashSet::new()),
+            memory,
         };
         for d in [&store.tmp, &store.blobs] {
             fs::create_dir_all(d).map_err(io_err("could not create", d))?;
@@ -134,6 +190,9 @@ impl Store {
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(hash);
         }
+        if let Some(memory) = &self.memory {
+            memory.keep(hash, bytes);
+        }
         Ok(hash)
     }
 
@@ -144,6 +203,9 @@ impl Store {
 
     /// Reads a blob, checking it against its hash.
     pub fn get(&self, hash: &ContentHash) -> Result<Vec<u8>, StoreError> {
+        if let Some(bytes) = self.memory.as_ref().and_then(|m| m.get(hash)) {
+            return Ok(bytes);
+        }
         let path = self.blob_path(hash);
         let bytes = fs::read(&path).map_err(io_err("could not read", &path))?;
         let trusted = self
@@ -156,6 +218,9 @@ impl Store {
             // missing and reruns the step that makes it.
             let _ = fs::remove_file(&path);
             return Err(StoreError::CorruptBlob { path });
+        }
+        if let Some(memory) = &self.memory {
+            memory.keep(*hash, &bytes);
         }
         Ok(bytes)
     }
@@ -227,6 +292,30 @@ mod tests {
         assert!(!store.has(&h, 5), "a corrupt blob is removed when found");
         store.put(b"hello").unwrap();
         assert_eq!(store.get(&h).unwrap(), b"hello");
+    }
+
+    #[test]
+    fn memory_serves_small_blobs_across_handles_and_only_verified_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = Arc::new(BlobMemory::default());
+        let put = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
+        let small = put.put(b"sprite").unwrap();
+        let big_bytes = vec![7u8; BlobMemory::MAX_BLOB + 1];
+        let big = put.put(&big_bytes).unwrap();
+        // Another build's handle, the files gone: small from memory, big not.
+        fs::remove_file(put.blob_path(&small)).unwrap();
+        fs::remove_file(put.blob_path(&big)).unwrap();
+        let next = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
+        assert_eq!(next.get(&small).unwrap(), b"sprite");
+        assert!(next.get(&big).is_err());
+        // A blob read from disk is kept only once it proved to be itself.
+        let other = Store::open(dir.path()).unwrap().put(b"other").unwrap();
+        fs::write(next.blob_path(&other), b"otter").unwrap();
+        assert!(matches!(
+            next.get(&other),
+            Err(StoreError::CorruptBlob { .. })
+        ));
+        assert!(memory.get(&other).is_none());
     }
 
     #[test]

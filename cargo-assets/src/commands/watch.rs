@@ -57,7 +57,8 @@ pub fn exec(
     if let Some(code) = runner::delegate_if_needed(&package, shell)? {
         return Ok(Exit::Delegated(code));
     }
-    let pipeline = build::pipeline(&package, args.jobs, &args.variant, processors)?;
+    let mut pipeline = build::pipeline(&package, args.jobs, &args.variant, processors)?;
+    pipeline.keep_blobs_in_memory();
     let server = ReloadServer::start(args.port.unwrap_or(0))
         .with_context(|| format!("could not listen on 127.0.0.1:{}", args.port.unwrap_or(0)))?;
     let (tx, rx) = channel();
