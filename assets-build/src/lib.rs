@@ -55,6 +55,7 @@ pub mod event;
 pub mod freshness;
 pub mod hash;
 pub mod manifest;
+mod parallel;
 pub mod parcels;
 mod pipeline;
 mod plan;

@@ -39,7 +39,7 @@ use crate::atlas::FRAMES_LABEL;
 use crate::hash::ContentHash;
 use crate::manifest::{Manifest, ParcelSpec};
 use crate::plan::{Group, Plan};
-use crate::report::StepReport;
+use crate::report::{Retired, StepReport};
 use crate::store::{Store, StoreError};
 
 /// What happened to one parcel.
@@ -96,6 +96,7 @@ pub(crate) fn write_parcels(
     dir: &Path,
     plan: &Plan,
     steps: &[Arc<StepReport>],
+    retired: &mut Retired,
 ) -> Vec<ParcelReport> {
     manifest
         .parcels
@@ -103,11 +104,11 @@ pub(crate) fn write_parcels(
         .map(|spec| {
             let path = dir.join(format!("{}.parcel", spec.name));
             let outcome = match select(spec, plan, steps) {
-                Ok(selection) => {
-                    write_one(store, &path, &selection).unwrap_or_else(|e| ParcelOutcome::Failed {
+                Ok(selection) => write_one(store, &path, &selection, retired).unwrap_or_else(|e| {
+                    ParcelOutcome::Failed {
                         error: e.to_string(),
-                    })
-                }
+                    }
+                }),
                 Err(failed) => ParcelOutcome::Blocked { failed },
             };
             ParcelReport {
@@ -224,7 +225,12 @@ fn resource_name(asset: &AssetPath, label: &str) -> String {
     }
 }
 
-fn write_one(store: &Store, path: &Path, planned: &[Planned]) -> Result<ParcelOutcome, StoreError> {
+fn write_one(
+    store: &Store,
+    path: &Path,
+    planned: &[Planned],
+    retired: &mut Retired,
+) -> Result<ParcelOutcome, StoreError> {
     let key = parcel_key(planned);
     let key_path = path.with_extension("parcel.key");
     let toc_path = path.with_extension("parcel.toc");
@@ -267,6 +273,8 @@ fn write_one(store: &Store, path: &Path, planned: &[Planned]) -> Result<ParcelOu
             WriteError::Io(message)
         })
     };
+    // The previous parcel is freed later, not by the rename below.
+    retired.0.extend(store.retire(path));
     let mut parcel_len = 0;
     let written = store.write_atomic_with(path, |out| {
         let result = writer

@@ -23,7 +23,7 @@ use crate::plan::plan;
 use crate::processor::Registry;
 use crate::record::Record;
 use crate::record_log::RecordLog;
-use crate::report::BuildReport;
+use crate::report::{BuildReport, Retired};
 use crate::scheduler::Scheduler;
 use crate::store::{BlobMemory, Store, StoreError};
 
@@ -158,11 +158,13 @@ impl Pipeline {
             Some(dir) => dir.clone(),
             None => default_parcel_dir(store.dir(), package_key(&manifest), &o.variant),
         };
-        let parcels = write_parcels(&manifest, &store, &parcel_dir, &plan, &steps);
+        let mut retired = Retired::default();
+        let parcels = write_parcels(&manifest, &store, &parcel_dir, &plan, &steps, &mut retired);
         Ok(BuildReport {
             steps,
             parcels,
             elapsed: start.elapsed(),
+            retired,
         })
     }
 }

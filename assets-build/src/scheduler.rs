@@ -30,6 +30,7 @@ use crate::asset_path::AssetPath;
 use crate::event::{Event, EventHandler};
 use crate::freshness::{self, DependencyState, DirtyReason, Verdict};
 use crate::manifest::Manifest;
+use crate::parallel;
 use crate::plan::Plan;
 use crate::processor::{
     Context, ProcessError,
@@ -292,17 +293,22 @@ impl<'a> Scheduler<'a> {
                 step.processor.name()
             ))));
         }
+        // Megabytes of outputs (an atlas's pages) are hashed and written on
+        // every core; a few small ones are not worth the threads.
+        let put = |(_, _, bytes): &(String, String, Vec<u8>)| self.store.put(bytes);
+        let total: usize = recorded.outputs.iter().map(|(_, _, b)| b.len()).sum();
+        let hashes: Vec<_> = if total >= PARALLEL_PUT_BYTES {
+            parallel::map(&recorded.outputs, put)
+        } else {
+            recorded.outputs.iter().map(put).collect()
+        };
         let mut outputs = Vec::with_capacity(recorded.outputs.len());
-        for (label, kind, bytes) in recorded.outputs {
-            let hash = self
-                .store
-                .put(&bytes)
-                .map_err(|e| Failure::Error(e.into()))?;
+        for ((label, kind, bytes), hash) in recorded.outputs.into_iter().zip(hashes) {
             outputs.push(OutputRecord {
                 label,
                 kind,
                 size: bytes.len() as u64,
-                hash,
+                hash: hash.map_err(|e| Failure::Error(e.into()))?,
             });
         }
         let record = Record {
@@ -325,6 +331,9 @@ impl<'a> Scheduler<'a> {
         Ok(record)
     }
 }
+
+/// Outputs of at least this many bytes in all are stored in parallel.
+const PARALLEL_PUT_BYTES: usize = 4 << 20;
 
 enum Failure {
     Dependency(AssetPath),

@@ -21,10 +21,11 @@
 //!    atlas's pages are tens of megabytes, read back by the parcel stage
 //!    moments after they were stored.
 //!
-//! A long-lived pipeline (`cargo assets watch`) can also keep small blobs in
-//! memory across builds ([`BlobMemory`]): an atlas re-pack after one edit
-//! reads back thousands of cached sprites, and the bytes of a given hash
-//! never change. Only bytes that were verified or written are kept.
+//! A long-lived pipeline (`cargo assets watch`) can also keep blobs in memory
+//! across builds ([`BlobMemory`]): an atlas re-pack after one edit reads back
+//! thousands of cached sprites, the parcel stage reads back the pages, and
+//! the bytes of a given hash never change. Only bytes that were hashed on
+//! the way in (written, or read and verified) are kept.
 //!
 //! Files are not fsynced: the rules above survive a killed process, and after a
 //! power loss rule 3 and unreadable records make the next build redo the work.
@@ -51,43 +52,93 @@ pub struct Store {
     memory: Option<Arc<BlobMemory>>,
 }
 
-/// Small blobs' bytes by hash, kept in memory across builds by a long-lived
-/// pipeline. Bounded: blobs up to [`BlobMemory::MAX_BLOB`], at most
-/// [`BlobMemory::CAPACITY`] bytes in all (when full, it starts over).
-#[derive(Debug, Default)]
+/// Blobs' bytes by hash, kept in memory across builds by a long-lived
+/// pipeline (`watch`): an atlas re-pack after one edit reads its sprites and
+/// its unchanged pages from here, and the parcel stage the pages just made.
+///
+/// Bounded: blobs up to [`BlobMemory::MAX_BLOB`], at most
+/// [`BlobMemory::CAPACITY`] bytes in all. Each build is a generation; when a
+/// blob does not fit, the blobs the current build has not used go first, and
+/// if it still does not fit it is not kept.
+#[derive(Debug)]
 pub struct BlobMemory {
     inner: Mutex<MemoryInner>,
+    capacity: usize,
+}
+
+impl Default for BlobMemory {
+    fn default() -> Self {
+        BlobMemory::with_capacity(BlobMemory::CAPACITY)
+    }
 }
 
 #[derive(Debug, Default)]
 struct MemoryInner {
-    blobs: HashMap<ContentHash, Arc<[u8]>>,
+    /// Bytes, and the generation that last used them.
+    blobs: HashMap<ContentHash, (Arc<[u8]>, u64)>,
     bytes: usize,
+    generation: u64,
 }
 
 impl BlobMemory {
-    /// The largest blob kept.
-    pub const MAX_BLOB: usize = 1 << 20;
+    /// The largest blob kept: a 4096x4096 RGBA8 page.
+    pub const MAX_BLOB: usize = 64 << 20;
     /// The most bytes kept in all.
-    pub const CAPACITY: usize = 256 << 20;
+    pub const CAPACITY: usize = 512 << 20;
+
+    fn with_capacity(capacity: usize) -> BlobMemory {
+        BlobMemory {
+            inner: Mutex::default(),
+            capacity,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, MemoryInner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts a generation: what the next build uses is kept before what
+    /// earlier builds used.
+    fn next_generation(&self) {
+        self.lock().generation += 1;
+    }
 
     fn get(&self, hash: &ContentHash) -> Option<Vec<u8>> {
-        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        inner.blobs.get(hash).map(|b| b.to_vec())
+        let mut inner = self.lock();
+        let generation = inner.generation;
+        inner.blobs.get_mut(hash).map(|(bytes, used)| {
+            *used = generation;
+            bytes.to_vec()
+        })
     }
 
     fn keep(&self, hash: ContentHash, bytes: &[u8]) {
         if bytes.len() > Self::MAX_BLOB {
             return;
         }
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if inner.bytes + bytes.len() > Self::CAPACITY {
-            inner.blobs.clear();
-            inner.bytes = 0;
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        if let Some((_, used)) = inner.blobs.get_mut(&hash) {
+            *used = inner.generation;
+            return;
         }
-        if inner.blobs.insert(hash, bytes.into()).is_none() {
-            inner.bytes += bytes.len();
+        if inner.bytes + bytes.len() > self.capacity {
+            let generation = inner.generation;
+            let mut freed = 0;
+            inner.blobs.retain(|_, (b, used)| {
+                let keep = *used == generation;
+                if !keep {
+                    freed += b.len();
+                }
+                keep
+            });
+            inner.bytes -= freed;
+            if inner.bytes + bytes.len() > self.capacity {
+                return;
+            }
         }
+        inner.bytes += bytes.len();
+        inner.blobs.insert(hash, (bytes.into(), inner.generation));
     }
 }
 
@@ -141,6 +192,9 @@ impl Store {
             written: Mutex::new(HashSet::new()),
             memory,
         };
+        if let Some(memory) = &store.memory {
+            memory.next_generation();
+        }
         for d in [&store.tmp, &store.blobs] {
             fs::create_dir_all(d).map_err(io_err("could not create", d))?;
         }
@@ -177,6 +231,15 @@ impl Store {
     pub fn temp_path(&self, what: &str) -> PathBuf {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         self.tmp.join(format!("{what}-{}-{n}", std::process::id()))
+    }
+
+    /// Gives the file at `dest` a second name under `tmp/`, so that
+    /// replacing it does not free its blocks until that name is removed (see
+    /// [`Retired`](crate::report::Retired)). `None` if there is no file, or
+    /// it cannot be linked (another file system).
+    pub fn retire(&self, dest: &Path) -> Option<PathBuf> {
+        let link = self.temp_path("retired");
+        fs::hard_link(dest, &link).ok().map(|()| link)
     }
 
     /// Stores `bytes`, returning their hash. Storing bytes already present is cheap.
@@ -316,6 +379,28 @@ mod tests {
             Err(StoreError::CorruptBlob { .. })
         ));
         assert!(memory.get(&other).is_none());
+    }
+
+    #[test]
+    fn a_full_memory_drops_what_the_current_build_has_not_used() {
+        let memory = BlobMemory::with_capacity(10);
+        let (a, b, c) = (
+            ContentHash::of(b"a"),
+            ContentHash::of(b"b"),
+            ContentHash::of(b"c"),
+        );
+        memory.keep(a, b"aaaa");
+        memory.keep(b, b"bbbb");
+        memory.next_generation();
+        assert!(memory.get(&a).is_some(), "used by this build");
+        memory.keep(c, b"cccc");
+        assert!(memory.get(&b).is_none(), "unused, dropped for c");
+        assert_eq!(memory.get(&c).as_deref(), Some(&b"cccc"[..]));
+        // Everything is in use now: a blob that does not fit is not kept.
+        let d = ContentHash::of(b"d");
+        memory.keep(d, b"dddd");
+        assert!(memory.get(&d).is_none());
+        assert!(memory.get(&a).is_some() && memory.get(&c).is_some());
     }
 
     #[test]

@@ -81,6 +81,9 @@ fn a_parcel_is_rewritten_only_when_its_contents_change() {
         main_id,
         "touching an input leaves the parcel alone"
     );
+    // A game that holds the old file keeps reading the old parcel, whole.
+    let old_bytes = std::fs::read(&main).unwrap();
+    let mut held = std::fs::File::open(&main).unwrap();
     p.file("assets/readme.txt", "hello again\n");
     p.build_ok();
     assert_ne!(
@@ -88,6 +91,15 @@ fn a_parcel_is_rewritten_only_when_its_contents_change() {
         main_id,
         "an edit rewrites the parcel that holds it"
     );
+    let mut still = Vec::new();
+    std::io::Read::read_to_end(&mut held, &mut still).unwrap();
+    assert_eq!(still, old_bytes);
+    // The old version was kept alive by a link in tmp/ until the build ended.
+    let leftovers: Vec<_> = std::fs::read_dir(p.cache_dir().join("tmp"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
     assert_eq!(identity(&levels), levels_id, "and only that parcel");
     p.remove("assets/sprites/hero.png");
     p.build_ok();

@@ -6,24 +6,30 @@ use super::layout::{AtlasLayout, Frame};
 use super::pack::Size;
 use super::source::SpriteSource;
 
-/// RGBA8 pages for `layout`, drawing `sources[i]` into `layout.frames[i]`,
-/// with `extrude` pixels of each sprite's edge repeated around it.
-pub fn draw_pages(layout: &AtlasLayout, sources: &[&SpriteSource], extrude: u32) -> Vec<Vec<u8>> {
-    let mut pages: Vec<Vec<u8>> = layout
-        .pages
-        .iter()
-        .map(|p| vec![0; p.area() as usize * 4])
-        .collect();
+/// Draws page `page` of `layout` into `pixels` (its RGBA8 rows, cleared):
+/// `sources[i]` into `layout.frames[i]` for each frame on that page, with
+/// `extrude` pixels of each sprite's edge repeated around it. Pages are
+/// independent, so they can be drawn in parallel.
+pub fn draw_page(
+    layout: &AtlasLayout,
+    page: u32,
+    sources: &[&SpriteSource],
+    extrude: u32,
+    pixels: &mut [u8],
+) {
+    let size = layout.pages[page as usize];
+    assert_eq!(
+        pixels.len(),
+        size.area() as usize * 4,
+        "a page buffer matches its size"
+    );
     for (frame, source) in layout.frames.iter().zip(sources) {
-        if frame.w == 0 || frame.h == 0 {
+        if frame.page != page || frame.w == 0 || frame.h == 0 {
             continue;
         }
-        let size = layout.pages[frame.page as usize];
-        let page = &mut pages[frame.page as usize];
-        blit(page, size, frame, source);
-        extrude_border(page, size, frame, extrude);
+        blit(pixels, size, frame, source);
+        extrude_border(pixels, size, frame, extrude);
     }
-    pages
 }
 
 fn blit(page: &mut [u8], size: Size, f: &Frame, s: &SpriteSource) {
@@ -115,8 +121,10 @@ mod tests {
                 rotated: true,
             }],
         };
-        let pages = draw_pages(&layout, &[&s], 1);
         let size = layout.pages[0];
+        let mut page = vec![0; size.area() as usize * 4];
+        draw_page(&layout, 0, &[&s], 1, &mut page);
+        let pages = [page];
         for sy in 0..2 {
             for sx in 0..3 {
                 let want = [sx as u8, sy as u8, 200, 255];

@@ -19,13 +19,14 @@ use assets_runtime::ResourceId;
 use assets_runtime::sprite::SpriteFrame;
 use serde::Deserialize;
 
-use super::compose::draw_pages;
+use super::compose::draw_page;
 use super::layout::lay_out;
 use super::maxrects::MaxRects;
 use super::pack::Size;
 use super::source::SpriteSource;
 use crate::manifest::AtlasSpec;
-use crate::processor::image::{encode, premultiply};
+use crate::parallel;
+use crate::processor::image::ImageResource;
 use crate::processor::{Context, DependencyOutputs, ProcessError, Processor};
 
 /// Output kind of an atlas's frame table (an intermediate, never in a parcel).
@@ -85,15 +86,15 @@ impl Processor for AtlasPacker {
             ))
         })?;
         let refs: Vec<&SpriteSource> = sources.iter().collect();
-        let pages = draw_pages(&layout, &refs, spec.extrude);
-        for (i, (mut pixels, size)) in pages.into_iter().zip(&layout.pages).enumerate() {
-            if spec.premultiply {
-                premultiply(&mut pixels);
-            }
-            let image = image::RgbaImage::from_raw(size.w, size.h, pixels)
-                .expect("a page buffer matches its size");
-            let bytes = encode(&image, spec.premultiply, spec.encoding)?;
-            ctx.emit_labeled(&i.to_string(), assets_runtime::format::KIND_IMAGE, bytes)?;
+        let indices: Vec<u32> = (0..layout.pages.len() as u32).collect();
+        let pages = parallel::map(&indices, |&i| {
+            let size = layout.pages[i as usize];
+            let mut page = ImageResource::new(size.w, size.h);
+            draw_page(&layout, i, &refs, spec.extrude, page.pixels_mut());
+            page.finish(spec.premultiply, spec.encoding)
+        });
+        for (i, page) in pages.into_iter().enumerate() {
+            ctx.emit_labeled(&i.to_string(), assets_runtime::format::KIND_IMAGE, page?)?;
         }
         let mut table = Vec::with_capacity(sources.len() * assets_runtime::sprite::SPRITE_LEN);
         for (frame, source) in layout.frames.iter().zip(&sources) {
@@ -124,27 +125,11 @@ impl Processor for AtlasPacker {
     }
 }
 
-/// Reads the sprites' cached pixels, on as many threads as there are cores:
-/// the atlas step often runs alone at the end of a build, and thousands of
-/// small reads are most of its time after an edit.
+/// Reads the sprites' cached pixels, on every core: the atlas step often
+/// runs alone at the end of a build, and thousands of small reads are most of
+/// its time after an edit.
 fn read_sources(sprites: &[DependencyOutputs<'_>]) -> Result<Vec<SpriteSource>, ProcessError> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let chunk = sprites.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = sprites
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|d| SpriteSource::decode(&d.bytes("")?))
-                        .collect::<Result<Vec<_>, _>>()
-                })
-            })
-            .collect();
-        let mut out = Vec::with_capacity(sprites.len());
-        for h in handles {
-            out.extend(h.join().expect("reading sprites does not panic")?);
-        }
-        Ok(out)
-    })
+    parallel::map(sprites, |d| SpriteSource::decode(&d.bytes("")?))
+        .into_iter()
+        .collect()
 }

@@ -16,7 +16,8 @@ use std::io::Cursor;
 use assets_runtime::image::{
     Encoding as StoredEncoding, IMAGE_HEADER_LEN, ImageHeader, PixelFormat,
 };
-use image::{ImageFormat, ImageReader, Limits, RgbaImage};
+use image::codecs::png::PngEncoder;
+use image::{ExtendedColorType, ImageEncoder, ImageReader, Limits, RgbaImage};
 use serde::{Deserialize, Serialize};
 
 use super::{Context, ProcessError, Processor};
@@ -67,13 +68,10 @@ impl Processor for Image {
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
         let settings: ImageSettings = ctx.settings()?;
         let bytes = ctx.source()?;
-        let mut pixels = decode_rgba8(&bytes, settings.max_dimension)?;
-        if settings.premultiply {
-            premultiply(&mut pixels);
-        }
+        let pixels = decode_rgba8(&bytes, settings.max_dimension)?;
         ctx.emit(
             "image",
-            encode(&pixels, settings.premultiply, settings.encoding)?,
+            ImageResource::of(&pixels).finish(settings.premultiply, settings.encoding)?,
         )
     }
 }
@@ -113,44 +111,84 @@ pub(crate) fn premultiply(pixels: &mut [u8]) {
     }
 }
 
-/// The `image` resource bytes (header, then pixels as `encoding` says) of
-/// RGBA8 `image`.
-pub(crate) fn encode(
-    image: &RgbaImage,
-    premultiplied: bool,
-    encoding: Encoding,
-) -> Result<Vec<u8>, ProcessError> {
-    let header = ImageHeader {
-        width: image.width(),
-        height: image.height(),
-        format: if premultiplied {
-            PixelFormat::Rgba8Premultiplied
-        } else {
-            PixelFormat::Rgba8
-        },
-        encoding: match encoding {
-            Encoding::Raw => StoredEncoding::Raw,
-            Encoding::Png => StoredEncoding::Png,
-        },
-    };
-    let mut out = Vec::with_capacity(IMAGE_HEADER_LEN + image.as_raw().len());
-    out.extend_from_slice(&header.encode());
-    match encoding {
-        Encoding::Raw => out.extend_from_slice(image.as_raw()),
-        Encoding::Png => {
-            let mut png = Cursor::new(Vec::new());
-            image
-                .write_to(&mut png, ImageFormat::Png)
-                .map_err(|e| ProcessError::msg(format!("could not encode PNG: {e}")))?;
-            out.extend_from_slice(png.get_ref());
+/// An `image` resource being made: room for its header, then RGBA8 pixels.
+/// Raw encoding fills in the header and the buffer is the resource, with no
+/// copy of what can be a 64 MiB atlas page.
+pub(crate) struct ImageResource {
+    bytes: Vec<u8>,
+    width: u32,
+    height: u32,
+}
+
+impl ImageResource {
+    /// Transparent black pixels.
+    pub fn new(width: u32, height: u32) -> ImageResource {
+        ImageResource {
+            bytes: vec![0; IMAGE_HEADER_LEN + width as usize * height as usize * 4],
+            width,
+            height,
         }
     }
-    Ok(out)
+
+    /// A copy of `image`'s pixels.
+    pub fn of(image: &RgbaImage) -> ImageResource {
+        let mut out = ImageResource::new(image.width(), image.height());
+        out.pixels_mut().copy_from_slice(image.as_raw());
+        out
+    }
+
+    /// The RGBA8 rows.
+    pub fn pixels_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes[IMAGE_HEADER_LEN..]
+    }
+
+    /// The resource's bytes: premultiplied if asked, stored as `encoding` says.
+    pub fn finish(
+        mut self,
+        premultiplied: bool,
+        encoding: Encoding,
+    ) -> Result<Vec<u8>, ProcessError> {
+        if premultiplied {
+            premultiply(self.pixels_mut());
+        }
+        let header = ImageHeader {
+            width: self.width,
+            height: self.height,
+            format: if premultiplied {
+                PixelFormat::Rgba8Premultiplied
+            } else {
+                PixelFormat::Rgba8
+            },
+            encoding: match encoding {
+                Encoding::Raw => StoredEncoding::Raw,
+                Encoding::Png => StoredEncoding::Png,
+            },
+        };
+        match encoding {
+            Encoding::Raw => {
+                self.bytes[..IMAGE_HEADER_LEN].copy_from_slice(&header.encode());
+                Ok(self.bytes)
+            }
+            Encoding::Png => {
+                let mut out = header.encode().to_vec();
+                PngEncoder::new(&mut out)
+                    .write_image(
+                        &self.bytes[IMAGE_HEADER_LEN..],
+                        self.width,
+                        self.height,
+                        ExtendedColorType::Rgba8,
+                    )
+                    .map_err(|e| ProcessError::msg(format!("could not encode PNG: {e}")))?;
+                Ok(out)
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use image::ImageFormat;
 
     fn png(w: u32, h: u32) -> Vec<u8> {
         let img = RgbaImage::from_fn(w, h, |x, y| image::Rgba([x as u8, y as u8, 7, 128]));
@@ -162,7 +200,9 @@ mod tests {
     #[test]
     fn raw_output_has_the_documented_header() {
         let img = decode_rgba8(&png(3, 2), 16).unwrap();
-        let out = encode(&img, false, Encoding::Raw).unwrap();
+        let out = ImageResource::of(&img)
+            .finish(false, Encoding::Raw)
+            .unwrap();
         #[rustfmt::skip]
         let header: [u8; 16] = [
             b'A', b'I', b'M', b'G', // magic
@@ -182,6 +222,18 @@ mod tests {
         let mut img = RgbaImage::from_pixel(1, 1, image::Rgba([255, 100, 0, 128]));
         premultiply(&mut img);
         assert_eq!(img.get_pixel(0, 0).0, [128, 50, 0, 128]);
+    }
+
+    #[test]
+    fn png_output_is_the_header_then_a_png_of_the_finished_pixels() {
+        let img = decode_rgba8(&png(3, 2), 16).unwrap();
+        let out = ImageResource::of(&img).finish(true, Encoding::Png).unwrap();
+        let header = ImageHeader::parse(&out).unwrap();
+        assert_eq!(header.encoding, StoredEncoding::Png);
+        assert_eq!(header.format, PixelFormat::Rgba8Premultiplied);
+        let back = decode_rgba8(&out[IMAGE_HEADER_LEN..], 16).unwrap();
+        assert_eq!((back.width(), back.height()), (3, 2));
+        assert_eq!(back.get_pixel(1, 1).0, [1, 1, 4, 128]);
     }
 
     #[test]

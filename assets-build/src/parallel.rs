@@ -1,0 +1,59 @@
+//! Work spread over the cores inside one step.
+//!
+//! The scheduler runs steps in parallel, but some steps run alone at the end
+//! of a build with a lot to do (an atlas reading thousands of cached sprites,
+//! then drawing its pages). [`map`] splits such work across the machine's
+//! cores; results come back in input order, so the output does not depend on
+//! the thread count or on which thread finished first.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// `f` applied to every item, on up to as many threads as there are cores,
+/// in input order. Threads take the next item as they finish one, so a few
+/// uneven items (pages of different sizes) still share out evenly.
+pub(crate) fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = cores.min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else {
+                return done;
+            };
+            done.push((i, f(item)));
+        }
+    };
+    let mut results: Vec<(usize, R)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    results.sort_unstable_by_key(|&(i, _)| i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn results_come_back_in_input_order() {
+        let items: Vec<u64> = (0..1000).collect();
+        let squares = super::map(&items, |&i| {
+            if i % 7 == 0 {
+                std::thread::yield_now();
+            }
+            i * i
+        });
+        assert_eq!(squares, items.iter().map(|i| i * i).collect::<Vec<_>>());
+        assert!(super::map(&[] as &[u8], |&b| b).is_empty());
+    }
+}
