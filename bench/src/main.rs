@@ -36,6 +36,18 @@ fn main() {
         pipeline::child_build(std::path::Path::new(dir));
         return;
     }
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!(
+            "assets-bench: the figures of BENCHMARKS.md\n\n\
+             Usage: assets-bench [--quick] [--scales N,N...] [--only GROUP,GROUP...]\n\n\
+             --quick         a smoke run: tiny sizes, one run each (CI)\n\
+             --scales        corpus sizes of the pipeline group (default 1000,10000)\n\
+             --only          groups to run: {}\n\n\
+             Markdown goes to stdout, progress to stderr.",
+            GROUPS.join(", ")
+        );
+        return;
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let value = |flag: &str| {
         args.iter()
@@ -69,6 +81,7 @@ fn main() {
         );
         std::process::exit(1);
     }
+    let mut watched = None;
     let start = Instant::now();
     let progress = |what: &str| eprintln!("[{:>5.1}s] {what}", start.elapsed().as_secs_f64());
     println!(
@@ -97,13 +110,18 @@ fn main() {
     }
     if selected("reload") {
         progress("reload");
-        println!("## Hot reload latency\n\n{}", reload::run(quick));
+        let (table, project) = reload::run(quick);
+        println!("## Hot reload latency\n\n{table}");
+        // The watcher it started runs until the process ends; removing its
+        // project now would only make it report a missing manifest.
+        watched = Some(project);
     }
     if selected("parcel") {
         progress("parcel");
         println!("## Parcels\n\n{}", parcel::run(quick));
     }
     progress("done");
+    drop(watched);
 }
 
 /// CPU model, core count, memory and OS, as far as Linux tells.

@@ -13,8 +13,9 @@ use assets_runtime::reload::ReloadClient;
 use crate::atlas::{generate, sprite_png};
 use crate::measure::Sample;
 
-/// Median latency over a few saves; a Markdown table.
-pub fn run(quick: bool) -> String {
+/// Median latency over a few saves, as a Markdown table; and the project,
+/// which the watcher (a thread that never ends) keeps using.
+pub fn run(quick: bool) -> (String, tempfile::TempDir) {
     let (n, saves) = if quick { (100, 2) } else { (2_000, 21) };
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path().to_owned();
@@ -94,8 +95,9 @@ pub fn run(quick: bool) -> String {
         std::thread::sleep(Duration::from_millis(300));
         t
     });
-    format!(
+    let table = format!(
         "| sprites in the atlas | saves | save → notified, median (min–max) ms |\n|---:|---:|---:|\n| {n} | {saves} | {} |\n",
         latency.ms()
-    )
+    );
+    (table, tmp)
 }
