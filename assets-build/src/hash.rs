@@ -22,7 +22,13 @@ impl ContentHash {
 
     /// The hash as 64 hex digits.
     pub fn to_hex(&self) -> String {
-        self.to_string()
+        self.hex().to_string()
+    }
+
+    /// The 64 hex digits, without allocating. Records hold thousands of
+    /// hashes, so this is on the path of every record written.
+    fn hex(&self) -> impl std::ops::Deref<Target = str> {
+        blake3::Hash::from_bytes(self.0).to_hex()
     }
 }
 
@@ -34,10 +40,7 @@ impl From<blake3::Hash> for ContentHash {
 
 impl fmt::Display for ContentHash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
+        f.write_str(&self.hex())
     }
 }
 
@@ -56,23 +59,36 @@ impl FromStr for ContentHash {
     type Err = ParseHashError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        fn nibble(c: u8) -> Option<u8> {
-            match c {
-                b'0'..=b'9' => Some(c - b'0'),
-                b'a'..=b'f' => Some(c - b'a' + 10),
-                b'A'..=b'F' => Some(c - b'A' + 10),
-                _ => None,
+        // A no-op build parses every hash of every record: a table lookup
+        // per digit, one check at the end.
+        const INVALID: u8 = 0xff;
+        const NIBBLES: [u8; 256] = {
+            let mut table = [INVALID; 256];
+            let mut c = 0;
+            while c < 256 {
+                table[c] = match c as u8 {
+                    b @ b'0'..=b'9' => b - b'0',
+                    b @ b'a'..=b'f' => b - b'a' + 10,
+                    b @ b'A'..=b'F' => b - b'A' + 10,
+                    _ => INVALID,
+                };
+                c += 1;
             }
-        }
-        let err = || ParseHashError(s.to_owned());
+            table
+        };
         let bytes = s.as_bytes();
         if bytes.len() != 64 {
-            return Err(err());
+            return Err(ParseHashError(s.to_owned()));
         }
         let mut out = [0u8; 32];
-        for (i, byte) in out.iter_mut().enumerate() {
-            let (hi, lo) = (nibble(bytes[2 * i]), nibble(bytes[2 * i + 1]));
-            *byte = (hi.ok_or_else(err)? << 4) | lo.ok_or_else(err)?;
+        let mut invalid = 0;
+        for (byte, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+            let (hi, lo) = (NIBBLES[usize::from(pair[0])], NIBBLES[usize::from(pair[1])]);
+            invalid |= hi | lo;
+            *byte = (hi << 4) | (lo & 0xf);
+        }
+        if invalid == INVALID {
+            return Err(ParseHashError(s.to_owned()));
         }
         Ok(ContentHash(out))
     }
@@ -80,7 +96,7 @@ impl FromStr for ContentHash {
 
 impl Serialize for ContentHash {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        s.serialize_str(&self.hex())
     }
 }
 
@@ -102,5 +118,14 @@ mod tests {
         assert_eq!(h.to_hex().parse::<ContentHash>().unwrap(), h);
         assert!("xyz".parse::<ContentHash>().is_err());
         assert!("é".repeat(32).parse::<ContentHash>().is_err());
+        assert_eq!(h.to_hex().to_uppercase().parse::<ContentHash>().unwrap(), h);
+        for at in [0, 1, 31, 63] {
+            let mut bad = h.to_hex().into_bytes();
+            bad[at] = b'g';
+            let bad = String::from_utf8(bad).unwrap();
+            assert!(bad.parse::<ContentHash>().is_err(), "{bad}");
+        }
+        assert_eq!(format!("{h}"), h.to_hex());
+        assert_eq!(serde_json::to_string(&h).unwrap(), format!("\"{h}\""));
     }
 }

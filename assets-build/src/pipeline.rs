@@ -21,7 +21,6 @@ use crate::manifest::{Manifest, ManifestError};
 use crate::parcels::{default_parcel_dir, write_parcels};
 use crate::plan::plan;
 use crate::processor::Registry;
-use crate::record::Record;
 use crate::record_log::RecordLog;
 use crate::report::{BuildReport, Retired};
 use crate::scheduler::Scheduler;
@@ -149,11 +148,7 @@ impl Pipeline {
         let steps = scheduler.run(o.jobs);
         // Keep the latest record of every planned asset, also of failed ones:
         // they still say why the next build will rerun them.
-        let live: Vec<Arc<Record>> = steps
-            .iter()
-            .filter_map(|s| s.record.clone().or_else(|| records.get(&s.asset).cloned()))
-            .collect();
-        records.compact_if_worthwhile(&store, live.iter().map(|r| &**r))?;
+        records.compact_if_worthwhile(&store, steps.iter().map(|s| &s.asset))?;
         let parcel_dir = match &o.parcel_dir {
             Some(dir) => dir.clone(),
             None => default_parcel_dir(store.dir(), package_key(&manifest), &o.variant),
