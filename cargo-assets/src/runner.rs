@@ -68,16 +68,9 @@ struct MetaTarget {
 /// processor crates and this process is not already the runner; `None` when
 /// this process should do the work itself.
 pub fn delegate_if_needed(package: &Package, shell: &Shell) -> anyhow::Result<Option<u8>> {
-    if is_runner() {
-        return Ok(None);
-    }
-    // A manifest that does not load is reported by the command itself.
-    let Ok(manifest) = Manifest::load(&package.manifest_path) else {
+    let Some(manifest) = needs_runner(package) else {
         return Ok(None);
     };
-    if manifest.processor_crates.is_empty() {
-        return Ok(None);
-    }
     delegate(
         &package.manifest_path,
         package_key(&manifest),
@@ -86,6 +79,23 @@ pub fn delegate_if_needed(package: &Package, shell: &Shell) -> anyhow::Result<Op
         shell,
     )
     .map(Some)
+}
+
+/// Whether `package`'s commands must run in the runner: its manifest names
+/// processor crates and this process is not the runner.
+pub fn is_needed(package: &Package) -> bool {
+    needs_runner(package).is_some()
+}
+
+/// `package`'s manifest, if its commands must run in the runner. A manifest
+/// that does not load is reported by the command itself.
+fn needs_runner(package: &Package) -> Option<Manifest> {
+    if is_runner() {
+        return None;
+    }
+    Manifest::load(&package.manifest_path)
+        .ok()
+        .filter(|m| !m.processor_crates.is_empty())
 }
 
 /// Builds the runner for `package` with `crates`' processors and runs it

@@ -269,3 +269,85 @@ includes = true
     watch.next("build-finished");
     assert_eq!(builds(800), 0, "one save, more than one build");
 }
+
+/// A virtual workspace of two packages with assets, `game` and `editor`;
+/// `editor_metadata` is added to editor's `[package.metadata.assets]`.
+fn two_package_workspace(editor_metadata: &str) -> Project {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.remove("src/lib.rs");
+    p.file(
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"game\", \"editor\"]\nresolver = \"2\"\n",
+    );
+    for name in ["game", "editor"] {
+        let extra = if name == "editor" {
+            editor_metadata
+        } else {
+            ""
+        };
+        p.file(
+            &format!("{name}/Cargo.toml"),
+            format!(
+                "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [package.metadata.assets]\nroot = \"assets\"\n{extra}"
+            ),
+        )
+        .file(&format!("{name}/src/lib.rs"), "")
+        .file(&format!("{name}/assets/{name}.txt"), format!("{name}\n"));
+    }
+    p
+}
+
+#[test]
+fn a_workspace_is_watched_at_once_and_a_change_rebuilds_only_its_package() {
+    let p = two_package_workspace("");
+    let watch = Watch::start(&p);
+    // `start` waited for the first package's build; the other follows.
+    watch.next("build-finished");
+    let mut client = ReloadClient::new(("127.0.0.1", watch.port)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !client.is_connected() {
+        client.poll();
+        assert!(Instant::now() < deadline, "could not connect");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+
+    p.file("editor/assets/editor.txt", "edited\n");
+    let notices = notices_naming(&mut client, &["editor.txt"]);
+    let finished = watch.next("build-finished");
+    assert_eq!(finished["package"], "editor");
+    let parcel = ParcelBuf::open(&notices[0].path).unwrap();
+    let text = parcel.parcel().text(ResourceId::of("editor.txt")).unwrap();
+    assert_eq!(text, "edited\n");
+    std::thread::sleep(Duration::from_millis(500));
+    let others: Vec<Value> = watch
+        .drain()
+        .into_iter()
+        .filter(|m| m["reason"] == "build-finished")
+        .collect();
+    assert!(others.is_empty(), "`game` was rebuilt too: {others:?}");
+
+    // Each package's manifest is watched, and names only its own package.
+    p.file(
+        "game/Cargo.toml",
+        "[package]\nname = \"game\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [package.metadata.assets]\nroot = \"assets\"\n\n\
+         [[package.metadata.assets.rules]]\nmatch = \"*.txt\"\nprocessor = \"copy\"\n",
+    );
+    assert_eq!(watch.next("build-finished")["package"], "game");
+}
+
+#[test]
+fn several_packages_with_processor_crates_ask_for_dash_p() {
+    let p = two_package_workspace("processors = [\"level-processor\"]\n");
+    let run = p.run(&["watch"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`editor` uses processor crates")
+            && run
+                .stderr
+                .contains("help: watch it on its own with `-p editor`"),
+        "{}",
+        run.stderr
+    );
+}

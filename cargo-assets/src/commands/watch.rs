@@ -20,14 +20,19 @@
 //!   and says why; watching goes on, also after a broken `Cargo.toml`.
 //! - After each build, every rewritten parcel is announced to connected games
 //!   with the names of the resources that changed (see [`crate::reload_server`]).
+//! - Several packages (a workspace, or `-p a -p b`) are watched by one
+//!   process and served on one port; a change rebuilds only the packages
+//!   whose roots or manifest it touched. Packages with processor crates are
+//!   built by a runner process (see [`crate::runner`]), which works on one
+//!   package, so those are watched one at a time (`-p`).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
-use assets_build::{Manifest, ParcelOutcome, Registry};
+use anyhow::{Context as _, bail};
+use assets_build::{Manifest, ParcelOutcome, Pipeline, Registry};
 use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind};
 use notify::{EventKind, RecursiveMode, Watcher};
 use serde_json::json;
@@ -37,7 +42,7 @@ use crate::cli::WatchArgs;
 use crate::reload_server::ReloadServer;
 use crate::runner;
 use crate::shell::{Shell, Style};
-use crate::workspace::Package;
+use crate::workspace::{self, Package};
 
 /// Quiet time that ends a burst of events while a file written in it may
 /// still be open.
@@ -47,18 +52,72 @@ pub const QUIET_CLOSED: Duration = Duration::from_millis(15);
 /// The longest a burst may delay a build.
 pub const SETTLE_MAX: Duration = Duration::from_millis(1000);
 
+/// A package being watched: its pipeline (which keeps blobs in memory from
+/// one build to the next) and the asset roots it is watched at.
+struct Watched {
+    package: Package,
+    pipeline: Pipeline,
+    roots: Vec<PathBuf>,
+}
+
+impl Watched {
+    /// Whether a change at `path` can affect this package's build.
+    fn is_affected_by(&self, path: &Path) -> bool {
+        path == self.package.manifest_path || self.roots.iter().any(|r| path.starts_with(r))
+    }
+
+    /// Watches the roots the manifest now names (they change when
+    /// `Cargo.toml` does); a manifest that does not load keeps the old ones.
+    fn follow_roots(&mut self, watcher: &mut impl Watcher, shell: &Shell) {
+        let Ok(manifest) = Manifest::load(&self.package.manifest_path) else {
+            return;
+        };
+        let now: Vec<PathBuf> = manifest.roots.iter().map(|r| r.dir.clone()).collect();
+        if now == self.roots {
+            return;
+        }
+        for old in &self.roots {
+            let _ = watcher.unwatch(old);
+        }
+        for root in &now {
+            if let Err(e) = watcher.watch(root, RecursiveMode::Recursive) {
+                shell.warn(format!("could not watch `{}`: {e}", root.display()));
+            }
+        }
+        self.roots = now;
+    }
+}
+
 /// Watches and rebuilds until killed.
 pub fn exec(
     args: &WatchArgs,
     shell: &Shell,
     processors: &[fn(&mut Registry)],
 ) -> anyhow::Result<Exit> {
-    let package = Package::locate(&args.package)?;
-    if let Some(code) = runner::delegate_if_needed(&package, shell)? {
-        return Ok(Exit::Delegated(code));
+    let packages = workspace::select(&args.package)?;
+    if let [package] = packages.as_slice() {
+        if let Some(code) = runner::delegate_if_needed(package, shell)? {
+            return Ok(Exit::Delegated(code));
+        }
+    } else if let Some(package) = packages.iter().find(|p| runner::is_needed(p)) {
+        bail!(
+            "`{}` uses processor crates, which are built into a runner that watches one package; \
+             help: watch it on its own with `-p {}`",
+            package.name,
+            package.name
+        );
     }
-    let mut pipeline = build::pipeline(&package, args.jobs, &args.variant, processors)?;
-    pipeline.keep_blobs_in_memory();
+    let cache_dirs = workspace::cache_dirs(&packages);
+    let mut watched = Vec::with_capacity(packages.len());
+    for package in packages {
+        let mut pipeline = build::pipeline(&package, args.jobs, &args.variant, processors)?;
+        pipeline.keep_blobs_in_memory();
+        watched.push(Watched {
+            package,
+            pipeline,
+            roots: Vec::new(),
+        });
+    }
     let server = ReloadServer::start(args.port.unwrap_or(0))
         .with_context(|| format!("could not listen on 127.0.0.1:{}", args.port.unwrap_or(0)))?;
     let (tx, rx) = channel();
@@ -66,104 +125,125 @@ pub fn exec(
         let _ = tx.send(event);
     })
     .context("could not start watching files")?;
-    let package_dir = package.dir().to_owned();
-    watcher
-        .watch(&package_dir, RecursiveMode::NonRecursive)
-        .with_context(|| format!("could not watch `{}`", package_dir.display()))?;
+    for w in &watched {
+        let dir = w.package.dir();
+        watcher
+            .watch(dir, RecursiveMode::NonRecursive)
+            .with_context(|| format!("could not watch `{}`", dir.display()))?;
+    }
+    let what = match watched.as_slice() {
+        [w] => w.package.dir().display().to_string(),
+        all => all
+            .iter()
+            .map(|w| w.package.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
     shell.status(
         "Watching",
-        format!(
-            "{} (hot reload on 127.0.0.1:{})",
-            package_dir.display(),
-            server.port()
-        ),
+        format!("{what} (hot reload on 127.0.0.1:{})", server.port()),
         Style::Good,
     );
     shell.message(&json!({"reason": "watch-started", "port": server.port()}));
-    let mut roots: Vec<PathBuf> = Vec::new();
+    let mut dirty = vec![true; watched.len()];
     loop {
-        if let Ok(manifest) = Manifest::load(&package.manifest_path) {
-            let now: Vec<PathBuf> = manifest.roots.iter().map(|r| r.dir.clone()).collect();
-            if now != roots {
-                for old in &roots {
-                    let _ = watcher.unwatch(old);
-                }
-                for root in &now {
-                    if let Err(e) = watcher.watch(root, RecursiveMode::Recursive) {
-                        shell.warn(format!("could not watch `{}`: {e}", root.display()));
-                    }
-                }
-                roots = now;
+        for (w, _) in watched.iter_mut().zip(&dirty).filter(|(_, dirty)| **dirty) {
+            w.follow_roots(&mut watcher, shell);
+            if dirty.len() > 1 {
+                shell.status("Building", &w.package.name, Style::Good);
             }
-        }
-        match build::build_once(&pipeline, shell) {
-            Ok(report) => {
-                // Games hear of the parcels before `build-finished` is said,
-                // so a client that connects after it only hears of later
-                // builds.
-                for parcel in &report.parcels {
-                    if let ParcelOutcome::Written { changed, .. } = &parcel.outcome {
-                        server.notify(&parcel.name, &parcel.path, changed);
+            match build::build_once(&w.pipeline, shell) {
+                Ok(report) => {
+                    // Games hear of the parcels before `build-finished` is
+                    // said, so a client that connects after it only hears of
+                    // later builds.
+                    for parcel in &report.parcels {
+                        if let ParcelOutcome::Written { changed, .. } = &parcel.outcome {
+                            server.notify(&parcel.name, &parcel.path, changed);
+                        }
                     }
+                    build::finish(shell, &w.package, &report);
                 }
-                build::finish(shell, &package, &report);
+                Err(e) => shell.error(format!("{e}; still watching")),
             }
-            Err(e) => shell.error(format!("{e}; still watching")),
         }
         shell.status("Waiting", "for changes", Style::Note);
-        if !wait_for_change(&rx, &package.cache_dir, &package.manifest_path, &roots) {
-            return Ok(Exit::Success);
-        }
+        let relevant = |path: &Path| {
+            !cache_dirs.iter().any(|c| path.starts_with(c))
+                && watched.iter().any(|w| w.is_affected_by(path))
+        };
+        dirty = match wait_for_change(&rx, relevant) {
+            None => return Ok(Exit::Success),
+            Some(Change::Unknown) => vec![true; watched.len()],
+            Some(Change::At(paths)) => watched
+                .iter()
+                .map(|w| paths.iter().any(|p| w.is_affected_by(p)))
+                .collect(),
+        };
     }
 }
 
-/// Blocks until a relevant change, then until it settles. `false` if the
-/// watcher stopped.
+/// What a settled burst of events changed.
+enum Change {
+    /// These paths (each relevant to some package).
+    At(HashSet<PathBuf>),
+    /// Possibly anything: the watcher lost events (an overflowing queue).
+    Unknown,
+}
+
+/// Blocks until a change at a path `relevant` accepts, then until it
+/// settles. `None` if the watcher stopped.
 fn wait_for_change(
     rx: &Receiver<notify::Result<notify::Event>>,
-    cache_dir: &Path,
-    manifest: &Path,
-    roots: &[PathBuf],
-) -> bool {
-    let relevant = |event: &notify::Result<notify::Event>| match event {
+    relevant: impl Fn(&Path) -> bool,
+) -> Option<Change> {
+    let mut unknown = false;
+    let mut paths = HashSet::new();
+    // Whether the event matters; notes what it changed.
+    let mut see = |event: &notify::Result<notify::Event>, burst: &mut Burst| match event {
         // An error (an overflowing queue, say): rebuild to be safe.
-        Err(_) => true,
+        Err(_) => {
+            unknown = true;
+            true
+        }
+        Ok(e) if e.need_rescan() => {
+            unknown = true;
+            true
+        }
         Ok(e) => {
-            e.need_rescan()
-                || (changes_content(&e.kind)
-                    && e.paths.iter().any(|p| {
-                        !p.starts_with(cache_dir)
-                            && (p == manifest || roots.iter().any(|r| p.starts_with(r)))
-                    }))
+            let seen = changes_content(&e.kind) && e.paths.iter().any(|p| relevant(p));
+            if seen {
+                paths.extend(e.paths.iter().filter(|p| relevant(p)).cloned());
+                burst.see(e);
+            }
+            seen
         }
     };
-    let first = loop {
-        match rx.recv() {
-            Ok(event) if relevant(&event) => break Some(event),
-            Ok(_) => {}
-            Err(_) => return false,
-        }
-    };
-    let start = Instant::now();
     let mut burst = Burst::default();
-    if let Some(Ok(event)) = &first {
-        burst.see(event);
+    loop {
+        let event = rx.recv().ok()?;
+        if see(&event, &mut burst) {
+            break;
+        }
     }
+    let start = Instant::now();
     let mut quiet_since = Instant::now();
     while start.elapsed() < SETTLE_MAX {
         match rx.recv_timeout(burst.quiet().saturating_sub(quiet_since.elapsed())) {
-            Ok(event) if relevant(&event) => {
-                if let Ok(event) = &event {
-                    burst.see(event);
+            Ok(event) => {
+                if see(&event, &mut burst) {
+                    quiet_since = Instant::now();
                 }
-                quiet_since = Instant::now();
             }
-            Ok(_) => {}
             Err(RecvTimeoutError::Timeout) => break,
-            Err(RecvTimeoutError::Disconnected) => return false,
+            Err(RecvTimeoutError::Disconnected) => return None,
         }
     }
-    true
+    Some(if unknown {
+        Change::Unknown
+    } else {
+        Change::At(paths)
+    })
 }
 
 /// The files a burst of events wrote and has not seen closed: while there
