@@ -8,12 +8,16 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// The number of cores this process may use (1 if unknown).
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
 /// `f` applied to every item, on up to as many threads as there are cores,
 /// in input order. Threads take the next item as they finish one, so a few
 /// uneven items (pages of different sizes) still share out evenly.
 pub(crate) fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let threads = cores.min(items.len());
+    let threads = cores().min(items.len());
     if threads <= 1 {
         return items.iter().map(f).collect();
     }

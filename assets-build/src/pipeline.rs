@@ -18,6 +18,7 @@ use std::time::Instant;
 use crate::discover::{DiscoveryError, discover};
 use crate::event::{Event, EventHandler};
 use crate::manifest::{Manifest, ManifestError};
+use crate::parallel;
 use crate::parcels::{default_parcel_dir, write_parcels};
 use crate::plan::plan;
 use crate::processor::Registry;
@@ -50,7 +51,7 @@ impl BuildOptions {
             manifest_path: manifest_path.into(),
             cache_dir: cache_dir.into(),
             variant: "dev".into(),
-            jobs: std::thread::available_parallelism().map_or(1, usize::from),
+            jobs: parallel::cores(),
             parcel_dir: None,
         }
     }

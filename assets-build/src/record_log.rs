@@ -36,6 +36,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::asset_path::AssetPath;
 use crate::hash::ContentHash;
+use crate::parallel;
 use crate::record::{RECORD_FORMAT, Record};
 use crate::store::{Store, StoreError};
 
@@ -219,8 +220,11 @@ struct Parsed {
 fn parse(bytes: &[u8]) -> Parsed {
     let valid_len = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let whole = &bytes[..valid_len];
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let parts = if whole.len() < 1 << 20 { 1 } else { cores };
+    let parts = if whole.len() < 1 << 20 {
+        1
+    } else {
+        parallel::cores()
+    };
     // Each chunk with its offset in the text.
     let mut chunks = Vec::with_capacity(parts);
     let mut start = 0;

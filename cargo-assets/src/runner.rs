@@ -81,15 +81,10 @@ pub fn delegate_if_needed(package: &Package, shell: &Shell) -> anyhow::Result<Op
     .map(Some)
 }
 
-/// Whether `package`'s commands must run in the runner: its manifest names
-/// processor crates and this process is not the runner.
-pub fn is_needed(package: &Package) -> bool {
-    needs_runner(package).is_some()
-}
-
-/// `package`'s manifest, if its commands must run in the runner. A manifest
-/// that does not load is reported by the command itself.
-fn needs_runner(package: &Package) -> Option<Manifest> {
+/// `package`'s manifest, if its commands must run in the runner: it names
+/// processor crates and this process is not the runner. A manifest that
+/// does not load is reported by the command itself.
+pub fn needs_runner(package: &Package) -> Option<Manifest> {
     if is_runner() {
         return None;
     }

@@ -72,6 +72,18 @@ impl Watch {
         }
     }
 
+    /// A game-side client, once the watcher has greeted it.
+    fn connect(&self) -> ReloadClient {
+        let mut client = ReloadClient::new(("127.0.0.1", self.port)).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !client.is_connected() {
+            client.poll();
+            assert!(Instant::now() < deadline, "could not connect");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        client
+    }
+
     /// Every message that arrived so far.
     fn drain(&self) -> Vec<Value> {
         self.messages.try_iter().collect()
@@ -128,13 +140,7 @@ include-dirs = ["lib"]
         p.file(&format!("assets/data/f{i:04}.txt"), format!("file {i}\n"));
     }
     let watch = Watch::start(&p);
-    let mut client = ReloadClient::new(("127.0.0.1", watch.port)).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !client.is_connected() {
-        client.poll();
-        assert!(Instant::now() < deadline, "could not connect");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let mut client = watch.connect();
 
     // A malformed client: it talks (the protocol is one-way) and is dropped.
     let mut rogue = TcpStream::connect(("127.0.0.1", watch.port)).unwrap();
@@ -304,13 +310,7 @@ fn a_workspace_is_watched_at_once_and_a_change_rebuilds_only_its_package() {
     let watch = Watch::start(&p);
     // `start` waited for the first package's build; the other follows.
     watch.next("build-finished");
-    let mut client = ReloadClient::new(("127.0.0.1", watch.port)).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !client.is_connected() {
-        client.poll();
-        assert!(Instant::now() < deadline, "could not connect");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let mut client = watch.connect();
 
     p.file("editor/assets/editor.txt", "edited\n");
     let notices = notices_naming(&mut client, &["editor.txt"]);

@@ -99,7 +99,7 @@ pub fn exec(
         if let Some(code) = runner::delegate_if_needed(package, shell)? {
             return Ok(Exit::Delegated(code));
         }
-    } else if let Some(package) = packages.iter().find(|p| runner::is_needed(p)) {
+    } else if let Some(package) = packages.iter().find(|p| runner::needs_runner(p).is_some()) {
         bail!(
             "`{}` uses processor crates, which are built into a runner that watches one package; \
              help: watch it on its own with `-p {}`",
@@ -200,24 +200,28 @@ fn wait_for_change(
     let mut unknown = false;
     let mut paths = HashSet::new();
     // Whether the event matters; notes what it changed.
-    let mut see = |event: &notify::Result<notify::Event>, burst: &mut Burst| match event {
-        // An error (an overflowing queue, say): rebuild to be safe.
-        Err(_) => {
-            unknown = true;
-            true
-        }
-        Ok(e) if e.need_rescan() => {
-            unknown = true;
-            true
-        }
-        Ok(e) => {
-            let seen = changes_content(&e.kind) && e.paths.iter().any(|p| relevant(p));
-            if seen {
-                paths.extend(e.paths.iter().filter(|p| relevant(p)).cloned());
-                burst.see(e);
+    let mut see = |event: &notify::Result<notify::Event>, burst: &mut Burst| {
+        let e = match event {
+            Ok(e) if !e.need_rescan() => e,
+            // An error or a rescan request (an overflowing queue, say):
+            // anything may have changed, so rebuild everything.
+            _ => {
+                unknown = true;
+                return true;
             }
-            seen
+        };
+        if !changes_content(&e.kind) {
+            return false;
         }
+        let mut seen = false;
+        for path in e.paths.iter().filter(|p| relevant(p)) {
+            paths.insert(path.clone());
+            seen = true;
+        }
+        if seen {
+            burst.see(e);
+        }
+        seen
     };
     let mut burst = Burst::default();
     loop {
