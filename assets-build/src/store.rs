@@ -5,14 +5,21 @@
 //! target/assets/
 //!   lock                         held exclusively for the length of a build
 //!   tmp/                         half-written files; emptied at the start of each build
+//!   tmp/writing-blobs            present while a build may be writing blobs
 //!   blobs/3f/3fa9…e1             every output, named by its blake3 hash
+//!   blobs/3f/.<pid>-<n>.tmp      a blob being written
 //!   records/dev.jsonl            every step's record, one line each (see `record_log`)
 //! ```
 //!
 //! Crash safety rests on three rules:
 //!
-//! 1. Every file is written to `tmp/` and renamed into place, so a blob or a
-//!    record is either absent or complete; a kill leaves only orphans in `tmp/`.
+//! 1. Every file is written under a temporary name and renamed into place,
+//!    so a blob or a record is either absent or complete. Blobs are written
+//!    beside their final name (a cold build writes thousands, and a rename
+//!    across folders takes a file-system-wide lock, and one shared folder a
+//!    lock per create, that had two workers spinning on each other); other
+//!    files in `tmp/`. A build that writes blobs marks it in `tmp/`, so that
+//!    after a kill the next build knows to look for orphans in `blobs/`.
 //! 2. A record is appended after all of its blobs, so a record never points at
 //!    a blob that was not fully written; a torn record line fails its checksum.
 //! 3. A blob is checked against its name when read; one that does not match
@@ -34,7 +41,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::hash::ContentHash;
@@ -46,6 +53,8 @@ pub struct Store {
     tmp: PathBuf,
     blobs: PathBuf,
     counter: AtomicU64,
+    /// Whether this handle has marked that it writes blobs.
+    writing: AtomicBool,
     /// Blobs written through this handle, whose bytes need no re-check.
     written: Mutex<HashSet<ContentHash>>,
     /// Small blobs kept in memory, shared across builds.
@@ -189,6 +198,7 @@ impl Store {
             tmp: dir.join("tmp"),
             blobs: dir.join("blobs"),
             counter: AtomicU64::new(0),
+            writing: AtomicBool::new(false),
             written: Mutex::new(HashSet::new()),
             memory,
         };
@@ -211,9 +221,13 @@ impl Store {
         self.dir.join("lock")
     }
 
-    /// Removes files left in `tmp/` by builds that were killed. Call only
-    /// while holding the build lock.
+    /// Removes files left by builds that were killed: everything in `tmp/`
+    /// and, if one was writing blobs, its half-written ones. Call only while
+    /// holding the build lock.
     pub fn remove_orphans(&self) -> Result<(), StoreError> {
+        if self.writing_marker().exists() {
+            self.remove_half_written_blobs()?;
+        }
         let entries = fs::read_dir(&self.tmp).map_err(io_err("could not list", &self.tmp))?;
         for entry in entries.flatten() {
             let path = entry.path();
@@ -223,6 +237,26 @@ impl Store {
                 fs::remove_file(&path)
             };
             removed.map_err(io_err("could not remove", &path))?;
+        }
+        Ok(())
+    }
+
+    fn writing_marker(&self) -> PathBuf {
+        self.tmp.join("writing-blobs")
+    }
+
+    fn remove_half_written_blobs(&self) -> Result<(), StoreError> {
+        let folders = fs::read_dir(&self.blobs).map_err(io_err("could not list", &self.blobs))?;
+        for folder in folders.flatten() {
+            let Ok(files) = fs::read_dir(folder.path()) else {
+                continue;
+            };
+            for file in files.flatten() {
+                if file.file_name().to_string_lossy().ends_with(".tmp") {
+                    let path = file.path();
+                    fs::remove_file(&path).map_err(io_err("could not remove", &path))?;
+                }
+            }
         }
         Ok(())
     }
@@ -247,7 +281,7 @@ impl Store {
         let hash = ContentHash::of(bytes);
         let path = self.blob_path(&hash);
         if !self.has(&hash, bytes.len() as u64) {
-            self.write_atomic(&path, bytes)?;
+            self.write_blob(&path, bytes)?;
             self.written
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -294,6 +328,30 @@ impl Store {
         self.blobs.join(&hex[..2]).join(hex)
     }
 
+    /// Writes a blob through a temp file beside it (see the module docs).
+    fn write_blob(&self, dest: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+        if !self.writing.swap(true, Ordering::Relaxed) {
+            let marker = self.writing_marker();
+            File::create(&marker).map_err(io_err("could not create", &marker))?;
+        }
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let tmp = dest.with_file_name(format!(".{}-{n}.tmp", std::process::id()));
+        let create = || File::create(&tmp);
+        let result = match create() {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                fs::create_dir_all(dest.parent().unwrap_or(Path::new("."))).and_then(|()| create())
+            }
+            other => other,
+        }
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| fs::rename(&tmp, dest));
+        if let Err(e) = result {
+            let _ = fs::remove_file(&tmp);
+            return Err(io_err("could not write", dest)(e));
+        }
+        Ok(())
+    }
+
     /// Writes `bytes` to `dest` through a temp file and a rename, so `dest` is
     /// never seen half-written.
     pub fn write_atomic(&self, dest: &Path, bytes: &[u8]) -> Result<(), StoreError> {
@@ -320,6 +378,16 @@ impl Store {
             return Err(io_err("could not write", dest)(e));
         }
         Ok(())
+    }
+}
+
+impl Drop for Store {
+    /// A build that ends, well or not, leaves no half-written blob: the mark
+    /// goes. Only a kill leaves it, for the next build to act on.
+    fn drop(&mut self) {
+        if *self.writing.get_mut() {
+            let _ = fs::remove_file(self.writing_marker());
+        }
     }
 }
 
@@ -401,6 +469,32 @@ mod tests {
         memory.keep(d, b"dddd");
         assert!(memory.get(&d).is_none());
         assert!(memory.get(&a).is_some() && memory.get(&c).is_some());
+    }
+
+    #[test]
+    fn half_written_blobs_of_a_killed_build_are_removed_by_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let h = store.put(b"whole").unwrap();
+        assert!(
+            store.writing_marker().exists(),
+            "marked while it writes blobs"
+        );
+        let half = store.blob_path(&h).with_file_name(".1-0.tmp");
+        fs::write(&half, b"ha").unwrap();
+        // Killed: no drop, the mark stays.
+        std::mem::forget(store);
+        let next = Store::open(dir.path()).unwrap();
+        next.remove_orphans().unwrap();
+        assert!(!half.exists());
+        assert!(!next.writing_marker().exists());
+        assert_eq!(next.get(&h).unwrap(), b"whole");
+        drop(next);
+        // A build that ends normally takes its mark away.
+        let store = Store::open(dir.path()).unwrap();
+        store.put(b"more").unwrap();
+        drop(store);
+        assert!(!dir.path().join("tmp/writing-blobs").exists());
     }
 
     #[test]
