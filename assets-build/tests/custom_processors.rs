@@ -1,5 +1,6 @@
 //! The pipeline driven as a library with user processors: versions, deep
-//! dependency chains, failures that skip dependents, panics.
+//! dependency chains, failures that skip dependents, panics, reads that
+//! a symbolic link would take outside the asset root.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -28,6 +29,11 @@ impl Processor for Chain {
             "" => {}
             "panic" => panic!("asked to panic"),
             "fail" => return Err(ProcessError::msg("asked to fail")),
+            read if read.starts_with("read ") => {
+                let bytes = ctx.read(&read["read ".len()..])?;
+                out.push_str(" = ");
+                out.push_str(&String::from_utf8_lossy(&bytes));
+            }
             next => {
                 let dep = ctx.dependency(next)?;
                 out.push_str(" > ");
@@ -200,4 +206,29 @@ fn depending_on_itself_is_a_cycle_and_a_missing_dependency_is_named() {
         error(&report, "lost.chain"),
         "no asset named `nowhere.chain`"
     );
+}
+
+#[test]
+fn a_read_through_a_link_stays_inside_the_asset_root() {
+    let f = Fixture::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "secret").unwrap();
+    // Hidden names are not assets, so discovery does not check these links;
+    // the read must.
+    let hidden = f.dir.path().join("assets/.cfg");
+    std::fs::create_dir_all(&hidden).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), hidden.join("out.txt")).unwrap();
+    std::fs::write(hidden.join("real.txt"), "inside").unwrap();
+    std::os::unix::fs::symlink(hidden.join("real.txt"), hidden.join("in.txt")).unwrap();
+    f.file("leak.chain", "read .cfg/out.txt")
+        .file("fine.chain", "read .cfg/in.txt");
+    let (report, _) = f.build(1, 2);
+    assert_eq!(
+        error(&report, "leak.chain"),
+        "`assets/.cfg/out.txt` leads outside the asset root"
+    );
+    assert!(matches!(
+        outcome(&report, "fine.chain"),
+        Outcome::Ran { .. }
+    ));
 }

@@ -166,8 +166,8 @@ impl<'a> Context<'a> {
             path: name.clone(),
             source,
         };
-        let meta = match fs::metadata(&file) {
-            Ok(m) => m,
+        let mut f = match fs::File::open(&file) {
+            Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 self.record(name, InputState::Absent { absent: true });
                 return Ok(None);
@@ -175,14 +175,16 @@ impl<'a> Context<'a> {
             Err(e) => return Err(read_err(e)),
         };
         // Symbolic links may point anywhere; follow them only within the root.
-        let real = fs::canonicalize(&file).map_err(read_err)?;
+        let real = real_path(&f, &file).map_err(read_err)?;
         if !real.starts_with(self.step.real_root) {
             return Err(ProcessError::EscapesRoot { path: name });
         }
+        let meta = f.metadata().map_err(read_err)?;
         if meta.is_dir() {
             return Err(read_err(io::Error::other("it is a directory")));
         }
-        let bytes = fs::read(&file).map_err(read_err)?;
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        io::Read::read_to_end(&mut f, &mut bytes).map_err(read_err)?;
         let state = InputState::Present {
             stamp: FileStamp::of(&meta),
             hash: ContentHash::of(&bytes),
@@ -310,4 +312,19 @@ impl DependencyOutputs<'_> {
         })?;
         Ok(self.store.get(&output.hash)?)
     }
+}
+
+/// Where the open file `f` (opened as `path`) really is, links resolved.
+/// On Linux one `readlink` of its descriptor: `canonicalize` reads every
+/// component of the path, and every asset read is checked.
+fn real_path(f: &fs::File, path: &Path) -> io::Result<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        if let Ok(real) = fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())) {
+            return Ok(real);
+        }
+    }
+    let _ = f;
+    fs::canonicalize(path)
 }
