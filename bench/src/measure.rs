@@ -1,5 +1,6 @@
 //! Timing: medians with their spread, and side-by-side ratios.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Several timings of one thing.
@@ -33,6 +34,31 @@ impl Sample {
             ms(self.0[self.0.len() - 1])
         )
     }
+}
+
+/// Times `runs` cold builds of the project at `dir`, each into a cache of
+/// its own (`build` gets the cache directory), then makes the last one the
+/// project's cache (`<dir>/target/assets`) and removes the others.
+///
+/// Why not empty one cache before each build: removing the previous
+/// build's ten thousand files just before made ext4 step over the freed
+/// inodes on every create (`recently_deleted` in a kernel profile), up to
+/// doubling the build. That is the price of the deletion, not of the build,
+/// and not one a fresh checkout or CI pays.
+pub fn cold_builds(dir: &Path, runs: usize, mut build: impl FnMut(&Path) -> Duration) -> Sample {
+    let caches: Vec<_> = (0..runs.max(1))
+        .map(|k| dir.join(format!("cold-{k}/assets")))
+        .collect();
+    let sample = Sample::from(caches.iter().map(|c| build(c)).collect());
+    let target = dir.join("target");
+    let _ = std::fs::remove_dir_all(&target);
+    std::fs::create_dir_all(&target).expect("create the target dir");
+    let last = caches.last().expect("one cache at least");
+    std::fs::rename(last, target.join("assets")).expect("keep the last cache");
+    for cache in &caches {
+        let _ = std::fs::remove_dir_all(cache.parent().expect("cold-k"));
+    }
+    sample
 }
 
 /// How long `f` takes, once.

@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime};
 use assets_build::{BuildOptions, BuildReport, Event, Pipeline};
 
 use crate::corpus::{self, Corpus};
-use crate::measure::{Sample, ms, paired_ratio, ratio, time};
+use crate::measure::{Sample, cold_builds, ms, paired_ratio, ratio, time};
 
 /// The corpus seed of every published figure.
 pub const SEED: u64 = 0x5eed_a55e;
@@ -33,7 +33,12 @@ fn cores() -> usize {
 
 /// One build of the corpus at `dir` with its cache in `dir/target/assets`.
 pub fn build(dir: &Path) -> (Duration, BuildReport) {
-    let mut options = BuildOptions::new(dir.join("Cargo.toml"), dir.join("target/assets"));
+    build_into(dir, &dir.join("target/assets"))
+}
+
+/// One build of the corpus at `dir` with its cache in `cache`.
+fn build_into(dir: &Path, cache: &Path) -> (Duration, BuildReport) {
+    let mut options = BuildOptions::new(dir.join("Cargo.toml"), cache.to_owned());
     options.jobs = cores();
     let mut pipeline = Pipeline::new(options);
     corpus::register(pipeline.registry_mut());
@@ -53,20 +58,23 @@ pub fn build(dir: &Path) -> (Duration, BuildReport) {
 /// Runs a cold build in a child process (this binary with `--child-build`)
 /// and returns its peak resident memory in KiB.
 fn peak_rss_kib(dir: &Path) -> Option<u64> {
-    let _ = std::fs::remove_dir_all(dir.join("target"));
     let out = Command::new(std::env::current_exe().ok()?)
         .arg("--child-build")
         .arg(dir)
         .output()
         .ok()?;
+    let _ = std::fs::remove_dir_all(dir.join(CHILD_CACHE));
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .find_map(|l| l.strip_prefix("peak-rss-kib ")?.trim().parse().ok())
 }
 
+/// Where the child of [`peak_rss_kib`] builds: a cache of its own.
+const CHILD_CACHE: &str = "rss-cache";
+
 /// The child side of [`peak_rss_kib`]: build, then print `VmHWM`.
 pub fn child_build(dir: &Path) {
-    build(dir);
+    build_into(dir, &dir.join(CHILD_CACHE));
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     if let Some(kib) = status
         .lines()
@@ -175,9 +183,8 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
         let corpus = corpus::generate(tmp.path(), n, SEED);
         progress(&format!("{n}: full builds"));
         let mut steps = 0;
-        let full = Sample::of(cold_runs, || {
-            let _ = std::fs::remove_dir_all(tmp.path().join("target"));
-            let (t, report) = build(tmp.path());
+        let full = cold_builds(tmp.path(), cold_runs, |cache| {
+            let (t, report) = build_into(tmp.path(), cache);
             steps = report.ran();
             t
         });
