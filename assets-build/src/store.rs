@@ -336,20 +336,8 @@ impl Store {
         }
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let tmp = dest.with_file_name(format!(".{}-{n}.tmp", std::process::id()));
-        let create = || File::create(&tmp);
-        let result = match create() {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                fs::create_dir_all(dest.parent().unwrap_or(Path::new("."))).and_then(|()| create())
-            }
-            other => other,
-        }
-        .and_then(|mut f| f.write_all(bytes))
-        .and_then(|()| fs::rename(&tmp, dest));
-        if let Err(e) = result {
-            let _ = fs::remove_file(&tmp);
-            return Err(io_err("could not write", dest)(e));
-        }
-        Ok(())
+        write_then_rename(&tmp, dest, |mut f| f.write_all(bytes))
+            .map_err(io_err("could not write", dest))
     }
 
     /// Writes `bytes` to `dest` through a temp file and a rename, so `dest` is
@@ -365,19 +353,12 @@ impl Store {
         dest: &Path,
         write: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<()>,
     ) -> Result<(), StoreError> {
-        let tmp = self.temp_path("write");
-        let result = File::create(&tmp)
-            .and_then(|f| {
-                let mut out = io::BufWriter::with_capacity(1 << 20, f);
-                write(&mut out)?;
-                out.flush()
-            })
-            .and_then(|()| rename_creating_parent(&tmp, dest));
-        if let Err(e) = result {
-            let _ = fs::remove_file(&tmp);
-            return Err(io_err("could not write", dest)(e));
-        }
-        Ok(())
+        write_then_rename(&self.temp_path("write"), dest, |f| {
+            let mut out = io::BufWriter::with_capacity(1 << 20, f);
+            write(&mut out)?;
+            out.flush()
+        })
+        .map_err(io_err("could not write", dest))
     }
 }
 
@@ -391,13 +372,28 @@ impl Drop for Store {
     }
 }
 
-/// Renames `from` to `to`, creating `to`'s folder only when the rename says
-/// it is missing: most folders exist, and a `mkdir` costs as much as a rename.
-fn rename_creating_parent(from: &Path, to: &Path) -> io::Result<()> {
-    match fs::rename(from, to) {
+/// Writes `tmp` with `write`, then renames it to `dest`; `tmp` is removed
+/// if either fails.
+fn write_then_rename(
+    tmp: &Path,
+    dest: &Path,
+    write: impl FnOnce(File) -> io::Result<()>,
+) -> io::Result<()> {
+    let file = creating_folder(tmp, || File::create(tmp))?;
+    let result = write(file).and_then(|()| creating_folder(dest, || fs::rename(tmp, dest)));
+    if result.is_err() {
+        let _ = fs::remove_file(tmp);
+    }
+    result
+}
+
+/// Runs `op` on `path`, creating `path`'s folder only when `op` says it is
+/// missing: most folders exist, and a `mkdir` costs as much as a rename.
+fn creating_folder<T>(path: &Path, op: impl Fn() -> io::Result<T>) -> io::Result<T> {
+    match op() {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            fs::create_dir_all(to.parent().unwrap_or(Path::new(".")))?;
-            fs::rename(from, to)
+            fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
+            op()
         }
         other => other,
     }
