@@ -168,6 +168,15 @@ impl Builder {
             for root in &manifest.roots {
                 println!("cargo:rerun-if-changed={}", root.dir.display());
             }
+            // Files outside the roots that a step read (a tool's config).
+            if let Ok(report) = &report {
+                for path in report.inputs_outside(&manifest.roots) {
+                    println!(
+                        "cargo:rerun-if-changed={}",
+                        manifest.package_dir.join(path).display()
+                    );
+                }
+            }
         }
         let report = report.map_err(|e| {
             eprintln!("error: {e}");

@@ -24,6 +24,9 @@ pub(crate) struct Step {
     pub origin: Option<Origin>,
     pub key: ContentHash,
     pub group: Group,
+    /// Assets the rule's `inputs` globs match (root index and path): read
+    /// as inputs before the processor runs, and listed in the key.
+    pub extra_inputs: Vec<(usize, AssetPath)>,
 }
 
 impl Step {
@@ -94,14 +97,39 @@ pub(crate) fn plan(
             let atlas = atlas_of(manifest, &d.path, settings.take("atlas"), a.origin.as_ref())?;
             members.entry(atlas).or_default().push(steps.len());
         }
-        steps.push(step(
+        let extra_inputs: Vec<(usize, AssetPath)> = match &a.inputs {
+            Some(globs) => assets
+                .iter()
+                .filter(|other| other.path != d.path && globs.is_match(other.path.as_str()))
+                .map(|other| (other.root, other.path.clone()))
+                .collect(),
+            None => Vec::new(),
+        };
+        let mut s = step(
             d.path.clone(),
             d.root,
             Arc::clone(processor),
             settings,
             a.origin,
             variant,
-        ));
+        );
+        if !extra_inputs.is_empty() {
+            // The list is part of the key (as an atlas's sprite list is), so
+            // a file that starts or stops matching reruns the step.
+            let mut keyed = s.settings.table().clone();
+            let list = extra_inputs.iter().map(|(_, p)| p.to_string().into());
+            keyed.insert("inputs".into(), toml::Value::Array(list.collect()));
+            s.settings_json = Settings::from_table(keyed).canonical_json();
+            s.key = step_key(
+                s.processor.name(),
+                s.processor.version(),
+                &s.settings_json,
+                &s.asset,
+                variant,
+            );
+            s.extra_inputs = extra_inputs;
+        }
+        steps.push(s);
     }
     let packer: Arc<dyn Processor> = Arc::new(AtlasPacker);
     for (name, sprites) in members {
@@ -159,6 +187,7 @@ fn step(
         origin,
         key,
         group: Group::None,
+        extra_inputs: Vec::new(),
     }
 }
 

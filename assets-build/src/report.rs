@@ -149,6 +149,32 @@ impl BuildReport {
         Some(summary)
     }
 
+    /// Inputs recorded outside every asset root (files an external tool
+    /// reported reading, say `tools/lvlc.cfg`), relative to the package
+    /// directory, sorted. Cargo's `rerun-if-changed` and `watch` look at the
+    /// roots, so these must be watched one by one.
+    pub fn inputs_outside(&self, roots: &[crate::manifest::AssetRoot]) -> Vec<&str> {
+        let under_root = |path: &str| {
+            roots.iter().any(|r| {
+                r.name == "."
+                    || path
+                        .strip_prefix(r.name.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })
+        };
+        let mut paths: Vec<&str> = self
+            .steps
+            .iter()
+            .filter_map(|s| s.record.as_deref())
+            .flat_map(|r| &r.inputs)
+            .map(|i| i.path.as_str())
+            .filter(|p| !under_root(p))
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        paths
+    }
+
     /// Whether every step succeeded and every parcel was written.
     pub fn success(&self) -> bool {
         self.failed() == 0

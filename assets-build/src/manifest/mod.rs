@@ -108,6 +108,10 @@ pub struct Rule {
     pub processor: Option<String>,
     /// Where the processor name was written.
     pub processor_origin: Option<Origin>,
+    /// `inputs`: globs of other assets the step reads without saying so
+    /// (an external tool with no depfile). The planner lists the matching
+    /// assets in the step's key, and each is an input of the step.
+    pub inputs: Option<GlobSet>,
     /// Every other key of the rule.
     pub settings: Settings,
     /// Where the rule was written.
@@ -264,6 +268,8 @@ pub struct Assignment {
     pub origin: Option<Origin>,
     /// Where the processor name was written, if it was.
     pub processor_origin: Option<Origin>,
+    /// The matching rule's `inputs` globs.
+    pub inputs: Option<GlobSet>,
 }
 
 /// The default processor for a file extension (design brief §6).
@@ -329,6 +335,7 @@ impl Manifest {
             settings,
             origin,
             processor_origin,
+            inputs: rule.and_then(|r| r.inputs.clone()),
         }
     }
 
@@ -490,11 +497,13 @@ impl Resolver<'_> {
             .glob(&pattern, &format!("{key}.match"))?
             .compile_matcher();
         let (processor, processor_origin) = self.processor(&mut table, &key)?;
+        let inputs = self.inputs(&mut table, &key)?;
         Ok(Rule {
             pattern: pattern.into_inner(),
             matcher,
             processor,
             processor_origin,
+            inputs,
             settings: settings_of(table),
             origin: Origin { span, key },
         })
@@ -587,6 +596,34 @@ impl Resolver<'_> {
             }
             None => (None, None),
         })
+    }
+
+    /// Takes a rule's `inputs` key out: an array of globs.
+    fn inputs(&self, table: &mut RawTable, key: &str) -> Result<Option<GlobSet>, ManifestError> {
+        let Some(k) = table.keys().find(|k| k.get_ref() == "inputs").cloned() else {
+            return Ok(None);
+        };
+        let value = table.remove(&k).expect("key was just found");
+        let key = format!("{key}.inputs");
+        let span = value.span();
+        let expected = || {
+            self.err(span.clone(), key.clone(), "expected an array of globs")
+                .help("e.g. `inputs = [\"tiles/*.png\", \"palette.txt\"]`, relative to the asset root")
+        };
+        let toml::Value::Array(items) = value.into_inner() else {
+            return Err(expected());
+        };
+        let mut set = GlobSetBuilder::new();
+        for item in items {
+            let toml::Value::String(glob) = item else {
+                return Err(expected());
+            };
+            set.add(self.glob(&Spanned::new(span.clone(), glob), &key)?);
+        }
+        let set = set
+            .build()
+            .map_err(|e| self.err(span.clone(), key.clone(), e.to_string()))?;
+        Ok(Some(set))
     }
 
     fn parcel(

@@ -4,25 +4,54 @@
 //! [[package.metadata.assets.rules]]
 //! match = "levels/*.lvl"
 //! processor = "command"
-//! command = ["lvlc", "{input}", "-o", "{output}"]
+//! command = ["lvlc", "{input}", "-o", "{output}", "--deps", "{depfile}"]
 //! kind = "level"            # output kind, default "bytes"
 //! extension = "bin"         # of the {output} file name, default "out"
 //! version = "2"             # change to rebuild when the tool itself changes
+//! inputs = ["tiles/*.png"]  # assets the tool reads that it does not list (any processor)
 //! ```
 //!
-//! Placeholders, replaced anywhere inside an argument: `{input}` (the asset's
-//! file), `{output}` (where the tool must write), `{asset}` (the asset path),
-//! `{tmpdir}` (a private temp directory), `{variant}`. The tool runs in the
-//! package directory with no stdin. A non-zero exit, or no file at `{output}`,
-//! fails the asset and shows the tool's stderr.
+//! Placeholders, replaced anywhere inside an argument:
 //!
-//! The tool's own reads are not seen, so only the asset file is an input.
+//! | placeholder     | replaced by |
+//! |-----------------|-------------|
+//! | `{input}`       | the asset's file |
+//! | `{output}`      | where the tool writes its one output |
+//! | `{output:NAME}` | where it writes output `NAME`, one of `outputs` |
+//! | `{depfile}`     | where it may write a Makefile-style depfile (see [`super::depfile`]) |
+//! | `{asset}`       | the asset path |
+//! | `{tmpdir}`      | a private, empty directory |
+//! | `{variant}`     | the build variant |
+//!
+//! The tool runs in the package directory with no stdin and no shell. A
+//! non-zero exit, or a missing output, fails the asset and shows the tool's
+//! stderr.
+//!
+//! # What the tool read
+//!
+//! The asset's file is always an input. The tool's own reads are invisible
+//! to the pipeline, so a tool that reads more must say what: through
+//! `{depfile}` (every prerequisite inside the package becomes an input, as
+//! ninja does with `deps = gcc`; files outside it, like system headers, are
+//! not tracked, and `version` is how to say the tool changed), or through the
+//! rule's `inputs` globs for tools that write no depfile. Either way, editing
+//! such a file reruns the step, and a listed file that does not exist yet
+//! reruns it when created.
+//!
+//! # Several outputs
+//!
+//! `outputs = ["atlas.png", "atlas.json"]` declares named outputs; the tool
+//! writes each to `{output:atlas.png}` and so on, and each becomes a
+//! resource `<asset>#<name>`. `kind` may then be a table giving each output
+//! its kind (`kind = { "atlas.json" = "text" }`, the rest `bytes`).
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use serde::Deserialize;
 
-use super::{Context, ProcessError, Processor};
+use super::{Context, ProcessError, Processor, depfile};
 
 /// Runs an external program.
 #[derive(Debug, Clone, Copy)]
@@ -32,18 +61,180 @@ pub struct Command;
 #[serde(deny_unknown_fields)]
 struct CommandSettings {
     command: Vec<String>,
-    #[serde(default = "default_kind")]
-    kind: String,
+    #[serde(default)]
+    kind: Kinds,
     #[serde(default)]
     extension: Option<String>,
+    #[serde(default)]
+    outputs: Vec<String>,
     /// Only hashed into the step key.
     #[serde(default)]
     #[allow(dead_code)]
     version: Option<toml::Value>,
 }
 
-fn default_kind() -> String {
-    "bytes".into()
+/// `kind = "level"` for every output, or a kind per output name.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Kinds {
+    All(String),
+    PerOutput(BTreeMap<String, String>),
+}
+
+impl Default for Kinds {
+    fn default() -> Kinds {
+        Kinds::All("bytes".into())
+    }
+}
+
+impl Kinds {
+    fn of(&self, output: &str) -> &str {
+        match self {
+            Kinds::All(kind) => kind,
+            Kinds::PerOutput(kinds) => kinds.get(output).map_or("bytes", String::as_str),
+        }
+    }
+}
+
+/// Where the tool writes: one unnamed output, or the named ones.
+struct Outputs {
+    /// Label (empty for the single output) and file.
+    files: Vec<(String, PathBuf)>,
+}
+
+impl Outputs {
+    fn plan(
+        settings: &CommandSettings,
+        asset: &str,
+        tmpdir: &Path,
+    ) -> Result<Outputs, ProcessError> {
+        if settings.outputs.is_empty() {
+            if let Kinds::PerOutput(_) = settings.kind {
+                return Err(ProcessError::msg(
+                    "`kind` is a table of kinds per output, but there is no `outputs` list; \
+                     give `kind = \"...\"`, or name the outputs with `outputs = [...]`",
+                ));
+            }
+            let file = asset.rsplit('/').next().unwrap_or("output");
+            let stem = file
+                .split('.')
+                .next()
+                .filter(|s| !s.is_empty())
+                .unwrap_or("output");
+            let extension = settings.extension.as_deref().unwrap_or("out");
+            let path = tmpdir.join(format!("{stem}.{extension}"));
+            return Ok(Outputs {
+                files: vec![(String::new(), path)],
+            });
+        }
+        let dir = tmpdir.join("out");
+        std::fs::create_dir_all(&dir).map_err(|source| ProcessError::Read {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        let mut files: Vec<(String, PathBuf)> = Vec::new();
+        for name in &settings.outputs {
+            let plain = !name.is_empty()
+                && !name.starts_with('.')
+                && !name.contains(['/', '\\', '#', '{', '}', ':']);
+            if !plain {
+                return Err(ProcessError::msg(format!(
+                    "output name `{name}` must be a plain file name (no `/`, `\\`, `#`, `:`, braces, or leading `.`)"
+                )));
+            }
+            if files.iter().any(|(n, _)| n == name) {
+                return Err(ProcessError::msg(format!(
+                    "output `{name}` is listed twice in `outputs`"
+                )));
+            }
+            files.push((name.clone(), dir.join(name)));
+        }
+        if let Kinds::PerOutput(kinds) = &settings.kind
+            && let Some(unknown) = kinds.keys().find(|k| !settings.outputs.contains(k))
+        {
+            return Err(ProcessError::msg(format!(
+                "`kind` names output `{unknown}`, which is not in `outputs` ({})",
+                settings.outputs.join(", ")
+            )));
+        }
+        Ok(Outputs { files })
+    }
+
+    /// `{output}` or `{output:NAME}`'s file, or an error naming the choices.
+    fn file(&self, name: Option<&str>) -> Result<&Path, ProcessError> {
+        let names = || {
+            self.files
+                .iter()
+                .map(|(n, _)| format!("{{output:{n}}}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match (name, self.files.as_slice()) {
+            (None, [(label, path)]) if label.is_empty() => Ok(path),
+            (None, _) => Err(ProcessError::msg(format!(
+                "`{{output}}` is ambiguous with several `outputs`; use {}",
+                names()
+            ))),
+            (Some(n), files) => files
+                .iter()
+                .find(|(label, _)| label == n)
+                .map(|(_, path)| path.as_path())
+                .ok_or_else(|| {
+                    let known = if files.iter().any(|(l, _)| !l.is_empty()) {
+                        format!("the outputs are {}", names())
+                    } else {
+                        "declare it with `outputs = [...]`".to_owned()
+                    };
+                    ProcessError::msg(format!("`{{output:{n}}}` is not an output; {known}"))
+                }),
+        }
+    }
+}
+
+/// The values placeholders stand for.
+struct Placeholders<'a> {
+    input: String,
+    asset: &'a str,
+    tmpdir: String,
+    variant: &'a str,
+    depfile: String,
+    outputs: &'a Outputs,
+}
+
+impl Placeholders<'_> {
+    /// `arg` with every placeholder replaced; unknown `{...}` are left as written.
+    fn expand(&self, arg: &str, used_depfile: &mut bool) -> Result<String, ProcessError> {
+        let mut out = String::with_capacity(arg.len());
+        let mut rest = arg;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let after = &rest[open + 1..];
+            let Some(close) = after.find('}') else {
+                out.push_str(&rest[open..]);
+                return Ok(out);
+            };
+            let name = &after[..close];
+            let value = match name {
+                "input" => self.input.clone(),
+                "asset" => self.asset.to_owned(),
+                "tmpdir" => self.tmpdir.clone(),
+                "variant" => self.variant.to_owned(),
+                "depfile" => {
+                    *used_depfile = true;
+                    self.depfile.clone()
+                }
+                "output" => self.outputs.file(None)?.to_string_lossy().into_owned(),
+                _ => match name.strip_prefix("output:") {
+                    Some(n) => self.outputs.file(Some(n))?.to_string_lossy().into_owned(),
+                    None => format!("{{{name}}}"),
+                },
+            };
+            out.push_str(&value);
+            rest = &after[close + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
 }
 
 impl Processor for Command {
@@ -52,7 +243,7 @@ impl Processor for Command {
     }
 
     fn version(&self) -> u32 {
-        1
+        2
     }
 
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
@@ -67,25 +258,24 @@ impl Processor for Command {
         let variant = ctx.variant().to_owned();
         let package_dir = ctx.package_dir().to_owned();
         let tmpdir = ctx.temp_dir()?.to_owned();
-        let stem = asset.rsplit('/').next().unwrap_or("output");
-        let stem = stem
-            .split('.')
-            .next()
-            .filter(|s| !s.is_empty())
-            .unwrap_or("output");
-        let output = tmpdir.join(format!(
-            "{stem}.{}",
-            settings.extension.as_deref().unwrap_or("out")
-        ));
-        let expand = |arg: &str| {
-            arg.replace("{input}", &input.to_string_lossy())
-                .replace("{output}", &output.to_string_lossy())
-                .replace("{asset}", &asset)
-                .replace("{tmpdir}", &tmpdir.to_string_lossy())
-                .replace("{variant}", &variant)
+        let outputs = Outputs::plan(&settings, &asset, &tmpdir)?;
+        let depfile = tmpdir.join("deps.d");
+        let placeholders = Placeholders {
+            input: input.to_string_lossy().into_owned(),
+            asset: &asset,
+            tmpdir: tmpdir.to_string_lossy().into_owned(),
+            variant: &variant,
+            depfile: depfile.to_string_lossy().into_owned(),
+            outputs: &outputs,
         };
-        let result = std::process::Command::new(expand(program))
-            .args(settings.command[1..].iter().map(|a| expand(a)))
+        let mut used_depfile = false;
+        let args = settings
+            .command
+            .iter()
+            .map(|a| placeholders.expand(a, &mut used_depfile))
+            .collect::<Result<Vec<_>, _>>()?;
+        let result = std::process::Command::new(&args[0])
+            .args(&args[1..])
             .current_dir(&package_dir)
             .env("CARGO_ASSETS_VARIANT", &variant)
             .stdin(Stdio::null())
@@ -108,11 +298,98 @@ impl Processor for Command {
                 result.status
             )));
         }
-        let bytes = std::fs::read(&output).map_err(|e| {
-            ProcessError::msg(format!(
-                "`{program}` succeeded but did not write its output `{{output}}` ({e}){show_stderr}"
-            ))
-        })?;
-        ctx.emit(&settings.kind, bytes)
+        if used_depfile {
+            let text = std::fs::read_to_string(&depfile).map_err(|e| {
+                ProcessError::msg(format!(
+                    "`{program}` was given `{{depfile}}` but wrote no depfile there ({e}); \
+                     without it the files it read are unknown{show_stderr}"
+                ))
+            })?;
+            for path in depfile::prerequisites(&text) {
+                ctx.record_tool_input(Path::new(&path))?;
+            }
+        }
+        for (label, file) in &outputs.files {
+            let bytes = std::fs::read(file).map_err(|e| {
+                let placeholder = if label.is_empty() {
+                    "{output}".to_owned()
+                } else {
+                    format!("{{output:{label}}}")
+                };
+                ProcessError::msg(format!(
+                    "`{program}` succeeded but did not write its output `{placeholder}` ({e}){show_stderr}"
+                ))
+            })?;
+            ctx.emit_labeled(label, settings.kind.of(label), bytes)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outputs(names: &[&str]) -> Outputs {
+        Outputs {
+            files: names
+                .iter()
+                .map(|n| (n.to_string(), PathBuf::from(format!("/t/{n}"))))
+                .collect(),
+        }
+    }
+
+    fn expand(arg: &str, outputs: &Outputs) -> Result<String, String> {
+        let p = Placeholders {
+            input: "/p/assets/a.lvl".into(),
+            asset: "a.lvl",
+            tmpdir: "/t".into(),
+            variant: "dev",
+            depfile: "/t/deps.d".into(),
+            outputs,
+        };
+        p.expand(arg, &mut false).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn placeholders_are_replaced_once_and_unknown_braces_kept() {
+        let single = outputs(&[""]);
+        assert_eq!(
+            expand("-o={output} {input}{variant} {x} {", &single).unwrap(),
+            "-o=/t/ /p/assets/a.lvldev {x} {"
+        );
+        assert_eq!(expand("{depfile}", &single).unwrap(), "/t/deps.d");
+        // A file name holding a placeholder is not expanded again.
+        let odd = Placeholders {
+            input: "/p/{output}.lvl".into(),
+            ..Placeholders {
+                input: String::new(),
+                asset: "a",
+                tmpdir: "/t".into(),
+                variant: "dev",
+                depfile: "/t/d".into(),
+                outputs: &single,
+            }
+        };
+        assert_eq!(
+            odd.expand("{input}", &mut false).unwrap(),
+            "/p/{output}.lvl"
+        );
+    }
+
+    #[test]
+    fn named_outputs_are_chosen_by_name() {
+        let two = outputs(&["atlas.png", "atlas.json"]);
+        assert_eq!(
+            expand("{output:atlas.json}", &two).unwrap(),
+            "/t/atlas.json"
+        );
+        let err = expand("{output}", &two).unwrap_err();
+        assert!(
+            err.contains("{output:atlas.png}, {output:atlas.json}"),
+            "{err}"
+        );
+        let err = expand("{output:nope}", &two).unwrap_err();
+        assert!(err.contains("is not an output"), "{err}");
     }
 }

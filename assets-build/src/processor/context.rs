@@ -193,6 +193,60 @@ impl<'a> Context<'a> {
         Ok(Some(bytes))
     }
 
+    /// Records a file that an external tool reported reading (from its
+    /// depfile, say): `path` is relative to the package directory, where
+    /// tools run, or absolute. Files inside the package become inputs, named
+    /// by their package-relative path, whether or not they are under an
+    /// asset root; a missing one is recorded as absent, so creating it reruns
+    /// the step. Files outside the package (a compiler's system headers, the
+    /// tool itself) and the cache's own files are not recorded, and `false`
+    /// is returned: the step's `version` setting is the way to say such a
+    /// thing changed.
+    pub fn record_tool_input(&mut self, path: &Path) -> Result<bool, ProcessError> {
+        let package_dir = self.package_dir().to_owned();
+        let joined = package_dir.join(path);
+        let read_err = |source: io::Error| ProcessError::Read {
+            path: joined.display().to_string(),
+            source,
+        };
+        let real_package = fs::canonicalize(&package_dir).map_err(read_err)?;
+        let real_store = fs::canonicalize(self.store.dir()).unwrap_or_default();
+        let real = match fs::canonicalize(&joined) {
+            Ok(real) => real,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                // Absent: name it lexically, the way the tool did.
+                let Some(name) = package_relative(&normalize(&joined), &normalize(&package_dir))
+                else {
+                    return Ok(false);
+                };
+                self.record(name, InputState::Absent { absent: true });
+                return Ok(true);
+            }
+            Err(e) => return Err(read_err(e)),
+        };
+        if real.starts_with(&real_store) && real_store != Path::new("") {
+            return Ok(false);
+        }
+        let Some(name) = package_relative(&real, &real_package) else {
+            return Ok(false);
+        };
+        // The stamp is taken before the bytes are read, as for every input:
+        // a write in between makes the next check re-hash, never miss it.
+        let mut f = fs::File::open(&real).map_err(read_err)?;
+        let meta = f.metadata().map_err(read_err)?;
+        if meta.is_dir() {
+            return Ok(false);
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        io::Read::read_to_end(&mut f, &mut bytes).map_err(read_err)?;
+        let state = InputState::Present {
+            stamp: FileStamp::of(&meta),
+            hash: ContentHash::of(&bytes),
+        };
+        self.record(name, state);
+        Ok(true)
+    }
+
     /// `assets/<path>`: how inputs are named in records.
     fn input_name(&self, path: &AssetPath) -> String {
         input_name(self.step.root, path)
@@ -288,6 +342,29 @@ pub(crate) fn input_name(root: &AssetRoot, path: &AssetPath) -> String {
     } else {
         format!("{}/{path}", root.name)
     }
+}
+
+/// `path` relative to `base`, `/`-separated, if it lies inside it.
+fn package_relative(path: &Path, base: &Path) -> Option<String> {
+    let rel = path.strip_prefix(base).ok()?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    let name = parts?.join("/");
+    (!name.is_empty()).then_some(name)
+}
+
+/// `a/./b/../c` → `a/c`, without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Another asset's outputs, as seen by a processor that depends on it.

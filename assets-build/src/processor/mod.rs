@@ -25,6 +25,7 @@
 pub mod command;
 pub(crate) mod context;
 pub mod copy;
+pub mod depfile;
 pub mod image;
 pub mod sprite;
 pub mod text;

@@ -32,7 +32,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use assets_build::{Manifest, ParcelOutcome, Pipeline, Registry};
+use assets_build::manifest::AssetRoot;
+use assets_build::{BuildReport, Manifest, ParcelOutcome, Pipeline, Registry};
 use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind};
 use notify::{EventKind, RecursiveMode, Watcher};
 use serde_json::json;
@@ -58,12 +59,48 @@ struct Watched {
     package: Package,
     pipeline: Pipeline,
     roots: Vec<PathBuf>,
+    /// The roots as the manifest names them, for [`BuildReport::inputs_outside`].
+    asset_roots: Vec<AssetRoot>,
+    /// Files outside the roots that the last build's steps read (a tool's
+    /// config), each watched through its folder.
+    outside: Vec<PathBuf>,
 }
 
 impl Watched {
     /// Whether a change at `path` can affect this package's build.
     fn is_affected_by(&self, path: &Path) -> bool {
-        path == self.package.manifest_path || self.roots.iter().any(|r| path.starts_with(r))
+        path == self.package.manifest_path
+            || self.roots.iter().any(|r| path.starts_with(r))
+            || self.outside.iter().any(|f| f == path)
+    }
+
+    /// Watches the folders of the files outside the roots that `report`'s
+    /// steps read. A folder that does not exist yet is not watched: the file
+    /// is then picked up by the next build that a root's change starts.
+    fn follow_outside(&mut self, watcher: &mut impl Watcher, report: &BuildReport) {
+        let dir = self.package.dir().to_owned();
+        let now: Vec<PathBuf> = report
+            .inputs_outside(&self.asset_roots)
+            .into_iter()
+            .map(|p| dir.join(p))
+            .collect();
+        if now == self.outside {
+            return;
+        }
+        let folders = |files: &[PathBuf]| -> HashSet<PathBuf> {
+            files
+                .iter()
+                .filter_map(|f| f.parent().map(Path::to_owned))
+                .collect()
+        };
+        let (old, new) = (folders(&self.outside), folders(&now));
+        for gone in old.difference(&new).filter(|f| **f != dir) {
+            let _ = watcher.unwatch(gone);
+        }
+        for added in new.difference(&old).filter(|f| **f != dir) {
+            let _ = watcher.watch(added, RecursiveMode::NonRecursive);
+        }
+        self.outside = now;
     }
 
     /// Watches the roots the manifest now names (they change when
@@ -73,6 +110,7 @@ impl Watched {
             return;
         };
         let now: Vec<PathBuf> = manifest.roots.iter().map(|r| r.dir.clone()).collect();
+        self.asset_roots = manifest.roots;
         if now == self.roots {
             return;
         }
@@ -116,6 +154,8 @@ pub fn exec(
             package,
             pipeline,
             roots: Vec::new(),
+            asset_roots: Vec::new(),
+            outside: Vec::new(),
         });
     }
     let server = ReloadServer::start(args.port.unwrap_or(0))
@@ -154,6 +194,7 @@ pub fn exec(
             }
             match build::build_once(&w.pipeline, shell) {
                 Ok(report) => {
+                    w.follow_outside(&mut watcher, &report);
                     // Games hear of the parcels before `build-finished` is
                     // said, so a client that connects after it only hears of
                     // later builds.

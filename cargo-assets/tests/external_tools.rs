@@ -1,0 +1,230 @@
+//! External tools through the `command` processor, with real tool scripts
+//! that read more than the asset: what they read is known through
+//! `{depfile}` or the rule's `inputs`, so an edit to any of it reruns the
+//! step. Without either, the step would keep a stale output: that is the
+//! case these tests pin.
+
+use assets_test_support::Project;
+use serde_json::Value;
+
+/// A level compiler that reads the level and a shared palette (and, when
+/// asked, a config file outside the asset root), writes both into its
+/// output, and lists what it read in a depfile when given one.
+const LVLC: &str = r#"#!/bin/sh
+set -e
+in="$1"; out="$2"; dep="$3"
+palette=assets/shared/palette.txt
+config=tools/lvlc.cfg
+{ cat "$in"; cat "$palette"; cat "$config" 2>/dev/null || true; } > "$out"
+if [ -n "$dep" ]; then
+  printf '%s: %s \\\n  %s %s\n' "$out" "$in" "$palette" "$config" > "$dep"
+  # A system file the tool read: outside the package, never tracked.
+  printf '%s: /etc/hostname\n' "$out" >> "$dep"
+fi
+"#;
+
+fn project(command: &str, extra: &str) -> Project {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(&format!(
+        r#"
+[[package.metadata.assets.rules]]
+match = "levels/*.lvl"
+processor = "command"
+command = {command}
+{extra}
+"#
+    ))
+    .file("tools/lvlc.sh", LVLC)
+    .file("assets/levels/one.lvl", "level one\n")
+    .file("assets/levels/two.lvl", "level two\n")
+    .file("assets/shared/palette.txt", "red green\n");
+    p
+}
+
+fn resource_bytes(p: &Project, run: &assets_test_support::Run, name: &str) -> Vec<u8> {
+    let parcel = std::fs::read(run.parcel("main")).unwrap();
+    let parcel = assets_runtime::Parcel::from_bytes(&parcel).unwrap();
+    let _ = p;
+    parcel
+        .bytes(assets_runtime::ResourceId::of(name))
+        .unwrap_or_else(|| panic!("no resource `{name}`"))
+        .to_vec()
+}
+
+#[test]
+fn a_file_the_tool_lists_in_its_depfile_reruns_the_step_when_it_changes() {
+    let p = project(
+        r#"["sh", "tools/lvlc.sh", "{input}", "{output}", "{depfile}"]"#,
+        "",
+    );
+    let first = p.build_ok();
+    assert_eq!(
+        resource_bytes(&p, &first, "levels/one.lvl"),
+        b"level one\nred green\n"
+    );
+    // (edit, assets whose processor must run, bytes of levels/one.lvl after)
+    let cases: &[(&str, fn(&Project), &[&str], &[u8])] = &[
+        ("nothing changed", |_| {}, &[], b"level one\nred green\n"),
+        (
+            "the palette, an asset the tool read",
+            |p| {
+                p.file("assets/shared/palette.txt", "blue\n");
+            },
+            &["levels/one.lvl", "levels/two.lvl", "shared/palette.txt"],
+            b"level one\nblue\n",
+        ),
+        (
+            "a file it looked for, outside the asset root, is created",
+            |p| {
+                p.file("tools/lvlc.cfg", "cfg 1\n");
+            },
+            &["levels/one.lvl", "levels/two.lvl"],
+            b"level one\nblue\ncfg 1\n",
+        ),
+        (
+            "that file is edited",
+            |p| {
+                p.file("tools/lvlc.cfg", "cfg 2\n");
+            },
+            &["levels/one.lvl", "levels/two.lvl"],
+            b"level one\nblue\ncfg 2\n",
+        ),
+        (
+            "touched without a change",
+            |p| {
+                p.touch("tools/lvlc.cfg").touch("assets/shared/palette.txt");
+            },
+            &[],
+            b"level one\nblue\ncfg 2\n",
+        ),
+        (
+            "the level itself",
+            |p| {
+                p.file("assets/levels/one.lvl", "level 1\n");
+            },
+            &["levels/one.lvl"],
+            b"level 1\nblue\ncfg 2\n",
+        ),
+    ];
+    for &(what, edit, ran, bytes) in cases {
+        edit(&p);
+        let run = p.build_ok();
+        assert_eq!(run.processed(), ran, "{what}\n{}", run.stderr);
+        assert_eq!(resource_bytes(&p, &run, "levels/one.lvl"), bytes, "{what}");
+    }
+    // What the step read, as `deps` shows it: the system file is not there.
+    let deps = p.run(&["deps", "levels/one.lvl"]);
+    let text = serde_json::to_string(&deps.messages).unwrap();
+    for path in ["assets/shared/palette.txt", "tools/lvlc.cfg"] {
+        assert!(text.contains(path), "{path} missing from {text}");
+    }
+    assert!(!text.contains("/etc/hostname"), "{text}");
+}
+
+#[test]
+fn a_tool_given_a_depfile_that_writes_none_fails_by_name() {
+    let p = project(
+        r#"["sh", "-c", "cp \"$0\" \"$1\"", "{input}", "{output}", "{depfile}"]"#,
+        "",
+    );
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101));
+    let message = run.failure("levels/one.lvl")["message"].as_str().unwrap();
+    assert!(message.contains("wrote no depfile"), "{message}");
+}
+
+#[test]
+fn inputs_globs_make_files_a_tool_reads_silently_into_inputs() {
+    // The same tool without a depfile: only `inputs` says what it reads.
+    let p = project(
+        r#"["sh", "tools/lvlc.sh", "{input}", "{output}"]"#,
+        r#"inputs = ["shared/*.txt"]"#,
+    );
+    p.build_ok();
+    p.file("assets/shared/palette.txt", "blue\n");
+    let run = p.build_ok();
+    assert_eq!(
+        run.processed(),
+        ["levels/one.lvl", "levels/two.lvl", "shared/palette.txt"]
+    );
+    assert_eq!(
+        resource_bytes(&p, &run, "levels/two.lvl"),
+        b"level two\nblue\n"
+    );
+    // A new file matching the glob is a new input: the key lists them.
+    p.file("assets/shared/extra.txt", "x\n");
+    let run = p.build_ok();
+    assert_eq!(
+        run.processed(),
+        ["levels/one.lvl", "levels/two.lvl", "shared/extra.txt"]
+    );
+    let why = run
+        .with_reason("asset-processed")
+        .find(|m| m["asset"] == "levels/one.lvl")
+        .unwrap()["why"]
+        .clone();
+    assert_eq!(why["kind"], "settings-changed", "{why}");
+    assert!(
+        why["current"]
+            .as_str()
+            .unwrap()
+            .contains("shared/extra.txt"),
+        "{why}"
+    );
+    assert_eq!(p.build_ok().processed(), Vec::<String>::new());
+}
+
+#[test]
+fn a_tool_with_several_named_outputs_gives_one_resource_each() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "atlases/*.list"
+processor = "command"
+command = ["sh", "-c", "cp \"$0\" \"$1\" && printf '{\"n\":1}' > \"$2\"", "{input}", "{output:atlas.bin}", "{output:atlas.json}"]
+outputs = ["atlas.bin", "atlas.json"]
+kind = { "atlas.json" = "text" }
+"#,
+    )
+    .file("assets/atlases/ui.list", "a b c\n");
+    let run = p.build_ok();
+    let inspect = p.run(&["inspect", run.parcel("main").to_str().unwrap()]);
+    let resources: Vec<(String, String)> = inspect
+        .with_reason("resource")
+        .map(|m: &Value| {
+            (
+                m["name"].as_str().unwrap().to_owned(),
+                m["kind"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        resources,
+        [
+            ("atlases/ui.list#atlas.bin".to_owned(), "bytes".to_owned()),
+            ("atlases/ui.list#atlas.json".to_owned(), "text".to_owned())
+        ]
+    );
+    assert_eq!(
+        resource_bytes(&p, &run, "atlases/ui.list#atlas.json"),
+        br#"{"n":1}"#
+    );
+
+    // `{output}` with several outputs is ambiguous, and says what to use.
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "atlases/*.list"
+processor = "command"
+command = ["cp", "{input}", "{output}"]
+outputs = ["atlas.bin", "atlas.json"]
+"#,
+    );
+    let run = p.run(&["build"]);
+    let message = run.failure("atlases/ui.list")["message"].as_str().unwrap();
+    assert!(
+        message.contains("use {output:atlas.bin}, {output:atlas.json}"),
+        "{message}"
+    );
+}
