@@ -8,7 +8,7 @@ use std::path::Path;
 
 use proc_macro::{TokenStream, TokenTree};
 
-use crate::names::rust_path;
+use crate::names::RustName;
 use crate::toc::{self, Entry};
 
 /// The variable the build script sets to the directory holding its parcels.
@@ -33,8 +33,13 @@ pub fn parcel_name(input: TokenStream) -> Result<String, String> {
     Ok(name.to_owned())
 }
 
-/// The code for `include_parcel!(name)`.
-pub fn expand(name: &str) -> Result<TokenStream, String> {
+/// The code for `include_parcel!(name)`, or every reason it cannot be
+/// written (each becomes its own `compile_error!`, so one compile shows all).
+pub fn expand(name: &str) -> Result<TokenStream, Vec<String>> {
+    expand_one(name).map_err(|e| vec![e])?
+}
+
+fn expand_one(name: &str) -> Result<Result<TokenStream, Vec<String>>, String> {
     let dir = std::env::var(PARCELS_VAR).map_err(|_| {
         format!(
             "include_parcel!(\"{name}\") needs the parcels built by this package's build script, and none ran: \
@@ -53,9 +58,19 @@ pub fn expand(name: &str) -> Result<TokenStream, String> {
         .len();
     let entries = toc::parse(&toc_text, parcel_len)
         .map_err(|e| format!("parcel `{name}` ({}): {e}", parcel.display()))?;
+    let entries: Vec<Entry> = entries
+        .into_iter()
+        .filter(|e| !e.name.starts_with("atlas:"))
+        .collect();
     let mut root = Module::default();
-    for entry in entries.iter().filter(|e| !e.name.starts_with("atlas:")) {
-        root.insert(name, entry)?;
+    let mut collisions = Vec::new();
+    for (entry, (names, constant)) in entries.iter().zip(constants(&entries)) {
+        if let Err(e) = root.insert(name, entry, &names, constant) {
+            collisions.push(e);
+        }
+    }
+    if !collisions.is_empty() {
+        return Ok(Err(collisions));
     }
     let parcel_path = parcel
         .to_str()
@@ -83,7 +98,35 @@ pub fn expand(name: &str) -> Result<TokenStream, String> {
     root.write(&mut code, "");
     code.push_str("}\n");
     code.parse()
+        .map(Ok)
         .map_err(|e| format!("include_parcel! generated invalid code ({e:?}); please report this"))
+}
+
+/// Each entry's name parts and constant. Files of one folder that would
+/// share a constant (`logo.png`, `logo.svg`) each carry their extension
+/// (`LOGO_PNG`, `LOGO_SVG`); sub-resources of one file (`one.lvl#a`) are
+/// one file, so they do not count as sharing.
+fn constants(entries: &[Entry]) -> Vec<(RustName, String)> {
+    let names: Vec<RustName> = entries.iter().map(|e| RustName::new(&e.name)).collect();
+    let mut files: BTreeMap<(&[String], String), Vec<&str>> = BTreeMap::new();
+    for n in &names {
+        let sharing = files.entry((&n.modules, n.constant(false))).or_default();
+        if !sharing.contains(&n.file.as_str()) {
+            sharing.push(&n.file);
+        }
+    }
+    let shared: Vec<bool> = names
+        .iter()
+        .map(|n| files[&(n.modules.as_slice(), n.constant(false))].len() > 1)
+        .collect();
+    names
+        .into_iter()
+        .zip(shared)
+        .map(|(n, shared)| {
+            let constant = n.constant(shared);
+            (n, constant)
+        })
+        .collect()
 }
 
 /// The error for a parcel that does not exist, listing the ones that do.
@@ -111,7 +154,7 @@ fn missing(name: &str, dir: &Path) -> String {
 }
 
 fn module_name(parcel: &str) -> String {
-    rust_path(&format!("{parcel}/x")).0.remove(0)
+    RustName::new(&format!("{parcel}/x")).modules.remove(0)
 }
 
 /// A module of the expansion: constants by identifier, submodules by name.
@@ -122,23 +165,32 @@ struct Module {
 }
 
 impl Module {
-    fn insert(&mut self, parcel: &str, entry: &Entry) -> Result<(), String> {
-        let (modules, constant) = rust_path(&entry.name);
+    fn insert(
+        &mut self,
+        parcel: &str,
+        entry: &Entry,
+        name: &RustName,
+        constant: String,
+    ) -> Result<(), String> {
+        let modules = &name.modules;
         if modules.is_empty() && RESERVED.contains(&constant.as_str()) {
             return Err(format!(
-                "`{}` would become `{parcel}::{constant}`, which include_parcel! declares itself; rename the asset",
+                "`{}` would become `{parcel}::{constant}`, which include_parcel! declares itself; \
+                 rename the file, or move it into a folder",
                 entry.name
             ));
         }
         let mut at = self;
-        for m in &modules {
+        for m in modules {
             at = at.modules.entry(m.clone()).or_default();
         }
         if let Some(other) = at.constants.get(&constant) {
             let mut path = modules.clone();
             path.push(constant);
             return Err(format!(
-                "`{}` and `{}` both become `{parcel}::{}`; rename one of them",
+                "`{}` and `{}` both become `{parcel}::{}`: their names differ only in characters \
+                 that are not letters or digits, or in case; rename one of the files \
+                 (names map to Rust as the README's naming table shows)",
                 other.name,
                 entry.name,
                 path.join("::")

@@ -39,11 +39,16 @@ mod toc;
 /// resources. See the [crate docs](crate).
 #[proc_macro]
 pub fn include_parcel(input: TokenStream) -> TokenStream {
-    let result = expand::parcel_name(input).and_then(|name| expand::expand(&name));
+    let result = expand::parcel_name(input)
+        .map_err(|e| vec![e])
+        .and_then(|name| expand::expand(&name));
     match result {
         Ok(code) => code,
-        Err(message) => format!("::core::compile_error!({message:?});")
+        Err(messages) => messages
+            .iter()
+            .map(|m| format!("::core::compile_error!({m:?});"))
+            .collect::<String>()
             .parse()
-            .expect("a compile_error! call parses"),
+            .expect("compile_error! calls parse"),
     }
 }

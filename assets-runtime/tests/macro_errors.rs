@@ -1,6 +1,6 @@
 //! `include_parcel!`'s compile errors, pinned with trybuild: a parcel that
 //! does not exist (listing those that do), two assets mapping to one
-//! constant, an asset the code names that is not there, a constant used as
+//! constant (all of them in one compile), an asset the code names that is not there, a constant used as
 //! the wrong kind, and a package without the build script.
 //!
 //! Parcels are written here, as a build script would leave them: the parcel
@@ -45,6 +45,14 @@ fn include_parcel_errors_name_the_problem_and_the_fix() {
             ("text", "shaders/water.wgsl"),
             ("level", "levels/one.lvl#collision"),
             ("image", "atlas:main#0"),
+            ("sprite", "branding/bevy_bird_dark.png"),
+            ("bytes", "branding/bevy_bird_dark.svg"),
+            ("bytes", "models/FlightHelmet/FlightHelmet.gltf"),
+            ("bytes", "models/FlightHelmet/FlightHelmet.bin"),
+            (
+                "image",
+                "models/FlightHelmet/FlightHelmet_Materials_LeatherPartsMat_BaseColor.png",
+            ),
         ],
     );
     parcel(
@@ -53,6 +61,10 @@ fn include_parcel_errors_name_the_problem_and_the_fix() {
         &[
             ("sprite", "ui/ok-button.png"),
             ("sprite", "ui/ok_button.png"),
+            ("sprite", "ui/logo.png"),
+            ("bytes", "ui/logo.svg"),
+            ("text", "data/Game Over.txt"),
+            ("text", "data/game_over.txt"),
         ],
     );
     // One after the other: both use trybuild's one project directory.

@@ -6,4 +6,12 @@ fn main() {
     let _: assets_runtime::TextId = main::shaders::WATER;
     let _: assets_runtime::ResourceId = main::levels::ONE_COLLISION;
     let _: &str = main::PATH;
+    // Same stem in one folder: each carries its extension.
+    let _: assets_runtime::SpriteId = main::branding::BEVY_BIRD_DARK_PNG;
+    let _: assets_runtime::BytesId = main::branding::BEVY_BIRD_DARK_SVG;
+    // CamelCase split into words; the glTF and its buffer share a stem.
+    let _: assets_runtime::BytesId = main::models::flight_helmet::FLIGHT_HELMET_GLTF;
+    let _: assets_runtime::BytesId = main::models::flight_helmet::FLIGHT_HELMET_BIN;
+    let _: assets_runtime::ImageId =
+        main::models::flight_helmet::FLIGHT_HELMET_MATERIALS_LEATHER_PARTS_MAT_BASE_COLOR;
 }
