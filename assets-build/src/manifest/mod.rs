@@ -277,6 +277,8 @@ pub fn default_processor(extension: Option<&str>) -> &'static str {
     match extension.map(str::to_ascii_lowercase).as_deref() {
         Some("png" | "jpg" | "jpeg") => "image",
         Some("txt" | "json" | "ron" | "toml" | "wgsl" | "wesl" | "glsl") => "text",
+        #[cfg(feature = "gltf")]
+        Some("gltf" | "glb") => "gltf",
         _ => "copy",
     }
 }

@@ -20,12 +20,15 @@
 //! [`Processor::version`] whenever the code changes what it produces; every step
 //! that used the processor then reruns.
 //!
-//! Built-ins: [`copy`], [`text`], [`image`], [`sprite`], [`command`].
+//! Built-ins: [`copy`], [`text`], [`image`], [`sprite`], [`command`], and
+//! `gltf` (cargo feature `gltf`, on by default).
 
 pub mod command;
 pub(crate) mod context;
 pub mod copy;
 pub mod depfile;
+#[cfg(feature = "gltf")]
+pub mod gltf;
 pub mod image;
 pub mod sprite;
 pub mod text;
@@ -62,7 +65,8 @@ impl Registry {
         Registry::default()
     }
 
-    /// The built-in processors: `copy`, `text`, `image`, `sprite`, `command`.
+    /// The built-in processors: `copy`, `text`, `image`, `sprite`, `command`,
+    /// and `gltf` (with the cargo feature of that name, on by default).
     pub fn with_builtins() -> Registry {
         let mut r = Registry::empty();
         r.register(copy::Copy);
@@ -70,6 +74,8 @@ impl Registry {
         r.register(image::Image);
         r.register(sprite::Sprite);
         r.register(command::Command);
+        #[cfg(feature = "gltf")]
+        r.register(gltf::Gltf);
         r
     }
 
