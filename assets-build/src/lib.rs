@@ -74,7 +74,9 @@ pub use freshness::DirtyReason;
 pub use hash::ContentHash;
 pub use manifest::{Manifest, ManifestError};
 pub use parcels::{ParcelOutcome, ParcelReport};
-pub use pipeline::{BuildError, BuildOptions, CleanStats, Pipeline, clean, package_key};
+pub use pipeline::{
+    BuildError, BuildOptions, CleanStats, Pipeline, clean, clean_package, package_key,
+};
 pub use processor::{Context, ProcessError, Processor, Registry};
 pub use record::Record;
 pub use report::{BuildReport, Outcome, StepReport};

@@ -219,16 +219,48 @@ pub fn clean(
     }
     let store = Store::open(cache_dir)?;
     let _lock = lock(&store, events)?;
+    remove_counted(cache_dir)
+}
+
+/// Removes one package's records and parcels (of every variant) from the
+/// cache, as `cargo clean -p` does, waiting for any build that uses it.
+/// Blobs are shared between packages and stay; [`crate::query::gc`]
+/// removes those no record uses any more.
+pub fn clean_package(
+    cache_dir: &std::path::Path,
+    package: &str,
+    events: EventHandler<'_>,
+) -> Result<CleanStats, StoreError> {
+    if !cache_dir.exists() {
+        return Ok(CleanStats::default());
+    }
+    let store = Store::open(cache_dir)?;
+    let _lock = lock(&store, events)?;
     let mut stats = CleanStats::default();
-    for entry in walkdir::WalkDir::new(cache_dir).into_iter().flatten() {
+    let records = crate::record_log::log_path(cache_dir, package, "_");
+    let parcels = default_parcel_dir(cache_dir, package, "_");
+    for dir in [records.parent(), parcels.parent()].into_iter().flatten() {
+        if dir.exists() {
+            let s = remove_counted(dir)?;
+            stats.files += s.files;
+            stats.bytes += s.bytes;
+        }
+    }
+    Ok(stats)
+}
+
+/// Removes `dir` and everything in it, counting the files and bytes.
+fn remove_counted(dir: &std::path::Path) -> Result<CleanStats, StoreError> {
+    let mut stats = CleanStats::default();
+    for entry in walkdir::WalkDir::new(dir).into_iter().flatten() {
         if entry.file_type().is_file() {
             stats.files += 1;
             stats.bytes += entry.metadata().map_or(0, |m| m.len());
         }
     }
-    std::fs::remove_dir_all(cache_dir).map_err(|source| StoreError::Io {
+    std::fs::remove_dir_all(dir).map_err(|source| StoreError::Io {
         action: "could not remove",
-        path: cache_dir.to_owned(),
+        path: dir.to_owned(),
         source,
     })?;
     Ok(stats)

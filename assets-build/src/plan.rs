@@ -2,7 +2,7 @@
 //! and key, before anything runs; sprites are grouped by atlas, and each
 //! atlas gets a generated step after every asset (see [`crate::atlas`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::asset_path::AssetPath;
@@ -10,7 +10,10 @@ use crate::atlas::AtlasPacker;
 use crate::discover::Discovered;
 use crate::freshness::Current;
 use crate::hash::ContentHash;
-use crate::manifest::{DEFAULT_ATLAS, Manifest, ManifestError, Origin, Settings, did_you_mean};
+use crate::manifest::{
+    Assignment, DEFAULT_ATLAS, Manifest, ManifestError, Origin, Settings, SettingsError,
+    did_you_mean,
+};
 use crate::processor::{Processor, Registry};
 use crate::record::{step_key, system_time_ns};
 
@@ -75,6 +78,8 @@ pub(crate) fn plan(
     }
     let mut steps = Vec::with_capacity(assets.len());
     let mut members: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    // (rule or override key, processor) pairs whose settings were checked.
+    let mut checked: HashSet<(String, String)> = HashSet::new();
     for d in assets {
         let a = manifest.assign(&d.path);
         let Some(processor) = registry.get(&a.processor) else {
@@ -92,10 +97,17 @@ pub(crate) fn plan(
             };
             return Err(err.help(help));
         };
-        let mut settings = a.settings;
+        let mut settings = a.settings.clone();
         if processor.name() == "sprite" {
             let atlas = atlas_of(manifest, &d.path, settings.take("atlas"), a.origin.as_ref())?;
             members.entry(atlas).or_default().push(steps.len());
+        }
+        if let Some(origin) = &a.origin
+            && checked.insert((origin.key.clone(), processor.name().to_owned()))
+        {
+            processor
+                .check_settings(&settings)
+                .map_err(|e| settings_error(manifest, &a, processor.name(), e))?;
         }
         let extra_inputs: Vec<(usize, AssetPath)> = match &a.inputs {
             Some(globs) => assets
@@ -188,6 +200,53 @@ fn step(
         key,
         group: Group::None,
         extra_inputs: Vec::new(),
+    }
+}
+
+/// Settings that `processor` rejected, pointing at the offending key when
+/// it is one the processor does not know (with the keys it does know, and
+/// the rule's own keys, as suggestions), else at the rule.
+fn settings_error(
+    manifest: &Manifest,
+    a: &Assignment,
+    processor: &str,
+    e: SettingsError,
+) -> ManifestError {
+    let unknown = e
+        .message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split_once('`'));
+    if let Some((field, expected)) = unknown
+        && let Some(origin) = a.setting_origins.get(field)
+    {
+        let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        let rule_keys = ["match", "processor", "inputs"];
+        let mut error = manifest.error_at(
+            origin,
+            format!("unknown key `{field}` for processor `{processor}`"),
+        );
+        let takes = if known.is_empty() {
+            format!("`{processor}` takes no settings")
+        } else {
+            format!("`{processor}` takes: {}", known.join(", "))
+        };
+        error = match did_you_mean(field, known.iter().copied().chain(rule_keys)) {
+            Some(s) => error.help(format!("did you mean `{s}`? {takes}")),
+            None => error.help(takes),
+        };
+        return error;
+    }
+    let message = format!(
+        "invalid settings for processor `{processor}`: {}",
+        e.message
+    );
+    let error = match &a.origin {
+        Some(origin) => manifest.error_at(origin, message),
+        None => manifest.error(message),
+    };
+    match e.help {
+        Some(help) => error.help(help),
+        None => error,
     }
 }
 

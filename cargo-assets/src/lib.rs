@@ -61,6 +61,7 @@ pub fn run(
     match result {
         Ok(Exit::Success) => ExitCode::SUCCESS,
         Ok(Exit::BuildFailed) => ExitCode::from(101),
+        Ok(Exit::Usage) => ExitCode::from(1),
         Ok(Exit::Delegated(code)) => ExitCode::from(code),
         Err(e) => {
             shell.error(format!("{e:#}"));

@@ -160,6 +160,15 @@ impl Shell {
         }
     }
 
+    /// A status-styled line that is part of a command's answer (one per
+    /// resource of `inspect`): shown when JSON was not asked for, since the
+    /// JSON messages then carry the same answer.
+    pub fn listing(&self, verb: &str, message: impl std::fmt::Display, style: Style) {
+        if !self.json {
+            self.status(verb, message, style);
+        }
+    }
+
     /// `warning: ...` on stderr, unless quiet.
     pub fn warn(&self, message: impl std::fmt::Display) {
         if self.verbosity >= Verbosity::Normal {

@@ -213,7 +213,7 @@ fn editing_one_sprite_redecodes_only_it_and_repacks_the_atlas() {
 }
 
 #[test]
-fn a_sprite_larger_than_a_page_fails_its_atlas_by_name_and_keeps_the_last_parcel() {
+fn sprites_larger_than_a_page_fail_their_atlas_by_name_and_keep_the_last_parcel() {
     let p = project(&sprites()[..4]);
     p.metadata(&metadata("").replace("rotate = true", "rotate = false"));
     let good = p.build_ok();
@@ -221,6 +221,10 @@ fn a_sprite_larger_than_a_page_fails_its_atlas_by_name_and_keeps_the_last_parcel
     p.file(
         "assets/sprites/huge.png",
         encode_png(&sprite_image(200, 20, 0, 3)),
+    )
+    .file(
+        "assets/sprites/tall.png",
+        encode_png(&sprite_image(10, 300, 0, 4)),
     );
     let run = p.run(&["build"]);
     assert_eq!(run.code, Some(101), "{}", run.stderr);
@@ -228,9 +232,12 @@ fn a_sprite_larger_than_a_page_fails_its_atlas_by_name_and_keeps_the_last_parcel
         .as_str()
         .unwrap()
         .to_owned();
+    // Both, in one build.
     for needle in [
         "sprites/huge.png",
         "200x20",
+        "sprites/tall.png",
+        "10x300",
         "128x128",
         "max-size",
         "rotate = true",

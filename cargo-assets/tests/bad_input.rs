@@ -148,26 +148,39 @@ fn manifest_errors_point_at_the_key_with_a_fix() {
 }
 
 #[test]
-fn a_typo_in_processor_settings_fails_that_asset_with_a_suggestion() {
+fn a_typo_in_a_rule_is_one_error_at_its_key_with_a_suggestion() {
     let p = project();
     p.metadata("[[package.metadata.assets.rules]]\nmatch = \"ui/*.png\"\npremultiplyy = true\n")
         .png("assets/ui/a.png", 2, 2, 0)
+        .png("assets/ui/b.png", 2, 2, 0)
         .png("assets/other.png", 2, 2, 0);
     let run = p.run(&["build"]);
     assert_eq!(run.code, Some(101));
-    let message = run.failure("ui/a.png")["message"]
-        .as_str()
-        .unwrap()
-        .to_owned();
     for part in [
-        "unknown field `premultiplyy`",
+        "unknown key `premultiplyy` for processor `image`",
         "did you mean `premultiply`?",
-        "Cargo.toml:6:1",
-        "rules[0]",
+        "Cargo.toml:8:1",
+        "rules[0].premultiplyy",
     ] {
-        assert!(message.contains(part), "missing `{part}` in {message}");
+        assert!(
+            run.stderr.contains(part),
+            "missing `{part}` in {}",
+            run.stderr
+        );
     }
-    assert_eq!(run.processed(), ["other.png", "ui/a.png"]);
+    // Once, however many assets the rule matches; nothing ran.
+    assert_eq!(run.stderr.matches("error:").count(), 1, "{}", run.stderr);
+    assert_eq!(run.processed(), Vec::<String>::new());
+
+    // A rule key misspelled: `processor` is suggested too.
+    p.metadata("[[package.metadata.assets.rules]]\nmatch = \"ui/*.png\"\nprocesor = \"sprite\"\n");
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101));
+    assert!(
+        run.stderr.contains("did you mean `processor`?"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

@@ -125,8 +125,9 @@ fn why_says_what_happened_and_what_will() {
 fn query_errors_name_the_asset_and_suggest_one() {
     let p = project();
     p.build_ok();
+    // An asset that does not exist is a usage error: exit 1, as Cargo's are.
     let (_, err, code) = human(&p, &["why", "sprites/c.png"]);
-    assert_eq!(code, Some(101));
+    assert_eq!(code, Some(1));
     assert_eq!(
         err,
         "error: no asset named `sprites/c.png` (did you mean `sprites/a.png`?)\n"

@@ -135,3 +135,23 @@ fn run_in(p: &Project, dir: &str, args: &[&str]) -> Run {
         .unwrap();
     Run::from_output(output)
 }
+
+#[test]
+fn clean_dash_p_removes_only_that_members_records_and_parcels() {
+    let p = workspace();
+    assert!(p.run(&["build"]).success());
+    let run = p.run(&["clean", "-p", "editor"]);
+    assert!(run.success(), "{}", run.stderr);
+    let cache = p.path().join("target/assets");
+    assert!(!cache.join("records/editor").exists());
+    assert!(!cache.join("parcels/editor").exists());
+    assert!(cache.join("records/game").exists());
+    assert!(cache.join("parcels/game/dev/main.parcel").exists());
+    // The next build reruns the cleaned member only.
+    let run = p.run(&["build"]);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(run.processed(), ["editor.txt"]);
+    // Without -p, the whole cache goes.
+    assert!(p.run(&["clean"]).success());
+    assert!(!cache.exists());
+}

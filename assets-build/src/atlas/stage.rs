@@ -22,7 +22,7 @@ use serde::Deserialize;
 use super::compose::draw_page;
 use super::layout::lay_out;
 use super::maxrects::MaxRects;
-use super::pack::Size;
+use super::pack::{Size, TooLarge};
 use super::source::SpriteSource;
 use crate::manifest::AtlasSpec;
 use crate::parallel;
@@ -72,19 +72,8 @@ impl Processor for AtlasPacker {
             })
             .collect();
         let name = ctx.asset().to_string();
-        let layout = lay_out(&sizes, spec, &MaxRects::default()).map_err(|e| {
-            let turned = if spec.rotate { "" } else { ", or set `rotate = true` if it fits turned" };
-            ProcessError::msg(format!(
-                "sprite `{}` is {}x{} pixels (after trimming) and does not fit a {}x{} page of `{name}`; \
-                 raise `max-size` in [package.metadata.assets.atlases.{}] (at most 16384){turned}, or make the sprite smaller",
-                settings.sprites[e.index],
-                e.size.w,
-                e.size.h,
-                e.page.w,
-                e.page.h,
-                name.trim_start_matches("atlas:"),
-            ))
-        })?;
+        let layout = lay_out(&sizes, spec, &MaxRects::default())
+            .map_err(|e| too_large(&settings, &sizes, &name, e))?;
         let refs: Vec<&SpriteSource> = sources.iter().collect();
         let indices: Vec<u32> = (0..layout.pages.len() as u32).collect();
         let pages = parallel::map(&indices, |&i| {
@@ -123,6 +112,51 @@ impl Processor for AtlasPacker {
         }
         ctx.emit_labeled(FRAMES_LABEL, FRAMES_KIND, table)
     }
+}
+
+/// The error for sprites that fit no page: every one of them, so that one
+/// build shows all there is to fix. `first` is the one the packer hit.
+fn too_large(
+    settings: &AtlasStepSettings,
+    sizes: &[Size],
+    name: &str,
+    first: TooLarge,
+) -> ProcessError {
+    let spec = &settings.atlas;
+    // Each sprite on its own tells whether it fits (only on this error path).
+    let mut oversized: Vec<usize> = (0..sizes.len())
+        .filter(|&i| lay_out(&sizes[i..=i], spec, &MaxRects::default()).is_err())
+        .collect();
+    if oversized.is_empty() {
+        oversized.push(first.index);
+    }
+    let describe = |i: usize| {
+        format!(
+            "sprite `{}` is {}x{} pixels (after trimming)",
+            settings.sprites[i], sizes[i].w, sizes[i].h
+        )
+    };
+    let mut list: Vec<String> = oversized.iter().take(10).map(|&i| describe(i)).collect();
+    if oversized.len() > 10 {
+        list.push(format!("{} more", oversized.len() - 10));
+    }
+    let list = match list.as_slice() {
+        [one] => format!("{one} and does not fit"),
+        [rest @ .., last] => format!("{}, and {last}; none of them fits", rest.join(", ")),
+        [] => unreachable!("at least one sprite is listed"),
+    };
+    let turned = if spec.rotate {
+        ""
+    } else {
+        ", or set `rotate = true` if they fit turned"
+    };
+    ProcessError::msg(format!(
+        "{list} a {}x{} page of `{name}`; \
+         raise `max-size` in [package.metadata.assets.atlases.{}] (at most 16384){turned}, or make the sprite smaller",
+        first.page.w,
+        first.page.h,
+        name.trim_start_matches("atlas:"),
+    ))
 }
 
 /// Reads the sprites' cached pixels, on every core: the atlas step often

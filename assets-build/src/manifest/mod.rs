@@ -114,6 +114,8 @@ pub struct Rule {
     pub inputs: Option<GlobSet>,
     /// Every other key of the rule.
     pub settings: Settings,
+    /// Where each setting's key was written.
+    pub setting_origins: BTreeMap<String, Origin>,
     /// Where the rule was written.
     pub origin: Origin,
 }
@@ -127,6 +129,8 @@ pub struct Override {
     pub processor_origin: Option<Origin>,
     /// Settings merged over the rule's.
     pub settings: Settings,
+    /// Where each setting's key was written.
+    pub setting_origins: BTreeMap<String, Origin>,
     /// Where the override was written.
     pub origin: Origin,
 }
@@ -270,6 +274,8 @@ pub struct Assignment {
     pub processor_origin: Option<Origin>,
     /// The matching rule's `inputs` globs.
     pub inputs: Option<GlobSet>,
+    /// Where each setting's key was written (the override's, else the rule's).
+    pub setting_origins: BTreeMap<String, Origin>,
 }
 
 /// The default processor for a file extension (design brief §6).
@@ -332,7 +338,12 @@ impl Manifest {
         let origin = over
             .map(|o| o.origin.clone())
             .or_else(|| rule.map(|r| r.origin.clone()));
+        let mut setting_origins = rule.map(|r| r.setting_origins.clone()).unwrap_or_default();
+        if let Some(o) = over {
+            setting_origins.extend(o.setting_origins.clone());
+        }
         Assignment {
+            setting_origins,
             processor,
             settings,
             origin,
@@ -506,6 +517,7 @@ impl Resolver<'_> {
             processor,
             processor_origin,
             inputs,
+            setting_origins: origins_of(&table, &key),
             settings: settings_of(table),
             origin: Origin { span, key },
         })
@@ -527,6 +539,7 @@ impl Resolver<'_> {
         let span = table.span();
         let mut table = table.into_inner();
         let (processor, processor_origin) = self.processor(&mut table, &key)?;
+        let setting_origins = origins_of(&table, &key);
         let settings = settings_of(table);
         Ok((
             path,
@@ -534,6 +547,7 @@ impl Resolver<'_> {
                 processor,
                 processor_origin,
                 settings,
+                setting_origins,
                 origin: Origin { span, key },
             },
         ))
@@ -762,6 +776,20 @@ fn take_string(
             format!("expected a string, found {}", other.type_str()),
         )),
     }
+}
+
+/// Where each key of a rule or override table was written.
+fn origins_of(table: &RawTable, key: &str) -> BTreeMap<String, Origin> {
+    table
+        .keys()
+        .map(|k| {
+            let origin = Origin {
+                span: k.span(),
+                key: format!("{key}.{}", k.get_ref()),
+            };
+            (k.get_ref().clone(), origin)
+        })
+        .collect()
 }
 
 fn settings_of(table: RawTable) -> Settings {

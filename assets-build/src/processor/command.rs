@@ -52,6 +52,7 @@ use std::process::Stdio;
 use serde::Deserialize;
 
 use super::{Context, ProcessError, Processor, depfile};
+use crate::manifest::{Settings, SettingsError};
 
 /// Runs an external program.
 #[derive(Debug, Clone, Copy)]
@@ -244,6 +245,10 @@ impl Processor for Command {
 
     fn version(&self) -> u32 {
         2
+    }
+
+    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
+        settings.get::<CommandSettings>().map(drop)
     }
 
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {

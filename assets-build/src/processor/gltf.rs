@@ -37,6 +37,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Context, ProcessError, Processor};
+use crate::manifest::{Settings, SettingsError};
 
 /// Packs a glTF model into one GLB.
 #[derive(Debug, Clone, Copy)]
@@ -57,6 +58,10 @@ impl Processor for Gltf {
 
     fn version(&self) -> u32 {
         1
+    }
+
+    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
+        settings.get::<GltfSettings>().map(drop)
     }
 
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {

@@ -21,6 +21,7 @@ use image::{ExtendedColorType, ImageEncoder, ImageReader, Limits, RgbaImage};
 use serde::{Deserialize, Serialize};
 
 use super::{Context, ProcessError, Processor};
+use crate::manifest::{Settings, SettingsError};
 
 /// Decodes images to RGBA8.
 #[derive(Debug, Clone, Copy)]
@@ -63,6 +64,10 @@ impl Processor for Image {
 
     fn version(&self) -> u32 {
         1
+    }
+
+    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
+        settings.get::<ImageSettings>().map(drop)
     }
 
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {

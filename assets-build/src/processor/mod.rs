@@ -40,7 +40,7 @@ use std::sync::Arc;
 pub use context::{Context, DependencyOutputs};
 
 use crate::asset_path::{AssetPath, AssetPathError};
-use crate::manifest::ManifestError;
+use crate::manifest::{ManifestError, Settings, SettingsError};
 use crate::store::StoreError;
 
 /// Turns one asset into outputs. See the [module docs](self) for the protocol.
@@ -51,6 +51,16 @@ pub trait Processor: Send + Sync + 'static {
     fn version(&self) -> u32;
     /// Processes `ctx.asset()`.
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError>;
+
+    /// Checks a rule's settings before anything runs, so that a misspelled
+    /// key is one error at its line in `Cargo.toml` rather than one failure
+    /// per asset. Called once per rule and processor; the usual body is
+    /// `settings.get::<MySettings>().map(drop)`. The default accepts
+    /// anything (the settings are then only checked by `process`).
+    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
+        let _ = settings;
+        Ok(())
+    }
 }
 
 /// Processors by name.

@@ -17,6 +17,7 @@ use serde::Deserialize;
 use super::image::{decode_rgba8, default_max_dimension};
 use super::{Context, ProcessError, Processor};
 use crate::atlas::{SPRITE_SOURCE_KIND, SpriteSource};
+use crate::manifest::{Settings, SettingsError};
 
 /// Decodes a sprite for an atlas.
 #[derive(Debug, Clone, Copy)]
@@ -45,6 +46,10 @@ impl Processor for Sprite {
 
     fn version(&self) -> u32 {
         1
+    }
+
+    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
+        settings.get::<SpriteSettings>().map(drop)
     }
 
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {

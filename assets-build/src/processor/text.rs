@@ -18,6 +18,7 @@ use serde::Deserialize;
 
 use super::{Context, ProcessError, Processor};
 use crate::asset_path::AssetPath;
+use crate::manifest::{Settings, SettingsError};
 
 /// Emits UTF-8 text.
 #[derive(Debug, Clone, Copy)]
@@ -45,6 +46,10 @@ impl Processor for Text {
 
     fn version(&self) -> u32 {
         1
+    }
+
+    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
+        settings.get::<TextSettings>().map(drop)
     }
 
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {

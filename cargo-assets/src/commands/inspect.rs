@@ -48,7 +48,7 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
             );
         }
         shell.message(&message);
-        shell.status(
+        shell.listing(
             r.kind,
             format!("{} ({} bytes{detail})", r.name, r.data.len()),
             Style::Note,

@@ -19,6 +19,9 @@ pub enum Exit {
     Success,
     /// 101: the build ran and something failed.
     BuildFailed,
+    /// 1: the command was asked something that does not exist (an unknown
+    /// asset), already reported.
+    Usage,
     /// The exit code of the processor runner that did the work.
     Delegated(u8),
 }

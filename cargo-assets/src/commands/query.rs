@@ -63,7 +63,14 @@ pub fn exec(
         Ok(db) => db,
         Err(code) => return Ok(Exit::Delegated(code)),
     };
-    let asset = db.asset(&args.asset)?;
+    let asset = match db.asset(&args.asset) {
+        Ok(asset) => asset,
+        Err(e) => {
+            // A wrong argument, not a failed build: exit 1, as for other usage errors.
+            shell.error(e.to_string());
+            return Ok(Exit::Usage);
+        }
+    };
     match question {
         Question::Why => {
             let why = db.why(&asset)?;
