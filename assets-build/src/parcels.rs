@@ -138,6 +138,10 @@ struct Planned {
     name: String,
     kind: String,
     source: Source,
+    /// For a sprite, the hash of its own step's outputs (its pixels): its
+    /// frame can stay the same while what the frame shows changes, and the
+    /// reload notice must still name it.
+    shows: Option<ContentHash>,
 }
 
 /// The resources of the parcel `spec` selects, sorted as planned; or the
@@ -178,6 +182,7 @@ fn select(
                     start: slot * SPRITE_LEN,
                     len: SPRITE_LEN,
                 },
+                shows: Some(own.outputs_hash()),
             });
             continue;
         }
@@ -189,6 +194,7 @@ fn select(
                     hash: o.hash,
                     len: o.size,
                 },
+                shows: None,
             });
         }
     }
@@ -204,6 +210,7 @@ fn select(
                     hash: o.hash,
                     len: o.size,
                 },
+                shows: None,
             });
         }
     }
@@ -298,8 +305,9 @@ fn write_one(
 }
 
 /// `<name>.parcel.sums`: one line per resource, `<content> <name>` where the
-/// content is its blob hash (and range, for a frame), so that the next write
-/// can tell which resources changed.
+/// content is its blob hash (and range, for a frame, and the sprite's own
+/// pixels' hash after a `+`), so that the next write can tell which
+/// resources changed.
 fn sums(planned: &[Planned]) -> String {
     let mut out = String::new();
     for p in planned {
@@ -308,6 +316,10 @@ fn sums(planned: &[Planned]) -> String {
             Source::Slice { hash, start, len } => {
                 out.push_str(&format!("{}:{start}:{len}", hash.to_hex()));
             }
+        }
+        if let Some(shows) = p.shows {
+            out.push('+');
+            out.push_str(&shows.to_hex());
         }
         out.push(' ');
         out.push_str(&escape(&p.name));

@@ -172,6 +172,14 @@ impl Database {
         users
     }
 
+    /// Every step of the package (assets and generated steps), sorted: the
+    /// graph's nodes, including those with no edge.
+    pub fn steps(&self) -> Vec<&AssetPath> {
+        let mut steps: Vec<&AssetPath> = self.plan.steps.iter().map(|s| &s.asset).collect();
+        steps.sort();
+        steps
+    }
+
     /// Every edge of the graph: `(user, used, how)`, sorted. Files read that
     /// are not the user's own source are edges to the asset of that file.
     pub fn graph(&self) -> BTreeSet<(AssetPath, AssetPath, Use)> {

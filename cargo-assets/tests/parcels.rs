@@ -184,3 +184,27 @@ fn ids_keep_naming_the_same_resources_after_assets_come_and_go() {
     }
     assert_eq!(after.len(), 3);
 }
+
+#[test]
+fn editing_a_sprite_in_place_names_the_sprite_as_changed_not_only_its_page() {
+    // Same size, other pixels: the frame (where the sprite lies) is the
+    // same, but what a game drew from it is not.
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        "[[package.metadata.assets.rules]]\nmatch = \"sprites/*.png\"\nprocessor = \"sprite\"\n",
+    )
+    .png("assets/sprites/hero.png", 6, 4, 1)
+    .png("assets/sprites/coin.png", 3, 3, 2);
+    p.build_ok();
+    p.png("assets/sprites/hero.png", 6, 4, 9);
+    let run = p.build_ok();
+    let written = run
+        .with_reason("parcel-written")
+        .next()
+        .unwrap_or_else(|| panic!("{:#?}", run.messages));
+    assert_eq!(
+        written["changed"],
+        serde_json::json!(["atlas:main#0", "sprites/hero.png"]),
+        "{written}"
+    );
+}

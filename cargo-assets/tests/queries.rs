@@ -25,7 +25,8 @@ include-dirs = ["lib"]
     .file(
         "assets/shaders/main.wgsl",
         "#include \"common.wgsl\"\nfn main() {}\n",
-    );
+    )
+    .file("assets/readme.txt", "alone\n");
     p
 }
 
@@ -70,6 +71,17 @@ fn deps_rdeps_and_graph_answer_from_the_records() {
     assert!(
         dot.contains("  \"atlas:main\" -> \"sprites/a.png\";\n"),
         "{dot}"
+    );
+    // An asset with no edge is still a node.
+    assert!(dot.contains("  \"readme.txt\";\n"), "{dot}");
+    let graph = p.run(&["graph"]);
+    assert!(
+        graph.messages[0]["nodes"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("readme.txt")),
+        "{:?}",
+        graph.messages
     );
     let run = p.run(&["deps", "shaders/main.wgsl"]);
     assert_eq!(

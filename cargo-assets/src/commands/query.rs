@@ -144,10 +144,15 @@ pub fn graph(
         Err(code) => return Ok(Exit::Delegated(code)),
     };
     let edges = db.graph();
+    let nodes = db.steps();
     if args.dot {
         let mut dot = String::from(
             "digraph assets {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n",
         );
+        // Every step is a node, also one that uses and is used by nothing.
+        for node in &nodes {
+            dot.push_str(&format!("  {:?};\n", node.as_str()));
+        }
         for (from, to, u) in &edges {
             let style = match u {
                 Use::Outputs => "",
@@ -171,7 +176,7 @@ pub fn graph(
         .iter()
         .map(|(from, to, u)| json!({"from": from, "to": to, "via": how(u)}))
         .collect();
-    shell.message(&json!({"reason": "graph", "edges": list}));
+    shell.message(&json!({"reason": "graph", "nodes": nodes, "edges": list}));
     Ok(Exit::Success)
 }
 
