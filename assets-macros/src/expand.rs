@@ -244,3 +244,67 @@ impl Module {
         Some(format!("{}/", &path[..cut]))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `resource → path` for each name, as the expansion names them.
+    fn listing(names: &[&str]) -> String {
+        let entries: Vec<Entry> = names
+            .iter()
+            .map(|n| Entry {
+                kind: "bytes".into(),
+                name: (*n).into(),
+            })
+            .collect();
+        constants(&entries)
+            .into_iter()
+            .zip(names)
+            .map(|((n, constant), name)| {
+                let mut path = n.modules.clone();
+                path.push(constant);
+                format!("{name} → {}\n", path.join("::"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_engine_shaped_tree_gets_these_names() {
+        let names = [
+            "branding/bevy_bird_dark.png",
+            "branding/bevy_bird_dark.svg",
+            "branding/icon.png",
+            "models/FlightHelmet/FlightHelmet.gltf",
+            "models/FlightHelmet/FlightHelmet.bin",
+            "models/FlightHelmet/FlightHelmet_Materials_LeatherPartsMat_BaseColor.png",
+            "sounds/Windless Slopes.ogg",
+            "fonts/FiraSans-Bold.ttf",
+            "textures/Game Icons/wrench.png",
+            "textures/1x1.png",
+            "textures/rpg/chars/sensei/sensei.png",
+            "levels/one.lvl#collision",
+            "levels/one.lvl#tiles",
+            "shaders/type.wgsl",
+            "type/mod.rs",
+        ];
+        let expected = "\
+branding/bevy_bird_dark.png → branding::BEVY_BIRD_DARK_PNG
+branding/bevy_bird_dark.svg → branding::BEVY_BIRD_DARK_SVG
+branding/icon.png → branding::ICON
+models/FlightHelmet/FlightHelmet.gltf → models::flight_helmet::FLIGHT_HELMET_GLTF
+models/FlightHelmet/FlightHelmet.bin → models::flight_helmet::FLIGHT_HELMET_BIN
+models/FlightHelmet/FlightHelmet_Materials_LeatherPartsMat_BaseColor.png → models::flight_helmet::FLIGHT_HELMET_MATERIALS_LEATHER_PARTS_MAT_BASE_COLOR
+sounds/Windless Slopes.ogg → sounds::WINDLESS_SLOPES
+fonts/FiraSans-Bold.ttf → fonts::FIRA_SANS_BOLD
+textures/Game Icons/wrench.png → textures::game_icons::WRENCH
+textures/1x1.png → textures::_1X1
+textures/rpg/chars/sensei/sensei.png → textures::rpg::chars::sensei::SENSEI
+levels/one.lvl#collision → levels::ONE_COLLISION
+levels/one.lvl#tiles → levels::ONE_TILES
+shaders/type.wgsl → shaders::TYPE
+type/mod.rs → type_::MOD
+";
+        assert_eq!(listing(&names), expected);
+    }
+}

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use assets_test_support::{encode_png, sprite_image};
+use assets_test_support::{encode_png, gltf_bin, gltf_json, png_bytes, sprite_image};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -345,4 +345,86 @@ fn main() {
         stdout.contains(r#""asset":"levels/one.lvl","message":"line 2, column 3: unknown tile `x` (tiles: .TCHB)""#),
         "{stdout}"
     );
+}
+
+/// Code naming the assets of [`engine_tree`] by the constants the README's
+/// naming table promises: it compiles only if every name is as documented.
+const ENGINE_MAIN_RS: &str = r#"
+assets_runtime::include_parcel!("main");
+
+fn main() {
+    let parcel = &*main::PARCEL;
+    // Same stem, two extensions, one folder.
+    let png = parcel.image(main::branding::BEVY_BIRD_DARK_PNG).unwrap();
+    let svg = parcel.bytes(main::branding::BEVY_BIRD_DARK_SVG).unwrap();
+    println!("bird png {}x{}, svg {} bytes", png.header.width, png.header.height, svg.len());
+    // CamelCase folders and files; a glTF beside its buffer and texture.
+    use main::models::flight_helmet as helmet;
+    let glb = parcel.bytes(helmet::FLIGHT_HELMET_GLTF).unwrap();
+    println!("helmet glb {:?} {} bytes", std::str::from_utf8(&glb[..4]).unwrap(), glb.len());
+    let _ = helmet::FLIGHT_HELMET_BIN;
+    let _ = helmet::FLIGHT_HELMET_MATERIALS_LEATHER_PARTS_MAT_BASE_COLOR;
+    // Spaces, dashes, leading digits.
+    let _ = main::sounds::WINDLESS_SLOPES;
+    let _ = main::fonts::FIRA_SANS_BOLD;
+    let _ = main::textures::game_icons::WRENCH;
+    let _ = main::textures::_1X1;
+    let shader = parcel.text(main::shaders::CUSTOM_MATERIAL).unwrap();
+    println!("shader {} lines", shader.lines().count());
+    let hero = parcel.sprite(main::sprites::HERO).unwrap();
+    println!("hero {}x{}", hero.frame.source_width, hero.frame.source_height);
+    println!("{} resources", parcel.len());
+}
+"#;
+
+/// Assets shaped like a real engine's example folder (Bevy's): same stems
+/// with different extensions, a glTF with its `.bin` and a PNG texture in a
+/// CamelCase folder, names with spaces, dashes and leading digits, and
+/// files no built-in decodes (SVG, OGG, TTF: copied as bytes).
+fn engine_tree(c: &Crate) {
+    c.write("assets/branding/bevy_bird_dark.png", png_bytes(16, 8, 1));
+    c.write(
+        "assets/branding/bevy_bird_dark.svg",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n",
+    );
+    c.write(
+        "assets/models/FlightHelmet/FlightHelmet.gltf",
+        gltf_json("FlightHelmet_Materials_LeatherPartsMat_BaseColor.png"),
+    );
+    c.write("assets/models/FlightHelmet/FlightHelmet.bin", gltf_bin(1.0));
+    c.write(
+        "assets/models/FlightHelmet/FlightHelmet_Materials_LeatherPartsMat_BaseColor.png",
+        png_bytes(8, 8, 2),
+    );
+    c.write("assets/sounds/Windless Slopes.ogg", b"OggS\0fake");
+    c.write("assets/fonts/FiraSans-Bold.ttf", b"\0\x01\0\0fake");
+    c.write("assets/textures/Game Icons/wrench.png", png_bytes(4, 4, 3));
+    c.write("assets/textures/1x1.png", png_bytes(1, 1, 4));
+    c.write(
+        "assets/shaders/custom_material.wesl",
+        "@fragment\nfn fragment() -> @location(0) vec4<f32> { return vec4(1.0); }\n",
+    );
+}
+
+#[test]
+fn an_engine_shaped_tree_compiles_with_include_parcel_on_the_first_try() {
+    let c = Crate::new("e2e_engine_tree");
+    engine_tree(&c);
+    c.write("src/main.rs", ENGINE_MAIN_RS);
+    let (ok, _, stderr) = c.build();
+    assert!(ok, "{stderr}");
+    let out = c.run();
+    let glb_len = {
+        let line = out.lines().find(|l| l.starts_with("helmet glb")).unwrap();
+        line.split_whitespace()
+            .nth(3)
+            .unwrap()
+            .parse::<usize>()
+            .unwrap()
+    };
+    // The GLB holds the buffer and the texture's PNG bytes.
+    assert!(glb_len > 40 + png_bytes(8, 8, 2).len(), "{out}");
+    assert!(out.contains("helmet glb \"glTF\""), "{out}");
+    assert!(out.contains("bird png 16x8, svg 42 bytes"), "{out}");
+    assert!(out.contains("hero 12x10"), "{out}");
 }

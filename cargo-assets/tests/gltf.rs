@@ -4,41 +4,11 @@
 //! crate loads from the parcel bytes alone; its buffer and texture are
 //! inputs, found while building.
 
-use assets_test_support::{Project, png_bytes};
+use assets_test_support::{Project, gltf_bin as bin, gltf_json, png_bytes};
 
 const MODEL: &str = "assets/models/FlightHelmet/FlightHelmet.gltf";
 const BIN: &str = "assets/models/FlightHelmet/FlightHelmet.bin";
 const TEXTURE: &str = "assets/models/FlightHelmet/Leather Parts.png";
-
-/// A triangle with a base-color texture; `image_uri` names the texture.
-fn gltf_json(image_uri: &str) -> String {
-    format!(
-        r#"{{
-  "asset": {{"version": "2.0", "generator": "hand"}},
-  "extensionsUsed": ["EXT_made_up"],
-  "scene": 0,
-  "scenes": [{{"nodes": [0]}}],
-  "nodes": [{{"mesh": 0, "name": "Helmet"}}],
-  "meshes": [{{"primitives": [{{"attributes": {{"POSITION": 0}}, "material": 0}}]}}],
-  "materials": [{{"pbrMetallicRoughness": {{"baseColorTexture": {{"index": 0}}}}, "extensions": {{"EXT_made_up": {{"x": 1}}}}}}],
-  "textures": [{{"source": 0}}],
-  "images": [{{"uri": "{image_uri}", "name": "leather"}}],
-  "accessors": [{{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
-                  "min": [0, 0, 0], "max": [1, 1, 0]}}],
-  "bufferViews": [{{"buffer": 0, "byteOffset": 4, "byteLength": 36}}],
-  "buffers": [{{"uri": "FlightHelmet.bin", "byteLength": 40}}]
-}}"#
-    )
-}
-
-/// 4 bytes of padding, then three vertices, scaled by `scale`.
-fn bin(scale: f32) -> Vec<u8> {
-    let mut out = vec![0xEE; 4];
-    for v in [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0f32] {
-        out.extend_from_slice(&(v * scale).to_le_bytes());
-    }
-    out
-}
 
 fn project() -> Project {
     let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));

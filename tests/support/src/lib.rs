@@ -279,6 +279,40 @@ fn blob_hash(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
 
+/// A glTF document as exporters write one: a triangle (buffer
+/// `FlightHelmet.bin`, see [`gltf_bin`]) with a base-color texture whose
+/// URI is `image_uri` (percent-encoded, as the spec wants), and a material
+/// extension the validator does not know (`EXT_made_up`, used, not required).
+pub fn gltf_json(image_uri: &str) -> String {
+    format!(
+        r#"{{
+  "asset": {{"version": "2.0", "generator": "hand"}},
+  "extensionsUsed": ["EXT_made_up"],
+  "scene": 0,
+  "scenes": [{{"nodes": [0]}}],
+  "nodes": [{{"mesh": 0, "name": "Helmet"}}],
+  "meshes": [{{"primitives": [{{"attributes": {{"POSITION": 0}}, "material": 0}}]}}],
+  "materials": [{{"pbrMetallicRoughness": {{"baseColorTexture": {{"index": 0}}}}, "extensions": {{"EXT_made_up": {{"x": 1}}}}}}],
+  "textures": [{{"source": 0}}],
+  "images": [{{"uri": "{image_uri}", "name": "leather"}}],
+  "accessors": [{{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
+                  "min": [0, 0, 0], "max": [1, 1, 0]}}],
+  "bufferViews": [{{"buffer": 0, "byteOffset": 4, "byteLength": 36}}],
+  "buffers": [{{"uri": "FlightHelmet.bin", "byteLength": 40}}]
+}}"#
+    )
+}
+
+/// The buffer of [`gltf_json`]: 4 bytes of padding, then three vertices
+/// scaled by `scale`.
+pub fn gltf_bin(scale: f32) -> Vec<u8> {
+    let mut out = vec![0xEE; 4];
+    for v in [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0f32] {
+        out.extend_from_slice(&(v * scale).to_le_bytes());
+    }
+    out
+}
+
 /// A well-formed PNG whose header claims `w`×`h` pixels but holds almost no
 /// data: a decoder without limits would try to allocate `w * h * 4` bytes.
 pub fn huge_png_header(w: u32, h: u32) -> Vec<u8> {
