@@ -62,8 +62,9 @@ fn a_file_the_tool_lists_in_its_depfile_reruns_the_step_when_it_changes() {
         resource_bytes(&p, &first, "levels/one.lvl"),
         b"level one\nred green\n"
     );
-    // (edit, assets whose processor must run, bytes of levels/one.lvl after)
-    let cases: &[(&str, fn(&Project), &[&str], &[u8])] = &[
+    // (what, edit, assets whose processor must run, bytes of levels/one.lvl after)
+    type Case = (&'static str, fn(&Project), &'static [&'static str], &'static [u8]);
+    let cases: &[Case] = &[
         ("nothing changed", |_| {}, &[], b"level one\nred green\n"),
         (
             "the palette, an asset the tool read",

@@ -62,7 +62,8 @@ fn a_gltf_with_its_buffer_and_texture_becomes_one_glb_with_the_original_png() {
     assert_eq!(vertices, bin(1.0)[4..]);
 
     // (what, edit, assets whose processor runs)
-    let cases: &[(&str, fn(&Project), &[&str])] = &[
+    type Case = (&'static str, fn(&Project), &'static [&'static str]);
+    let cases: &[Case] = &[
         ("nothing changed", |_| {}, &[]),
         (
             "editing the buffer reruns the model (and the buffer's own copy)",
