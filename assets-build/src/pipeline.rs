@@ -214,12 +214,7 @@ pub fn clean(
     cache_dir: &std::path::Path,
     events: EventHandler<'_>,
 ) -> Result<CleanStats, StoreError> {
-    if !cache_dir.exists() {
-        return Ok(CleanStats::default());
-    }
-    let store = Store::open(cache_dir)?;
-    let _lock = lock(&store, events)?;
-    remove_counted(cache_dir)
+    clean_dirs(cache_dir, &[cache_dir.to_owned()], events)
 }
 
 /// Removes one package's records and parcels (of every variant) from the
@@ -231,20 +226,33 @@ pub fn clean_package(
     package: &str,
     events: EventHandler<'_>,
 ) -> Result<CleanStats, StoreError> {
+    let records = crate::record_log::log_path(cache_dir, package, "_");
+    let parcels = default_parcel_dir(cache_dir, package, "_");
+    let dirs: Vec<_> = [records.parent(), parcels.parent()]
+        .into_iter()
+        .flatten()
+        .map(ToOwned::to_owned)
+        .collect();
+    clean_dirs(cache_dir, &dirs, events)
+}
+
+/// Removes `dirs` (those that exist) under the lock of the cache at
+/// `cache_dir`, counting what they held.
+fn clean_dirs(
+    cache_dir: &std::path::Path,
+    dirs: &[PathBuf],
+    events: EventHandler<'_>,
+) -> Result<CleanStats, StoreError> {
+    let mut stats = CleanStats::default();
     if !cache_dir.exists() {
-        return Ok(CleanStats::default());
+        return Ok(stats);
     }
     let store = Store::open(cache_dir)?;
     let _lock = lock(&store, events)?;
-    let mut stats = CleanStats::default();
-    let records = crate::record_log::log_path(cache_dir, package, "_");
-    let parcels = default_parcel_dir(cache_dir, package, "_");
-    for dir in [records.parent(), parcels.parent()].into_iter().flatten() {
-        if dir.exists() {
-            let s = remove_counted(dir)?;
-            stats.files += s.files;
-            stats.bytes += s.bytes;
-        }
+    for dir in dirs.iter().filter(|d| d.exists()) {
+        let s = remove_counted(dir)?;
+        stats.files += s.files;
+        stats.bytes += s.bytes;
     }
     Ok(stats)
 }

@@ -228,10 +228,7 @@ fn sprites_larger_than_a_page_fail_their_atlas_by_name_and_keep_the_last_parcel(
     );
     let run = p.run(&["build"]);
     assert_eq!(run.code, Some(101), "{}", run.stderr);
-    let message = run.failure("atlas:ui")["message"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let message = run.failure_message("atlas:ui");
     // Both, in one build.
     for needle in [
         "sprites/huge.png",
@@ -321,7 +318,7 @@ fn a_corrupt_sprite_fails_by_name_its_atlas_is_skipped_and_the_parcel_kept() {
     p.file("assets/sprites/s01.png", b"\x89PNG\r\n\x1a\n not really");
     let run = p.run(&["build"]);
     assert_eq!(run.code, Some(101), "{}", run.stderr);
-    let message = run.failure("sprites/s01.png")["message"].as_str().unwrap();
+    let message = run.failure_message("sprites/s01.png");
     assert!(message.contains("could not decode image"), "{message}");
     let skipped = run
         .with_reason("asset-skipped")

@@ -42,7 +42,7 @@ fn broken_images_fail_by_name_and_the_rest_still_builds() {
         (finished["failed"].as_u64(), finished["success"].as_bool()),
         (Some(3), Some(false))
     );
-    let message = |a| run.failure(a)["message"].as_str().unwrap().to_owned();
+    let message = |a| run.failure_message(a);
     assert!(
         message("garbage.png").contains("not a PNG or JPEG"),
         "{}",
@@ -209,7 +209,7 @@ command = ["no-such-tool-cargo-assets", "{input}"]
     .file("assets/missing/c.lvl", "x");
     let run = p.run(&["build"]);
     assert_eq!(run.code, Some(101));
-    let message = |a| run.failure(a)["message"].as_str().unwrap().to_owned();
+    let message = |a| run.failure_message(a);
     assert!(
         message("fail/a.lvl").contains("exit status: 3") && message("fail/a.lvl").contains("boom")
     );

@@ -63,7 +63,12 @@ fn a_file_the_tool_lists_in_its_depfile_reruns_the_step_when_it_changes() {
         b"level one\nred green\n"
     );
     // (what, edit, assets whose processor must run, bytes of levels/one.lvl after)
-    type Case = (&'static str, fn(&Project), &'static [&'static str], &'static [u8]);
+    type Case = (
+        &'static str,
+        fn(&Project),
+        &'static [&'static str],
+        &'static [u8],
+    );
     let cases: &[Case] = &[
         ("nothing changed", |_| {}, &[], b"level one\nred green\n"),
         (
@@ -130,7 +135,7 @@ fn a_tool_given_a_depfile_that_writes_none_fails_by_name() {
     );
     let run = p.run(&["build"]);
     assert_eq!(run.code, Some(101));
-    let message = run.failure("levels/one.lvl")["message"].as_str().unwrap();
+    let message = run.failure_message("levels/one.lvl");
     assert!(message.contains("wrote no depfile"), "{message}");
 }
 
@@ -223,7 +228,7 @@ outputs = ["atlas.bin", "atlas.json"]
 "#,
     );
     let run = p.run(&["build"]);
-    let message = run.failure("atlases/ui.list")["message"].as_str().unwrap();
+    let message = run.failure_message("atlases/ui.list");
     assert!(
         message.contains("use {output:atlas.bin}, {output:atlas.json}"),
         "{message}"

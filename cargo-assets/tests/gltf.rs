@@ -109,10 +109,7 @@ fn a_missing_texture_names_the_uri_and_creating_it_rebuilds_the_model() {
     p.file(MODEL, gltf_json("Missing%20Metal.png"));
     let run = p.run(&["build"]);
     assert_eq!(run.code, Some(101));
-    let message = run.failure("models/FlightHelmet/FlightHelmet.gltf")["message"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let message = run.failure_message("models/FlightHelmet/FlightHelmet.gltf");
     assert!(
         message.contains("images[0] refers to `Missing%20Metal.png`")
             && message.contains("`models/FlightHelmet/Missing Metal.png` does not exist"),
@@ -163,10 +160,7 @@ fn broken_models_fail_by_name_and_keep_the_last_good_parcel() {
         p.file(MODEL, json);
         let run = p.run(&["build"]);
         assert_eq!(run.code, Some(101), "{what}");
-        let message = run.failure("models/FlightHelmet/FlightHelmet.gltf")["message"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let message = run.failure_message("models/FlightHelmet/FlightHelmet.gltf");
         assert!(message.contains(expected), "{what}: {message}");
         assert_eq!(
             std::fs::read(good.parcel("main")).unwrap(),

@@ -179,15 +179,8 @@ impl<'a> Context<'a> {
         if !real.starts_with(self.step.real_root) {
             return Err(ProcessError::EscapesRoot { path: name });
         }
-        let meta = f.metadata().map_err(read_err)?;
-        if meta.is_dir() {
+        let Some((state, bytes)) = read_stamped(&mut f).map_err(read_err)? else {
             return Err(read_err(io::Error::other("it is a directory")));
-        }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        io::Read::read_to_end(&mut f, &mut bytes).map_err(read_err)?;
-        let state = InputState::Present {
-            stamp: FileStamp::of(&meta),
-            hash: ContentHash::of(&bytes),
         };
         self.record(name, state);
         Ok(Some(bytes))
@@ -230,18 +223,9 @@ impl<'a> Context<'a> {
         let Some(name) = package_relative(&real, &real_package) else {
             return Ok(false);
         };
-        // The stamp is taken before the bytes are read, as for every input:
-        // a write in between makes the next check re-hash, never miss it.
         let mut f = fs::File::open(&real).map_err(read_err)?;
-        let meta = f.metadata().map_err(read_err)?;
-        if meta.is_dir() {
+        let Some((state, _)) = read_stamped(&mut f).map_err(read_err)? else {
             return Ok(false);
-        }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        io::Read::read_to_end(&mut f, &mut bytes).map_err(read_err)?;
-        let state = InputState::Present {
-            stamp: FileStamp::of(&meta),
-            hash: ContentHash::of(&bytes),
         };
         self.record(name, state);
         Ok(true)
@@ -342,6 +326,23 @@ pub(crate) fn input_name(root: &AssetRoot, path: &AssetPath) -> String {
     } else {
         format!("{}/{path}", root.name)
     }
+}
+
+/// The open file's stamp and bytes, as an input's state; `None` for a
+/// directory. The stamp is taken before the bytes are read: a write in
+/// between makes the next check re-hash, never miss the change.
+fn read_stamped(f: &mut fs::File) -> io::Result<Option<(InputState, Vec<u8>)>> {
+    let meta = f.metadata()?;
+    if meta.is_dir() {
+        return Ok(None);
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    io::Read::read_to_end(f, &mut bytes)?;
+    let state = InputState::Present {
+        stamp: FileStamp::of(&meta),
+        hash: ContentHash::of(&bytes),
+    };
+    Ok(Some((state, bytes)))
 }
 
 /// `path` relative to `base`, `/`-separated, if it lies inside it.

@@ -190,6 +190,12 @@ impl Run {
         v
     }
 
+    /// The text of `asset`'s `asset-failed` message.
+    pub fn failure_message(&self, asset: &str) -> String {
+        let message = self.failure(asset)["message"].as_str();
+        message.expect("message is a string").to_owned()
+    }
+
     /// The `asset-failed` message of `asset`.
     pub fn failure(&self, asset: &str) -> &Value {
         self.with_reason("asset-failed")
