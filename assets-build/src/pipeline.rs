@@ -19,7 +19,7 @@ use crate::discover::{DiscoveryError, discover};
 use crate::event::{Event, EventHandler};
 use crate::manifest::{Manifest, ManifestError};
 use crate::parallel;
-use crate::parcels::{default_parcel_dir, write_parcels};
+use crate::parcels::{ParcelOutcome, default_parcel_dir, write_parcels};
 use crate::plan::plan;
 use crate::processor::Registry;
 use crate::record_log::RecordLog;
@@ -146,16 +146,33 @@ impl Pipeline {
             steps: plan.steps.len(),
         });
         let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events);
-        let steps = scheduler.run(o.jobs);
-        // Keep the latest record of every planned asset, also of failed ones:
-        // they still say why the next build will rerun them.
-        records.compact_if_worthwhile(&store, steps.iter().map(|s| &s.asset))?;
+        let mut steps = scheduler.run(o.jobs);
         let parcel_dir = match &o.parcel_dir {
             Some(dir) => dir.clone(),
             None => default_parcel_dir(store.dir(), package_key(&manifest), &o.variant),
         };
         let mut retired = Retired::default();
-        let parcels = write_parcels(&manifest, &store, &parcel_dir, &plan, &steps, &mut retired);
+        let mut parcels =
+            write_parcels(&manifest, &store, &parcel_dir, &plan, &steps, &mut retired);
+        // A parcel that could not be written may have met a corrupt blob
+        // (removed when found). Then every output is checked at once, the
+        // steps that made damaged ones run again, and the parcels are
+        // written again: one build heals the cache.
+        if parcels
+            .iter()
+            .any(|p| matches!(p.outcome, ParcelOutcome::Failed { .. }))
+        {
+            let damaged = damaged_steps(&store, &steps);
+            if !damaged.is_empty() {
+                steps = scheduler.rebuild(&damaged, o.jobs);
+                parcels =
+                    write_parcels(&manifest, &store, &parcel_dir, &plan, &steps, &mut retired);
+            }
+        }
+        drop(scheduler);
+        // Keep the latest record of every planned asset, also of failed ones:
+        // they still say why the next build will rerun them.
+        records.compact_if_worthwhile(&store, steps.iter().map(|s| &s.asset))?;
         Ok(BuildReport {
             steps,
             parcels,
@@ -163,6 +180,21 @@ impl Pipeline {
             retired,
         })
     }
+}
+
+/// The steps with an output blob that is missing or corrupt (a corrupt one
+/// is removed as it is found), every blob read and checked on all cores.
+fn damaged_steps(store: &Store, steps: &[Arc<crate::report::StepReport>]) -> Vec<usize> {
+    let damaged = parallel::map(steps, |s| {
+        s.record
+            .as_ref()
+            .is_some_and(|r| r.outputs.iter().any(|o| store.get(&o.hash).is_err()))
+    });
+    damaged
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, d)| d.then_some(i))
+        .collect()
 }
 
 /// The package's name as a directory name in the cache (records and parcels

@@ -36,7 +36,7 @@ use crate::processor::{
     Context, ProcessError,
     context::{Dependencies, StepInfo},
 };
-use crate::record::{OutputRecord, RECORD_FORMAT, Record, system_time_ns};
+use crate::record::{DependencyUse, OutputRecord, RECORD_FORMAT, Record, system_time_ns};
 use crate::record_log::RecordLog;
 use crate::report::{Outcome, StepReport};
 use crate::store::Store;
@@ -102,26 +102,48 @@ impl<'a> Scheduler<'a> {
 
     /// Runs every step on `jobs` threads; returns reports in plan order.
     pub fn run(&self, jobs: usize) -> Vec<Arc<StepReport>> {
+        let all: Vec<usize> = (0..self.plan.steps.len()).collect();
+        self.run_steps(&all, jobs);
+        self.reports()
+    }
+
+    /// Runs `steps` again (after a build found some of their output blobs
+    /// corrupt and removed them: their freshness check now says
+    /// `output-missing`, so they rerun); returns every report in plan order.
+    pub fn rebuild(&self, steps: &[usize], jobs: usize) -> Vec<Arc<StepReport>> {
+        {
+            let mut state = self.lock();
+            for &i in steps {
+                state.slots[i] = Slot::Pending;
+            }
+        }
+        self.run_steps(steps, jobs);
+        self.reports()
+    }
+
+    fn run_steps(&self, steps: &[usize], jobs: usize) {
         let next = AtomicUsize::new(0);
         let worker = || {
             loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= self.plan.steps.len() {
+                let Some(&i) = steps.get(next.fetch_add(1, Ordering::Relaxed)) else {
                     break;
-                }
+                };
                 if self.claim(i) {
                     self.execute_and_publish(i);
                 }
             }
         };
         std::thread::scope(|s| {
-            for _ in 0..jobs.max(1) {
+            for _ in 0..jobs.clamp(1, steps.len().max(1)) {
                 std::thread::Builder::new()
                     .stack_size(WORKER_STACK)
                     .spawn_scoped(s, worker)
                     .expect("could not start a worker thread");
             }
         });
+    }
+
+    fn reports(&self) -> Vec<Arc<StepReport>> {
         let state = self.lock();
         state
             .slots
@@ -131,6 +153,38 @@ impl<'a> Scheduler<'a> {
                 _ => unreachable!("every step is done when all workers have finished"),
             })
             .collect()
+    }
+
+    /// After step `requester` found a dependency's output corrupt: marks
+    /// every dependency it used whose outputs are no longer all in the store
+    /// (the corrupt blob was removed when found) to be built again, and
+    /// builds them. Whether any was.
+    fn heal_dependencies(&self, requester: usize, used: &[DependencyUse]) -> bool {
+        let damaged: Vec<usize> = {
+            let mut state = self.lock();
+            let mut damaged = Vec::new();
+            for u in used {
+                let Some(&i) = self.plan.index.get(&u.asset) else {
+                    continue;
+                };
+                let Slot::Done(report) = &state.slots[i] else {
+                    continue;
+                };
+                let missing = report
+                    .record
+                    .as_ref()
+                    .is_some_and(|r| r.outputs.iter().any(|o| !self.store.has(&o.hash, o.size)));
+                if missing {
+                    state.slots[i] = Slot::Pending;
+                    damaged.push(i);
+                }
+            }
+            damaged
+        };
+        for &i in &damaged {
+            let _ = self.ensure(requester, i);
+        }
+        !damaged.is_empty()
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -272,25 +326,38 @@ impl<'a> Scheduler<'a> {
             settings: &step.settings,
             origin: step.origin.as_ref(),
         };
-        let mut ctx = Context::new(info, self.manifest, self.variant, self.store, self);
-        for (root, path) in &step.extra_inputs {
-            let file = self.manifest.roots[*root].dir.join(path.as_str());
-            ctx.record_tool_input(&file).map_err(Failure::Error)?;
-        }
-        let result = catch_unwind(AssertUnwindSafe(|| step.processor.process(&mut ctx)))
-            .unwrap_or_else(|panic| {
-                Err(ProcessError::msg(format!(
-                    "processor panicked: {}",
-                    panic_message(&panic)
-                )))
-            });
-        let recorded = ctx.finish();
-        if let Err(e) = result {
-            return Err(match recorded.failed_dependency {
-                Some(dep) => Failure::Dependency(dep),
-                None => Failure::Error(e),
-            });
-        }
+        // A dependency's output found corrupt is rebuilt and the step run
+        // again, so that one build heals the cache; a few rounds at most.
+        let mut heals = 0;
+        let recorded = loop {
+            let mut ctx = Context::new(info, self.manifest, self.variant, self.store, self);
+            for (root, path) in &step.extra_inputs {
+                let file = self.manifest.roots[*root].dir.join(path.as_str());
+                ctx.record_tool_input(&file).map_err(Failure::Error)?;
+            }
+            let result = catch_unwind(AssertUnwindSafe(|| step.processor.process(&mut ctx)))
+                .unwrap_or_else(|panic| {
+                    Err(ProcessError::msg(format!(
+                        "processor panicked: {}",
+                        panic_message(&panic)
+                    )))
+                });
+            let recorded = ctx.finish();
+            match result {
+                Ok(()) => break recorded,
+                Err(ProcessError::CorruptDependency { .. })
+                    if heals < MAX_HEALS && self.heal_dependencies(i, &recorded.dependencies) =>
+                {
+                    heals += 1;
+                }
+                Err(e) => {
+                    return Err(match recorded.failed_dependency {
+                        Some(dep) => Failure::Dependency(dep),
+                        None => Failure::Error(e),
+                    });
+                }
+            }
+        };
         if recorded.outputs.is_empty() {
             return Err(Failure::Error(ProcessError::msg(format!(
                 "processor `{}` produced no output",
@@ -335,6 +402,10 @@ impl<'a> Scheduler<'a> {
         Ok(record)
     }
 }
+
+/// How many times a step is run again after rebuilding dependencies whose
+/// outputs it found corrupt (each round heals every dependency it read).
+const MAX_HEALS: usize = 3;
 
 /// Outputs of at least this many bytes in all are stored in parallel.
 const PARALLEL_PUT_BYTES: usize = 4 << 20;

@@ -187,3 +187,56 @@ fn killing_a_build_at_any_moment_never_leaves_a_cache_that_is_trusted_wrongly() 
         "only {killed_mid_build} of {KILLS} kills hit a running build"
     );
 }
+
+/// Flips one byte in every blob of the cache, keeping every size, so that
+/// only reading a blob can tell; returns how many there were.
+fn corrupt_every_blob(p: &Project) -> usize {
+    let mut n = 0;
+    for entry in walkdir::WalkDir::new(p.cache_dir().join("blobs")) {
+        let entry = entry.unwrap();
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let mut bytes = std::fs::read(entry.path()).unwrap();
+        if bytes.is_empty() {
+            continue;
+        }
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x5A;
+        std::fs::write(entry.path(), bytes).unwrap();
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn one_build_heals_a_cache_whose_every_blob_is_corrupt() {
+    let p = project(12, false);
+    p.metadata(&format!(
+        "{}\n[[package.metadata.assets.rules]]\nmatch = \"atlas/*.png\"\nprocessor = \"sprite\"\n",
+        METADATA.replace("PREMULTIPLY", "false")
+    ));
+    for i in 0..6 {
+        p.png(&format!("assets/atlas/a{i}.png"), 8 + i, 5 + 2 * i, 100 + i);
+    }
+    let parcel = |run: &assets_test_support::Run| std::fs::read(run.parcel("main")).unwrap();
+    let clean = parcel(&p.build_ok());
+
+    // Every blob corrupt and the parcel gone: writing it meets the corrupt
+    // blobs, whose steps rerun in the same build.
+    assert!(corrupt_every_blob(&p) > 30);
+    std::fs::remove_dir_all(p.cache_dir().join("parcels")).unwrap();
+    let run = p.build_ok();
+    assert_eq!(parcel(&run), clean, "the healed parcel is the clean one");
+    cache_outputs(&p.cache_dir(), "dev"); // panics on any corrupt blob a record names
+
+    // Every blob corrupt and one atlas sprite edited: the atlas step reads
+    // every sprite's cached pixels, finds them corrupt, has them rebuilt,
+    // and packs, in the same build.
+    corrupt_every_blob(&p);
+    p.png("assets/atlas/a0.png", 8, 5, 999);
+    let healed = parcel(&p.build_ok());
+    cache_outputs(&p.cache_dir(), "dev");
+    assert!(p.run(&["clean"]).success());
+    assert_eq!(healed, parcel(&p.build_ok()), "as a build from nothing");
+}

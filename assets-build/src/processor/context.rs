@@ -13,7 +13,7 @@ use crate::asset_path::AssetPath;
 use crate::hash::ContentHash;
 use crate::manifest::{AssetRoot, Manifest, Origin, Settings};
 use crate::record::{DependencyUse, FileStamp, Input, InputState, OutputRecord, Record};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 /// Builds other assets on demand; implemented by the scheduler.
 pub(crate) trait Dependencies: Sync {
@@ -22,6 +22,7 @@ pub(crate) trait Dependencies: Sync {
 }
 
 /// What a step is, as its context needs to know it.
+#[derive(Clone, Copy)]
 pub(crate) struct StepInfo<'a> {
     pub index: usize,
     pub asset: &'a AssetPath,
@@ -388,7 +389,13 @@ impl DependencyOutputs<'_> {
                 self.record.asset
             ))
         })?;
-        Ok(self.store.get(&output.hash)?)
+        self.store.get(&output.hash).map_err(|e| match e {
+            StoreError::CorruptBlob { .. } => ProcessError::CorruptDependency {
+                asset: self.record.asset.clone(),
+                source: e,
+            },
+            other => ProcessError::Store(other),
+        })
     }
 }
 

@@ -172,6 +172,18 @@ pub enum ProcessError {
         /// The label.
         label: String,
     },
+    /// Another asset's output was found corrupt while this step read it
+    /// (and was removed). The scheduler rebuilds that asset and runs this
+    /// step again, so the build heals itself; a processor should pass this
+    /// error on with `?` rather than wrap it.
+    #[error("an output of `{asset}` was corrupt: {source}")]
+    CorruptDependency {
+        /// The asset whose output was corrupt.
+        asset: AssetPath,
+        /// What the store found.
+        #[source]
+        source: StoreError,
+    },
     /// The cache failed while storing or reading outputs.
     #[error(transparent)]
     Store(#[from] StoreError),

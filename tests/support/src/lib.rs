@@ -256,7 +256,7 @@ pub fn cache_outputs(
         .join("game")
         .join(format!("{variant}.jsonl"));
     let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
-    let mut out = BTreeMap::new();
+    let mut latest: BTreeMap<String, Value> = BTreeMap::new();
     for line in text.lines() {
         let (sum, json) = line.split_at(64);
         let json = &json[1..];
@@ -264,19 +264,28 @@ pub fn cache_outputs(
             continue;
         }
         let record: Value = serde_json::from_str(json).expect("a checksummed line is JSON");
+        let asset = record["asset"].as_str().expect("asset").to_owned();
+        latest.insert(asset, record);
+    }
+    let mut out = BTreeMap::new();
+    for (asset, record) in latest {
         let mut outputs = Vec::new();
         for o in record["outputs"].as_array().expect("outputs array") {
             let hash = o["hash"].as_str().expect("hash").to_owned();
             let blob = cache_dir.join("blobs").join(&hash[..2]).join(&hash);
             let bytes = std::fs::read(&blob).unwrap_or_else(|e| panic!("blob {hash}: {e}"));
-            assert_eq!(blob_hash(&bytes), hash, "blob {hash} is corrupt");
+            assert_eq!(
+                blob_hash(&bytes),
+                hash,
+                "blob {hash} of `{asset}` is corrupt"
+            );
             outputs.push((
                 o["label"].as_str().unwrap().to_owned(),
                 o["kind"].as_str().unwrap().to_owned(),
                 hash,
             ));
         }
-        out.insert(record["asset"].as_str().expect("asset").to_owned(), outputs);
+        out.insert(asset, outputs);
     }
     out
 }
