@@ -124,10 +124,7 @@ impl<'a> Scheduler<'a> {
     fn run_steps(&self, steps: &[usize], jobs: usize) {
         let next = AtomicUsize::new(0);
         let worker = || {
-            loop {
-                let Some(&i) = steps.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                    break;
-                };
+            while let Some(&i) = steps.get(next.fetch_add(1, Ordering::Relaxed)) {
                 if self.claim(i) {
                     self.execute_and_publish(i);
                 }
