@@ -13,7 +13,8 @@
 //!
 //! 1. the key (processor, version, settings changed?);
 //! 2. the outputs are still in the store (a stat each);
-//! 3. every input: size and mtime first; only when they differ, or when the
+//! 3. every input: its stamp first (size, mtime, ctime, inode, device: see
+//!    [`FileStamp`](crate::record::FileStamp)); only when it differs, or when the
 //!    file was modified within [`RACY_WINDOW_NS`] of the step (a later write in
 //!    the same timestamp tick would be invisible), is it re-hashed. A file
 //!    whose bytes are unchanged does not make the step stale (touch is free),
@@ -23,9 +24,10 @@
 //!    did when used. A dependency that rebuilt to identical bytes does not
 //!    make this step stale (early cutoff).
 //!
-//! Known limit: mtimes from a clock that runs backwards (or a network file
-//! system's skewed clock) can hide a change with an unchanged size within the
-//! racy window; `cargo assets clean` recovers.
+//! Known limit: where the stamp is size and mtime only (no ctime or inode:
+//! Windows), a change that keeps the size and restores the mtime is not
+//! seen, nor one hidden by a clock that runs backwards; `cargo assets clean`
+//! recovers. On Unix the ctime, which user space cannot set, catches both.
 
 use std::fmt;
 use std::fs;
@@ -247,6 +249,9 @@ fn stat(path: &Path) -> Option<FileStamp> {
         Err(_) => Some(FileStamp {
             size: u64::MAX,
             mtime_ns: 0,
+            ctime_ns: 0,
+            ino: 0,
+            dev: 0,
         }),
     }
 }

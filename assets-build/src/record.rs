@@ -127,21 +127,61 @@ pub enum InputState {
     },
 }
 
-/// Size and modification time: the cheap check that a file is unchanged.
+/// What a `stat` says of a file: the cheap check that it is unchanged.
+///
+/// Size and mtime alone can be fooled: archive extraction, `rsync -t`,
+/// `cp -p` and some editors set the mtime back, and a file of the same size
+/// then looks unchanged. So, as git's index does, the stamp also holds the
+/// status-change time, which every write, rename or `chmod` moves and which
+/// user space cannot set back, and the inode and device, which differ for a
+/// file renamed over another. All come from the same `stat` call.
+///
+/// | platform | `ctime_ns` | `ino`, `dev` |
+/// |---|---|---|
+/// | Unix (Linux, macOS, BSD) | `st_ctime` | `st_ino`, `st_dev` |
+/// | other (Windows) | 0 | 0 (size and mtime only, plus the racy-time rule) |
+///
+/// Records written before these fields existed read them as 0: the first
+/// check then re-hashes each input once and stores the full stamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileStamp {
     /// Length in bytes.
     pub size: u64,
     /// Modification time, ns since the Unix epoch (0 if earlier or unknown).
     pub mtime_ns: u64,
+    /// Status-change time, ns since the Unix epoch (0 where unknown).
+    #[serde(default)]
+    pub ctime_ns: u64,
+    /// Inode number (0 where unknown).
+    #[serde(default)]
+    pub ino: u64,
+    /// Device number (0 where unknown).
+    #[serde(default)]
+    pub dev: u64,
 }
 
 impl FileStamp {
     /// The stamp of a file's metadata.
     pub fn of(meta: &std::fs::Metadata) -> FileStamp {
+        #[cfg(unix)]
+        let (ctime_ns, ino, dev) = {
+            use std::os::unix::fs::MetadataExt;
+            let ctime = u64::try_from(meta.ctime()).unwrap_or(0);
+            let nsec = u64::try_from(meta.ctime_nsec()).unwrap_or(0);
+            (
+                ctime.saturating_mul(1_000_000_000).saturating_add(nsec),
+                meta.ino(),
+                meta.dev(),
+            )
+        };
+        #[cfg(not(unix))]
+        let (ctime_ns, ino, dev) = (0, 0, 0);
         FileStamp {
             size: meta.len(),
             mtime_ns: meta.modified().map_or(0, system_time_ns),
+            ctime_ns,
+            ino,
+            dev,
         }
     }
 }
@@ -186,6 +226,9 @@ mod tests {
                 stamp: FileStamp {
                     size: 3,
                     mtime_ns: 7,
+                    ctime_ns: 8,
+                    ino: 9,
+                    dev: 10,
                 },
                 hash: ContentHash::of(b"abc"),
             },
@@ -196,7 +239,9 @@ mod tests {
         };
         let json = serde_json::to_string(&[&present, &absent]).unwrap();
         assert!(
-            json.contains(r#"{"path":"assets/a.png","size":3,"mtime_ns":7,"hash":""#),
+            json.contains(
+                r#"{"path":"assets/a.png","size":3,"mtime_ns":7,"ctime_ns":8,"ino":9,"dev":10,"hash":""#
+            ),
             "{json}"
         );
         assert!(

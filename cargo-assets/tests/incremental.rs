@@ -228,3 +228,46 @@ fn release_and_dev_variants_are_cached_separately() {
         Vec::<String>::new()
     );
 }
+
+/// Sets `path`'s mtime to 2020-01-01, as `touch -d`, `rsync -t` or an
+/// archive extraction can.
+fn set_old_mtime(p: &Project, path: &str) {
+    let file = std::fs::File::options()
+        .append(true)
+        .open(p.path().join(path))
+        .unwrap();
+    let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_577_836_800);
+    file.set_modified(old).unwrap();
+}
+
+#[test]
+fn a_change_that_keeps_size_and_mtime_is_still_seen() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.file("assets/t.txt", "aaaa\n");
+    set_old_mtime(&p, "assets/t.txt");
+    p.build_ok();
+    let text = |run: &assets_test_support::Run| {
+        let bytes = std::fs::read(run.parcel("main")).unwrap();
+        let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+        let text = parcel.text(assets_runtime::ResourceId::of("t.txt"));
+        text.unwrap().to_owned()
+    };
+
+    // Same size, mtime set back to what the record holds.
+    p.file("assets/t.txt", "bbbb\n");
+    set_old_mtime(&p, "assets/t.txt");
+    let run = p.build_ok();
+    assert_eq!(run.processed(), ["t.txt"]);
+    assert_eq!(text(&run), "bbbb\n");
+
+    // Another file of the same size and mtime renamed over it.
+    p.file("assets/.new", "cccc\n");
+    set_old_mtime(&p, "assets/.new");
+    std::fs::rename(p.path().join("assets/.new"), p.path().join("assets/t.txt")).unwrap();
+    let run = p.build_ok();
+    assert_eq!(run.processed(), ["t.txt"]);
+    assert_eq!(text(&run), "cccc\n");
+
+    // And with nothing changed, nothing runs.
+    assert_eq!(p.build_ok().processed(), Vec::<String>::new());
+}
