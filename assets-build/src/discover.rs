@@ -28,6 +28,14 @@ pub enum DiscoveryError {
     /// A root directory is missing.
     #[error("asset root `{}` does not exist; create it, or set `root` in [package.metadata.assets]", .0.display())]
     MissingRoot(PathBuf),
+    /// A root is a symbolic link (or under one) that leads out of the package.
+    #[error("asset root `{}` leads outside the package (to `{}`); roots must stay inside the package directory", root.display(), target.display())]
+    RootOutsidePackage {
+        /// The root as configured.
+        root: PathBuf,
+        /// Where it resolves to.
+        target: PathBuf,
+    },
     /// A directory or file could not be read.
     #[error("could not read `{}`: {source}", path.display())]
     Io {
@@ -83,6 +91,19 @@ pub fn discover(manifest: &Manifest) -> Result<Vec<Discovered>, Vec<DiscoveryErr
     for (index, root) in manifest.roots.iter().enumerate() {
         if !root.dir.is_dir() {
             errors.push(DiscoveryError::MissingRoot(root.dir.clone()));
+            continue;
+        }
+        // `root` names a path inside the package (the manifest checks
+        // that), but a link on the way may lead anywhere.
+        let real_package = std::fs::canonicalize(&manifest.package_dir);
+        let real_root = std::fs::canonicalize(&root.dir);
+        if let (Ok(package), Ok(target)) = (real_package, real_root)
+            && !target.starts_with(&package)
+        {
+            errors.push(DiscoveryError::RootOutsidePackage {
+                root: root.dir.clone(),
+                target,
+            });
             continue;
         }
         walk_root(&root.dir, index, &mut found, &mut errors);

@@ -287,3 +287,36 @@ fn a_file_name_that_is_not_utf8_is_named_and_rejected() {
         run.stderr
     );
 }
+
+#[test]
+fn asset_roots_cannot_leave_the_package() {
+    let p = project();
+    p.file("assets/a.txt", "a\n");
+    // Through `..`: refused by the manifest, before any file is walked.
+    for root in [r#""../..""#, r#"["assets", "../../.."]"#] {
+        p.metadata(&format!("[package.metadata.assets]\nroot = {root}\n"));
+        let run = p.run(&["build"]);
+        assert_eq!(run.code, Some(101), "{root}");
+        assert!(
+            run.stderr.contains("is not a path inside the package")
+                && run.stderr.contains("package.metadata.assets.root"),
+            "{root}: {}",
+            run.stderr
+        );
+    }
+    // Through a link inside the package that leads out of it.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "x\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.path().join("linked")).unwrap();
+    p.metadata("[package.metadata.assets]\nroot = \"linked\"\n");
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101));
+    assert!(
+        run.stderr.contains("leads outside the package"),
+        "{}",
+        run.stderr
+    );
+    // `a/../assets` stays inside, and is `assets`.
+    p.metadata("[package.metadata.assets]\nroot = \"a/../assets\"\n");
+    p.build_ok();
+}

@@ -480,8 +480,10 @@ impl Resolver<'_> {
         let mut roots: Vec<AssetRoot> = Vec::new();
         for name in names {
             let normalized = normalize_root(name).ok_or_else(|| {
-                self.err(span.clone(), key.clone(), format!("asset root `{name}` is not a relative path"))
-                    .help("roots are relative to the directory of Cargo.toml, so that builds do not depend on where the project lives")
+                self.err(span.clone(), key.clone(), format!("asset root `{name}` is not a path inside the package"))
+                    .help("roots are relative to the directory of Cargo.toml and stay inside it: files outside the package \
+                           escape `cargo package`, Cargo's change tracking, and other machines' checkouts; \
+                           move the assets into the package, or make the shared folder a package of its own")
             })?;
             if roots.iter().any(|r| r.name == normalized) {
                 return Err(self.err(
@@ -801,16 +803,21 @@ fn settings_of(table: RawTable) -> Settings {
     )
 }
 
-/// `./assets/` → `assets`; `None` for absolute paths.
+/// `./assets/` → `assets`, `a/../b` → `b`; `None` for absolute paths and
+/// for paths that leave the package directory (`../shared`).
 fn normalize_root(root: &str) -> Option<String> {
     let p = Path::new(root);
     if p.is_absolute() || root.starts_with('/') || root.contains('\\') {
         return None;
     }
-    let parts: Vec<&str> = root
-        .split('/')
-        .filter(|s| !s.is_empty() && *s != ".")
-        .collect();
+    let mut parts: Vec<&str> = Vec::new();
+    for part in root.split('/').filter(|s| !s.is_empty() && *s != ".") {
+        if part == ".." {
+            parts.pop()?;
+        } else {
+            parts.push(part);
+        }
+    }
     Some(if parts.is_empty() {
         ".".into()
     } else {

@@ -125,8 +125,22 @@ const BAD: &[BadCase] = &[
         "[package.metadata.assets]\nroot = \"/abs\"\n",
         6,
         Some("package.metadata.assets.root"),
-        "asset root `/abs` is not a relative path",
+        "asset root `/abs` is not a path inside the package",
         Some("roots are relative to the directory of Cargo.toml"),
+    ),
+    (
+        "[package.metadata.assets]\nroot = \"../..\"\n",
+        6,
+        Some("package.metadata.assets.root"),
+        "asset root `../..` is not a path inside the package",
+        Some("escape `cargo package`"),
+    ),
+    (
+        "[package.metadata.assets]\nroot = [\"assets\", \"art/../../../..\"]\n",
+        6,
+        Some("package.metadata.assets.root"),
+        "asset root `art/../../../..` is not a path inside the package",
+        Some("move the assets into the package"),
     ),
     (
         "[package.metadata.assets]\nroot = 3\n",
