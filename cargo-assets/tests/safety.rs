@@ -4,7 +4,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use assets_test_support::{Project, cache_outputs};
+use assets_test_support::{Lcg, Project, cache_outputs};
 
 const METADATA: &str = r#"
 [[package.metadata.assets.rules]]
@@ -105,18 +105,6 @@ fn two_builds_started_together_both_succeed_with_identical_outputs() {
 }
 
 /// A tiny deterministic generator for kill delays.
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n.max(1)
-    }
-}
-
 #[test]
 fn killing_a_build_at_any_moment_never_leaves_a_cache_that_is_trusted_wrongly() {
     const KILLS: u64 = 24;

@@ -3,93 +3,28 @@
 //! at once each end with the parcel rewritten on disk and a notice naming the
 //! changed resources; a malformed client does not disturb it.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
-use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use assets_runtime::reload::{Notice, ReloadClient};
 use assets_runtime::{ParcelBuf, ResourceId};
-use assets_test_support::Project;
+use assets_test_support::{Project, Watch};
 use serde_json::Value;
 
 const FILES: usize = 2_000;
 
-struct Watch {
-    child: Child,
-    messages: Receiver<Value>,
-    port: u16,
+/// A game-side client of `watch`, once the watcher has greeted it.
+fn connect(watch: &Watch) -> ReloadClient {
+    let mut client = ReloadClient::new(("127.0.0.1", watch.port)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !client.is_connected() {
+        client.poll();
+        assert!(Instant::now() < deadline, "could not connect");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    client
 }
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Watch {
-    fn start(p: &Project) -> Watch {
-        let mut child = p
-            .command(["watch", "--port", "0", "--message-format", "json"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, messages) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                    let _ = tx.send(v);
-                }
-            }
-        });
-        let mut watch = Watch {
-            child,
-            messages,
-            port: 0,
-        };
-        let started = watch.next("watch-started");
-        watch.port = started["port"].as_u64().unwrap() as u16;
-        watch.next("build-finished");
-        watch
-    }
-
-    /// The next message with `reason`, skipping others.
-    fn next(&self, reason: &str) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let m = self
-                .messages
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no `{reason}` message in time"));
-            if m["reason"] == reason {
-                return m;
-            }
-        }
-    }
-
-    /// A game-side client, once the watcher has greeted it.
-    fn connect(&self) -> ReloadClient {
-        let mut client = ReloadClient::new(("127.0.0.1", self.port)).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !client.is_connected() {
-            client.poll();
-            assert!(Instant::now() < deadline, "could not connect");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        client
-    }
-
-    /// Every message that arrived so far.
-    fn drain(&self) -> Vec<Value> {
-        self.messages.try_iter().collect()
-    }
-}
-
 /// Polls until notices name every resource of `names`; returns them.
 fn notices_naming(client: &mut ReloadClient, names: &[&str]) -> Vec<Notice> {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -139,8 +74,8 @@ include-dirs = ["lib"]
     for i in 0..FILES {
         p.file(&format!("assets/data/f{i:04}.txt"), format!("file {i}\n"));
     }
-    let watch = Watch::start(&p);
-    let mut client = watch.connect();
+    let watch = p.watch();
+    let mut client = connect(&watch);
 
     // A malformed client: it talks (the protocol is one-way) and is dropped.
     let mut rogue = TcpStream::connect(("127.0.0.1", watch.port)).unwrap();
@@ -218,7 +153,7 @@ include-dirs = ["lib"]
 fn a_failed_build_keeps_the_parcel_and_watching_goes_on() {
     let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
     p.png("assets/a.png", 3, 3, 1);
-    let watch = Watch::start(&p);
+    let watch = p.watch();
     p.file("assets/a.png", b"not a png");
     let finished = watch.next("build-finished");
     assert_eq!(finished["success"], false);
@@ -255,7 +190,7 @@ includes = true
     .png("assets/a.png", 3, 3, 1)
     .file("assets/lib.wgsl", "fn lib() {}\n")
     .file("assets/main.wgsl", "#include \"lib.wgsl\"\n");
-    let watch = Watch::start(&p);
+    let watch = p.watch();
     let builds = |wait_ms| {
         std::thread::sleep(Duration::from_millis(wait_ms));
         watch
@@ -307,10 +242,10 @@ fn two_package_workspace(editor_metadata: &str) -> Project {
 #[test]
 fn a_workspace_is_watched_at_once_and_a_change_rebuilds_only_its_package() {
     let p = two_package_workspace("");
-    let watch = Watch::start(&p);
+    let watch = p.watch();
     // `start` waited for the first package's build; the other follows.
     watch.next("build-finished");
-    let mut client = watch.connect();
+    let mut client = connect(&watch);
 
     p.file("editor/assets/editor.txt", "edited\n");
     let notices = notices_naming(&mut client, &["editor.txt"]);

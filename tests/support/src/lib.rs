@@ -6,8 +6,11 @@
 //! `cargo-assets` binary on it; [`Run`] parses its JSON messages.
 
 use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -115,11 +118,93 @@ impl Project {
         Run::from_output(output)
     }
 
+    /// Starts `cargo assets watch --port 0 --message-format json` and waits
+    /// for its first build to finish.
+    pub fn watch(&self) -> Watch {
+        let mut child = self
+            .command(["watch", "--port", "0", "--message-format", "json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start cargo-assets watch");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, messages) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                    let _ = tx.send(v);
+                }
+            }
+        });
+        let mut watch = Watch {
+            child,
+            messages,
+            port: 0,
+        };
+        let started = watch.next("watch-started");
+        watch.port = started["port"].as_u64().expect("port") as u16;
+        watch.next("build-finished");
+        watch
+    }
+
     /// Runs `cargo assets build` and asserts it succeeded.
     pub fn build_ok(&self) -> Run {
         let run = self.run(&["build"]);
         assert!(run.success(), "build failed:\n{}", run.stderr);
         run
+    }
+}
+
+/// A running `cargo assets watch` (see [`Project::watch`]), killed when
+/// dropped.
+pub struct Watch {
+    /// The process.
+    pub child: Child,
+    messages: Receiver<Value>,
+    /// Its hot-reload port.
+    pub port: u16,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Watch {
+    /// The next message with `reason`, skipping others; panics after 60 s.
+    pub fn next(&self, reason: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let m = self
+                .messages
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no `{reason}` message in time"));
+            if m["reason"] == reason {
+                return m;
+            }
+        }
+    }
+
+    /// Every message that arrived so far.
+    pub fn drain(&self) -> Vec<Value> {
+        self.messages.try_iter().collect()
+    }
+}
+
+/// A small, seeded, reproducible random source for tests (a 64-bit LCG).
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// A number in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n.max(1)
     }
 }
 
