@@ -175,6 +175,9 @@ pub(crate) fn check(
         let path = || input.path.clone();
         let now = stat(&current.package_dir.join(&input.path));
         match (&input.state, now) {
+            (InputState::Unsettled { .. }, _) => {
+                return Verdict::Stale(DirtyReason::InputChanged { path: path() });
+            }
             (InputState::Absent { .. }, None) => {}
             (InputState::Absent { .. }, Some(_)) => {
                 return Verdict::Stale(DirtyReason::InputAppeared { path: path() });

@@ -134,7 +134,7 @@ impl Database {
                 .map(|i| {
                     (
                         i.path.clone(),
-                        matches!(i.state, InputState::Present { .. }),
+                        !matches!(i.state, InputState::Absent { .. }),
                     )
                 })
                 .collect(),
@@ -163,7 +163,7 @@ impl Database {
                 .filter(|i| Some(&i.path) == file.as_ref())
             {
                 let how = match input.state {
-                    InputState::Present { .. } => Use::File,
+                    InputState::Present { .. } | InputState::Unsettled { .. } => Use::File,
                     InputState::Absent { .. } => Use::LookedFor,
                 };
                 users.insert((user.clone(), how));
@@ -205,7 +205,7 @@ impl Database {
                     continue;
                 }
                 let how = match input.state {
-                    InputState::Present { .. } => Use::File,
+                    InputState::Present { .. } | InputState::Unsettled { .. } => Use::File,
                     InputState::Absent { .. } => Use::LookedFor,
                 };
                 edges.insert((user.clone(), used.clone(), how));

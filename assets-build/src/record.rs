@@ -125,6 +125,13 @@ pub enum InputState {
         /// Always `true`; present so the JSON says what it means.
         absent: bool,
     },
+    /// An external tool read the file, and it changed while the tool ran
+    /// (its stamp is newer than the tool's start), so what the tool read is
+    /// unknown. The step is stale at the next check, whatever the file holds.
+    Unsettled {
+        /// Always `true`; present so the JSON says what it means.
+        unsettled: bool,
+    },
 }
 
 /// What a `stat` says of a file: the cheap check that it is unchanged.

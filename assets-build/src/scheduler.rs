@@ -330,7 +330,7 @@ impl<'a> Scheduler<'a> {
             let mut ctx = Context::new(info, self.manifest, self.variant, self.store, self);
             for (root, path) in &step.extra_inputs {
                 let file = self.manifest.roots[*root].dir.join(path.as_str());
-                ctx.record_tool_input(&file).map_err(Failure::Error)?;
+                ctx.record_input_file(&file).map_err(Failure::Error)?;
             }
             let result = catch_unwind(AssertUnwindSafe(|| step.processor.process(&mut ctx)))
                 .unwrap_or_else(|panic| {

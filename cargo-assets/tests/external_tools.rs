@@ -234,3 +234,24 @@ outputs = ["atlas.bin", "atlas.json"]
         "{message}"
     );
 }
+
+#[test]
+fn a_file_that_changes_while_the_tool_runs_is_never_trusted() {
+    // The tool reads its config, then the config changes before the build
+    // can hash it (here the tool itself rewrites it, every run): what the
+    // tool read is unknown, so the step must not be reused.
+    let p = project(
+        r#"["sh", "-c", "cat \"$0\" tools/cfg.txt > \"$1\"; echo more >> tools/cfg.txt; echo \"$1: tools/cfg.txt\" > \"$2\"", "{input}", "{output}", "{depfile}"]"#,
+        "",
+    );
+    p.file("tools/cfg.txt", "v1\n");
+    p.build_ok();
+    let run = p.build_ok();
+    assert_eq!(run.processed(), ["levels/one.lvl", "levels/two.lvl"]);
+    let why = &run
+        .with_reason("asset-processed")
+        .find(|m| m["asset"] == "levels/one.lvl")
+        .unwrap()["why"];
+    assert_eq!(why["kind"], "input-changed", "{why}");
+    assert_eq!(why["path"], "tools/cfg.txt", "{why}");
+}

@@ -51,7 +51,7 @@ use std::process::Stdio;
 
 use serde::Deserialize;
 
-use super::{Context, ProcessError, Processor, depfile};
+use super::{Context, ProcessError, Processor, TOOL_CLOCK_MARGIN, ToolInputs, Unsettled, depfile};
 use crate::manifest::{Settings, SettingsError};
 
 /// Runs an external program.
@@ -279,41 +279,38 @@ impl Processor for Command {
             .iter()
             .map(|a| placeholders.expand(a, &mut used_depfile))
             .collect::<Result<Vec<_>, _>>()?;
-        let result = std::process::Command::new(&args[0])
-            .args(&args[1..])
-            .current_dir(&package_dir)
-            .env("CARGO_ASSETS_VARIANT", &variant)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| {
-                ProcessError::msg(format!(
-                    "could not run `{program}`: {e}; is it installed and on PATH?"
-                ))
-            })?;
-        let stderr = String::from_utf8_lossy(&result.stderr);
-        let stderr = stderr.trim_end();
-        let show_stderr = if stderr.is_empty() {
-            String::new()
-        } else {
-            format!("\n--- stderr\n{stderr}")
-        };
-        if !result.status.success() {
-            return Err(ProcessError::msg(format!(
-                "`{program}` failed ({}){show_stderr}",
-                result.status
-            )));
-        }
-        if used_depfile {
+        // A file the tool listed that changed while it ran leaves what it
+        // read unknown: run it again once the file has settled (a few
+        // times at most; then the next build reruns the step).
+        let mut attempt = 1;
+        let show_stderr = loop {
+            let tool_started = std::time::SystemTime::now();
+            let show_stderr = run_tool(program, &args, &package_dir, &variant)?;
+            if !used_depfile {
+                break show_stderr;
+            }
             let text = std::fs::read_to_string(&depfile).map_err(|e| {
                 ProcessError::msg(format!(
                     "`{program}` was given `{{depfile}}` but wrote no depfile there ({e}); \
                      without it the files it read are unknown{show_stderr}"
                 ))
             })?;
-            for path in depfile::prerequisites(&text) {
-                ctx.record_tool_input(Path::new(&path))?;
+            let listed = depfile::prerequisites(&text);
+            let paths: Vec<&Path> = listed.iter().map(Path::new).collect();
+            let last = attempt == MAX_TOOL_RUNS;
+            let unsettled = if last {
+                Unsettled::Record
+            } else {
+                Unsettled::Report
+            };
+            match ctx.record_tool_inputs(&paths, tool_started, unsettled)? {
+                ToolInputs::Recorded => break show_stderr,
+                ToolInputs::Unsettled(_) => {
+                    std::thread::sleep(TOOL_CLOCK_MARGIN);
+                    attempt += 1;
+                }
             }
-        }
+        };
         for (label, file) in &outputs.files {
             let bytes = std::fs::read(file).map_err(|e| {
                 let placeholder = if label.is_empty() {
@@ -329,6 +326,43 @@ impl Processor for Command {
         }
         Ok(())
     }
+}
+
+/// How many times a tool runs when files it read keep changing under it.
+const MAX_TOOL_RUNS: u32 = 3;
+
+/// Runs the tool; its stderr, ready to append to a message, on success.
+fn run_tool(
+    program: &str,
+    args: &[String],
+    package_dir: &Path,
+    variant: &str,
+) -> Result<String, ProcessError> {
+    let result = std::process::Command::new(&args[0])
+        .args(&args[1..])
+        .current_dir(package_dir)
+        .env("CARGO_ASSETS_VARIANT", variant)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            ProcessError::msg(format!(
+                "could not run `{program}`: {e}; is it installed and on PATH?"
+            ))
+        })?;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    let stderr = stderr.trim_end();
+    let show_stderr = if stderr.is_empty() {
+        String::new()
+    } else {
+        format!("\n--- stderr\n{stderr}")
+    };
+    if !result.status.success() {
+        return Err(ProcessError::msg(format!(
+            "`{program}` failed ({}){show_stderr}",
+            result.status
+        )));
+    }
+    Ok(show_stderr)
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-pub use context::{Context, DependencyOutputs};
+pub use context::{Context, DependencyOutputs, TOOL_CLOCK_MARGIN, ToolInputs, Unsettled};
 
 use crate::asset_path::{AssetPath, AssetPathError};
 use crate::manifest::{ManifestError, Settings, SettingsError};
