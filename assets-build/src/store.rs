@@ -231,12 +231,16 @@ impl Store {
         let entries = fs::read_dir(&self.tmp).map_err(io_err("could not list", &self.tmp))?;
         for entry in entries.flatten() {
             let path = entry.path();
-            let removed = if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            // Best effort: a tool started by a killed build can outlive it
+            // and still be writing into its step's directory (removal then
+            // fails with "directory not empty"). Nothing here is ever read
+            // again, and names are unique per process, so what cannot be
+            // removed now is left for a later build.
+            let _ = if entry.file_type().is_ok_and(|t| t.is_dir()) {
                 fs::remove_dir_all(&path)
             } else {
                 fs::remove_file(&path)
             };
-            removed.map_err(io_err("could not remove", &path))?;
         }
         Ok(())
     }
