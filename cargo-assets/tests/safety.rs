@@ -69,14 +69,7 @@ fn two_builds_started_together_both_succeed_with_identical_outputs() {
     let p = project(60, false);
     let reference = project(60, false);
     assert!(reference.run(&["build"]).success());
-    let spawn = || {
-        p.command(["build", "--message-format", "json"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let (a, b) = (spawn(), spawn());
+    let (a, b) = (p.spawn(&["build"]), p.spawn(&["build"]));
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     for out in [&a, &b] {
         assert!(

@@ -233,14 +233,7 @@ fn two_builds_at_once_both_succeed_with_the_clean_builds_parcel() {
         if round % 4 == 0 {
             let _ = std::fs::remove_dir_all(p.cache_dir());
         }
-        let spawn = || {
-            p.command(["build", "--message-format", "json"])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        };
-        let (a, b) = (spawn(), spawn());
+        let (a, b) = (p.spawn(&["build"]), p.spawn(&["build"]));
         for child in [a, b] {
             let run = Run::from_output(child.wait_with_output().unwrap());
             assert!(run.success(), "round {round}: {}", run.stderr);

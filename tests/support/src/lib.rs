@@ -118,6 +118,17 @@ impl Project {
         Run::from_output(output)
     }
 
+    /// Starts `cargo assets <args> --message-format json` without waiting;
+    /// [`Run::from_output`] of `wait_with_output()` reads it.
+    pub fn spawn(&self, args: &[&str]) -> Child {
+        self.command(args)
+            .args(["--message-format", "json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start cargo-assets")
+    }
+
     /// Starts `cargo assets watch --port 0 --message-format json` and waits
     /// for its first build to finish.
     pub fn watch(&self) -> Watch {
