@@ -286,3 +286,27 @@ fn several_packages_with_processor_crates_ask_for_dash_p() {
         run.stderr
     );
 }
+
+#[test]
+fn a_file_outside_the_roots_that_a_tool_read_is_watched_too() {
+    // The tool reads `tools/palette.txt` (outside the asset root) and says
+    // so in its depfile; editing it must rebuild the level while watching.
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "*.lvl"
+processor = "command"
+command = ["sh", "-c", "cat \"$0\" tools/palette.txt > \"$1\"; echo \"$1: tools/palette.txt\" > \"$2\"", "{input}", "{output}", "{depfile}"]
+"#,
+    )
+    .file("assets/one.lvl", "level\n")
+    .file("tools/palette.txt", "red\n");
+    let watch = p.watch();
+    let mut client = connect(&watch);
+    p.file("tools/palette.txt", "blue\n");
+    let notices = notices_naming(&mut client, &["one.lvl"]);
+    let parcel = ParcelBuf::open(&notices.last().unwrap().path).unwrap();
+    let bytes = parcel.parcel().bytes(ResourceId::of("one.lvl")).unwrap();
+    assert_eq!(bytes, b"level\nblue\n");
+}
