@@ -6,8 +6,18 @@
 //! extruded borders included) and the last column and row need no trailing
 //! gap. Pages are then cropped to what they use, and rounded up to powers of
 //! two when asked.
+//!
+//! A packer fills pages of the largest size allowed; a set that needs less
+//! than a page would then lie in a wide strip (175 real sprites on a
+//! 2048² limit used 48% of their cropped page). So the sprites of the last
+//! page (the only one, for small sets) are packed again into the smallest
+//! page that holds them: a few aspect ratios, each grown from the area
+//! bound in 3% steps, or every power-of-two size in order of area when
+//! `power-of-two` is set. The smallest cropped result wins; ties go to the
+//! squarer page, then the narrower, so the layout stays deterministic.
 
-use super::pack::{PackOptions, Packer, Size, TooLarge};
+use super::maxrects::{Heuristic, MaxRects, Order};
+use super::pack::{PackOptions, Packer, Packing, Placement, Size, TooLarge};
 use crate::manifest::AtlasSpec;
 
 /// Where one sprite's pixels go, without its extruded border.
@@ -61,7 +71,7 @@ pub fn lay_out(
         page_height: spec.max_size + spec.padding,
         allow_rotation: spec.rotate,
     };
-    let packing = packer.pack(&grown, &options).map_err(|e| TooLarge {
+    let mut packing = packer.pack(&grown, &options).map_err(|e| TooLarge {
         size: sizes[e.index],
         page: Size {
             w: spec.max_size,
@@ -69,6 +79,7 @@ pub fn lay_out(
         },
         ..e
     })?;
+    tighten_last_page(&mut packing, &grown, &options, spec, packer);
     let frames: Vec<Frame> = packing
         .placements
         .iter()
@@ -110,10 +121,148 @@ pub fn lay_out(
     Ok(AtlasLayout { pages, frames })
 }
 
+/// Packs the sprites of the last page again into the smallest page that
+/// holds them (see the module docs), if that crops smaller.
+fn tighten_last_page(
+    packing: &mut Packing,
+    grown: &[Size],
+    options: &PackOptions,
+    spec: &AtlasSpec,
+    packer: &dyn Packer,
+) {
+    let Some(last) = packing.pages.checked_sub(1) else {
+        return;
+    };
+    let on_last: Vec<usize> = (0..grown.len())
+        .filter(|&i| grown[i].area() > 0 && packing.placements[i].page == last)
+        .collect();
+    let subset: Vec<Size> = on_last.iter().map(|&i| grown[i]).collect();
+    let now = packing.page_extents(grown)[last as usize];
+    let area: u64 = subset.iter().map(|s| s.area()).sum();
+    if now.area() * 97 <= area * 100 {
+        return; // already within 3% of its sprites' area
+    }
+    // Sizes are probed with one fast try of MaxRects (the search packs a
+    // few dozen times; an atlas re-packs on every edit under `watch`), and
+    // the chosen size is packed once more with `packer` itself.
+    let probe = MaxRects::single(Order::Area, Heuristic::BestShortSideFit);
+    let pack_into = |packer: &dyn Packer, w: u32, h: u32| -> Option<(Size, Packing)> {
+        let o = PackOptions {
+            page_width: w,
+            page_height: h,
+            allow_rotation: options.allow_rotation,
+        };
+        let p = packer.pack(&subset, &o).ok().filter(|p| p.pages == 1)?;
+        Some((p.page_extents(&subset)[0], p))
+    };
+    let try_page = |w: u32, h: u32| pack_into(&probe, w, h).map(|(e, _)| (e, Size { w, h }));
+    let rank = |e: Size| (rounded(e, spec).area(), e.w.abs_diff(e.h), e.w);
+    // (cropped extent, page size it was packed into)
+    let mut best: Option<(Size, Size)> = None;
+    let mut offer = |found: Option<(Size, Size)>| {
+        if let Some((extent, page)) = found
+            && best.as_ref().is_none_or(|(b, _)| rank(extent) < rank(*b))
+        {
+            best = Some((extent, page));
+        }
+    };
+    let side = |s: &Size| {
+        if options.allow_rotation {
+            s.w.min(s.h)
+        } else {
+            s.w
+        }
+    };
+    let tall = |s: &Size| {
+        if options.allow_rotation {
+            s.w.min(s.h)
+        } else {
+            s.h
+        }
+    };
+    let min_w = subset.iter().map(side).max().unwrap_or(1);
+    let min_h = subset.iter().map(tall).max().unwrap_or(1);
+    let (max_w, max_h) = (options.page_width, options.page_height);
+    if spec.power_of_two {
+        // Pages `2^a + padding` wide: the trailing padding is cropped, and
+        // the rest rounds up to `2^a`.
+        let mut sizes: Vec<(u32, u32)> = Vec::new();
+        let pows = || {
+            (0..=14)
+                .map(|k| 1u32 << k)
+                .filter(|&p| p + spec.padding <= max_w.max(max_h))
+        };
+        for w in pows() {
+            for h in pows() {
+                let (w, h) = (w + spec.padding, h + spec.padding);
+                if w <= max_w
+                    && h <= max_h
+                    && w >= min_w
+                    && h >= min_h
+                    && u64::from(w) * u64::from(h) >= area
+                {
+                    sizes.push((w, h));
+                }
+            }
+        }
+        sizes.sort_by_key(|&(w, h)| (u64::from(w) * u64::from(h), w.abs_diff(h), w));
+        for (w, h) in sizes {
+            let found = try_page(w, h);
+            if found.is_some() {
+                offer(found);
+                break;
+            }
+        }
+    } else {
+        for aspect in [1.0f64, 2.0, 0.5, 4.0, 0.25] {
+            let mut w = ((area as f64 * aspect).sqrt().ceil() as u32).clamp(min_w, max_w);
+            let mut h = (area.div_ceil(u64::from(w.max(1))) as u32).clamp(min_h, max_h);
+            loop {
+                let found = try_page(w, h);
+                if found.is_some() {
+                    offer(found);
+                    break;
+                }
+                if w == max_w && h == max_h {
+                    break;
+                }
+                w = (w + w.div_ceil(33)).min(max_w);
+                h = (h + h.div_ceil(33)).min(max_h);
+            }
+        }
+    }
+    let Some((_, page)) = best else {
+        return;
+    };
+    if let Some((extent, tight)) = pack_into(packer, page.w, page.h)
+        && rank(extent) < rank(now)
+    {
+        for (k, &i) in on_last.iter().enumerate() {
+            packing.placements[i] = Placement {
+                page: last,
+                ..tight.placements[k]
+            };
+        }
+    }
+}
+
+/// The page a cropped extent (with its trailing padding) becomes.
+fn rounded(extent: Size, spec: &AtlasSpec) -> Size {
+    let w = extent.w.saturating_sub(spec.padding).max(1);
+    let h = extent.h.saturating_sub(spec.padding).max(1);
+    if spec.power_of_two {
+        Size {
+            w: w.next_power_of_two(),
+            h: h.next_power_of_two(),
+        }
+    } else {
+        Size { w, h }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::atlas::MaxRects;
 
     fn spec(max_size: u32, padding: u32, extrude: u32) -> AtlasSpec {
         AtlasSpec {
@@ -144,8 +293,67 @@ mod tests {
             &MaxRects::default(),
         )
         .unwrap();
-        assert!(pot.pages[0].w.is_power_of_two() && pot.pages[0].h.is_power_of_two());
-        assert!(pot.pages[0].w >= page.w && pot.pages[0].h >= page.h);
+        let p = pot.pages[0];
+        assert!(p.w.is_power_of_two() && p.h.is_power_of_two());
+        assert!(
+            pot.frames
+                .iter()
+                .all(|f| f.x + f.w < p.w && f.y + f.h < p.h)
+        );
+    }
+
+    /// A set like a real RPG's: 175 sprites, mostly 16–48 px, a few wide.
+    fn small_real_looking_set() -> Vec<Size> {
+        let mut seed = 7u32;
+        let mut next = |n: u32| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (seed >> 16) % n
+        };
+        (0..175)
+            .map(|i| match i % 25 {
+                0 => Size {
+                    w: 96 + next(64),
+                    h: 16 + next(16),
+                },
+                1 => Size { w: 64, h: 64 },
+                _ => Size {
+                    w: 16 + next(33),
+                    h: 16 + next(33),
+                },
+            })
+            .collect()
+    }
+
+    fn occupancy(sizes: &[Size], layout: &AtlasLayout) -> f64 {
+        let used: u64 = sizes.iter().map(|s| s.area()).sum();
+        let pages: u64 = layout.pages.iter().map(|p| p.area()).sum();
+        used as f64 / pages as f64
+    }
+
+    #[test]
+    fn a_small_set_gets_a_page_sized_to_it() {
+        let sizes = small_real_looking_set();
+        for (max, padding, rotate) in [
+            (2048, 0, false),
+            (2048, 2, false),
+            (512, 0, true),
+            (1024, 2, true),
+        ] {
+            let spec = AtlasSpec {
+                rotate,
+                ..spec(max, padding, 0)
+            };
+            let layout = lay_out(&sizes, &spec, &MaxRects::default()).unwrap();
+            assert_eq!(layout.pages.len(), 1);
+            let o = occupancy(&sizes, &layout);
+            // Padding costs area of its own; without it, 85% at least.
+            let floor = if padding == 0 { 0.85 } else { 0.75 };
+            assert!(
+                o >= floor,
+                "max {max} padding {padding} rotate {rotate}: {o:.3} of {:?}",
+                layout.pages[0]
+            );
+        }
     }
 
     #[test]
