@@ -103,6 +103,10 @@ fn main() {
     if selected("packing") {
         progress("packing");
         println!("## Atlas packing\n\n{}", packing::run(quick));
+        println!(
+            "### Small sets, one page sized to them\n\n{}",
+            packing::small_sets(quick)
+        );
     }
     if selected("atlas") {
         progress("atlas");

@@ -17,8 +17,10 @@ use std::fmt::Write as _;
 
 use crate::measure::{Sample, time};
 
+use assets_build::atlas::layout::lay_out;
 use assets_build::atlas::maxrects::{Heuristic, Order};
 use assets_build::atlas::{MaxRects, PackOptions, Packer, Size};
+use assets_build::manifest::AtlasSpec;
 use texture_packer::texture::{Pixel, Texture};
 use texture_packer::{MultiTexturePacker, TexturePackerConfig};
 
@@ -182,6 +184,99 @@ pub fn run(quick: bool) -> String {
                 )
                 .expect("write to String");
             }
+        }
+    }
+    out
+}
+
+/// A small set shaped like a real game's sprite sheet (an RPG's characters
+/// and items): `n` sprites, mostly 16–48 px, every 25th a wide banner
+/// (96–159 × 16–31) and every 25th a 64² portrait. Fixed seed.
+fn small_real_looking_set(n: usize) -> Vec<Size> {
+    let mut seed = 7u32;
+    let mut next = |m: u32| {
+        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        (seed >> 16) % m
+    };
+    (0..n)
+        .map(|i| match i % 25 {
+            0 => Size {
+                w: 96 + next(64),
+                h: 16 + next(16),
+            },
+            1 => Size { w: 64, h: 64 },
+            _ => Size {
+                w: 16 + next(33),
+                h: 16 + next(33),
+            },
+        })
+        .collect()
+}
+
+/// Small sets on one page: the page cropped from a `max-size` page (what
+/// the layout did before it sized pages to their sprites) beside the page
+/// sized to them (`lay_out` now), and skyline's cropped page, same run.
+/// Occupancy counts only sprite pixels, so padding is a cost.
+pub fn small_sets(quick: bool) -> String {
+    let sets: &[usize] = if quick { &[100] } else { &[100, 175, 200] };
+    let runs = if quick { 1 } else { 21 };
+    let mut out = String::from(
+        "| sprites | max-size | padding | rotation | cropped max-size page (maxrects) | cropped max-size page (skyline) | page sized to the set (`lay_out`) | its size | layout time, median (min–max) ms |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for &n in sets {
+        let sizes = small_real_looking_set(n);
+        let total: u64 = sizes.iter().map(|s| s.area()).sum();
+        for (max, padding, rotate) in [(2048, 0, false), (2048, 2, false), (512, 2, true)] {
+            let grown: Vec<Size> = sizes
+                .iter()
+                .map(|s| Size {
+                    w: s.w + padding,
+                    h: s.h + padding,
+                })
+                .collect();
+            let options = PackOptions {
+                page_width: max + padding,
+                page_height: max + padding,
+                allow_rotation: rotate,
+            };
+            let cropped = |packer: &dyn Packer| {
+                let packing = packer.pack(&grown, &options).expect("every sprite fits");
+                let area: u64 = packing
+                    .page_extents(&grown)
+                    .iter()
+                    .map(|e| {
+                        u64::from(e.w.saturating_sub(padding))
+                            * u64::from(e.h.saturating_sub(padding))
+                    })
+                    .sum();
+                total as f64 / area as f64 * 100.0
+            };
+            let spec = AtlasSpec {
+                max_size: max,
+                padding,
+                rotate,
+                ..AtlasSpec::default()
+            };
+            let mut layout = None;
+            let sample = Sample::of(runs, || {
+                time(|| layout = Some(lay_out(&sizes, &spec, &MaxRects::default()).expect("fits")))
+            });
+            let layout = layout.expect("one run");
+            let pages: u64 = layout.pages.iter().map(|p| p.area()).sum();
+            let page = layout.pages[0];
+            writeln!(
+                out,
+                "| {n} | {max} | {padding} | {} | {:.1}% | {:.1}% | {:.1}% | {}×{} ({} page) | {} |",
+                if rotate { "on" } else { "off" },
+                cropped(&MaxRects::default()),
+                cropped(&Skyline),
+                total as f64 / pages as f64 * 100.0,
+                page.w,
+                page.h,
+                layout.pages.len(),
+                sample.ms(),
+            )
+            .expect("write to String");
         }
     }
     out
