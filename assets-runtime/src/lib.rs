@@ -31,13 +31,17 @@
 //! here behind the default `macros` feature) embeds the parcel the build
 //! script wrote and declares a typed constant per resource ([`typed`]).
 //!
-//! This crate has no `unsafe`; it depends on `xxhash-rust`, and on
-//! `assets-macros` (itself without dependencies) for the macro.
+//! The only `unsafe` is the memory map of a parcel file (`mapped.rs`, with
+//! its safety argument and the stance on files changed underneath); it
+//! depends on `xxhash-rust`, `memmap2` (feature `mmap`, default), and
+//! `assets-macros` for the macro.
 
 mod error;
 pub mod format;
 pub mod id;
 pub mod image;
+#[allow(unsafe_code)]
+mod mapped;
 mod parcel;
 pub mod reload;
 pub mod sprite;

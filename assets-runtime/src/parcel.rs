@@ -15,6 +15,7 @@ use crate::format::{
 };
 use crate::id::ResourceId;
 use crate::image::{IMAGE_HEADER_LEN, Image, ImageHeader};
+use crate::mapped::Backing;
 use crate::sprite::{Sprite, SpriteFrame};
 use crate::typed::{IdOf, kind};
 
@@ -364,7 +365,7 @@ fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
 /// hot reload), where `include_bytes!` is not used.
 #[derive(Debug, Clone)]
 pub struct ParcelBuf {
-    bytes: Vec<u8>,
+    bytes: Backing,
     layout: Layout,
 }
 
@@ -372,11 +373,35 @@ impl ParcelBuf {
     /// Validates `bytes`.
     pub fn from_vec(bytes: Vec<u8>) -> Result<ParcelBuf, ParcelError> {
         let layout = validate(&bytes)?;
-        Ok(ParcelBuf { bytes, layout })
+        Ok(ParcelBuf {
+            bytes: Backing::Owned(bytes),
+            layout,
+        })
     }
 
-    /// Reads and validates the parcel at `path`.
+    /// Opens and validates the parcel at `path`, memory-mapped (feature
+    /// `mmap`, on by default): opening costs what validating the tables
+    /// costs, and resource bytes are read when first touched. Where the file
+    /// cannot be mapped, it is read instead. The file must not be changed in
+    /// place while the `ParcelBuf` lives; cargo-assets replaces parcels by
+    /// rename, which is safe (see the stance in `mapped.rs`'s docs).
     pub fn open(path: &Path) -> Result<ParcelBuf, ParcelError> {
+        let io = |e: std::io::Error| ParcelError::Io {
+            message: format!("{}: {e}", path.display()),
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        match Backing::map(&file) {
+            Some(bytes) => {
+                let layout = validate(&bytes)?;
+                Ok(ParcelBuf { bytes, layout })
+            }
+            None => ParcelBuf::read(path),
+        }
+    }
+
+    /// Reads the whole parcel at `path` into memory and validates it: for
+    /// files another program may rewrite in place while they are open.
+    pub fn read(path: &Path) -> Result<ParcelBuf, ParcelError> {
         let bytes = std::fs::read(path).map_err(|e| ParcelError::Io {
             message: format!("{}: {e}", path.display()),
         })?;

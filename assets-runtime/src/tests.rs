@@ -394,3 +394,43 @@ fn sprites_without_their_page_or_outside_it_are_rejected_at_open() {
         })
     ));
 }
+
+#[test]
+fn an_opened_parcel_reads_like_its_bytes_and_survives_a_rename_over_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("main.parcel");
+    let bytes = sample();
+    std::fs::write(&path, &bytes).unwrap();
+    let opened = ParcelBuf::open(&path).unwrap();
+    let read = ParcelBuf::read(&path).unwrap();
+    let names = |b: &ParcelBuf| {
+        let mut v: Vec<(String, Vec<u8>)> = b
+            .parcel()
+            .iter()
+            .map(|r| (r.name.to_owned(), r.data.to_vec()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&opened), names(&read));
+    assert!(format!("{:?}", opened).contains(&format!("{} bytes", bytes.len())));
+
+    // The pipeline replaces a parcel by writing a new file and renaming it
+    // over the old one: an open parcel keeps the bytes it validated.
+    let mut w = ParcelWriter::new();
+    w.add("other.txt", "text", b"new".to_vec());
+    let tmp = dir.path().join("main.parcel.tmp");
+    std::fs::write(&tmp, w.finish().unwrap()).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    assert_eq!(names(&opened), names(&read));
+    assert_eq!(ParcelBuf::open(&path).unwrap().parcel().len(), 1);
+    // A clone is a copy in memory.
+    let copy = opened.clone();
+    drop(opened);
+    assert_eq!(names(&copy), names(&read));
+
+    // An empty file is not a parcel, mapped or not.
+    std::fs::write(&path, b"").unwrap();
+    assert!(ParcelBuf::open(&path).is_err());
+    assert!(ParcelBuf::open(&dir.path().join("missing.parcel")).is_err());
+}
