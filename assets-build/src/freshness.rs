@@ -14,7 +14,7 @@
 //! 1. the key (processor, version, settings changed?);
 //! 2. the outputs are still in the store (a stat each);
 //! 3. every input: its stamp first (size, mtime, ctime, inode, device: see
-//!    [`FileStamp`](crate::record::FileStamp)); only when it differs, or when the
+//!    [`FileStamp`]); only when it differs, or when the
 //!    file was modified within [`RACY_WINDOW_NS`] of the step (a later write in
 //!    the same timestamp tick would be invisible), is it re-hashed. A file
 //!    whose bytes are unchanged does not make the step stale (touch is free),

@@ -15,19 +15,25 @@
 //! }
 //! ```
 //!
-//! How names become identifiers ([`names`]): folders become modules in
-//! `snake_case`, a file becomes a constant named by its stem (the name without
-//! its last extension) in `UPPER_SNAKE_CASE`, a labelled resource
-//! `a.lvl#collision` becomes `A_COLLISION`; every character that is not an
-//! ASCII letter or digit becomes `_`, a leading digit gets a `_` before it,
-//! and a module named like a keyword gets a `_` after it. Two resources that
-//! land on one identifier are a compile error naming both. Atlas pages
-//! (`atlas:<name>#<n>`) get no constant: sprites reach them.
+//! How names become identifiers (`names.rs`, and the README's table):
+//! folders become modules in `snake_case`, a file becomes a constant named by
+//! its stem (the name without its last extension) in `UPPER_SNAKE_CASE`,
+//! words split as the `heck` crate splits them (`FlightHelmet` →
+//! `flight_helmet`), a labelled resource `a.lvl#collision` becomes
+//! `A_COLLISION`; characters other than ASCII letters and digits separate
+//! words, a leading digit gets a `_` before it, and a module named like a
+//! keyword gets a `_` after it. Files of one folder that would share a
+//! constant carry their extension (`LOGO_PNG`, `LOGO_SVG`); resources that
+//! still land on one identifier are compile errors, all in one compile,
+//! naming both. Atlas pages (`atlas:<name>#<n>`) get no constant: sprites
+//! reach them.
 //!
 //! Where the parcel is: the build script sets `CARGO_ASSETS_PARCELS` (through
 //! `cargo:rustc-env`) to the directory it wrote parcels to; each parcel has a
 //! text table of contents beside it, `<name>.parcel.toc`, which is what this
 //! macro reads (it cannot depend on `assets-runtime`, which re-exports it).
+
+#![deny(clippy::print_stdout, clippy::print_stderr)] // errors are compile_error!s, never prints
 
 use proc_macro::TokenStream;
 

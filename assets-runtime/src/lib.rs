@@ -18,7 +18,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! - [`format`]: the file layout, byte by byte, and what is checked when.
+//! - [`format`](mod@format): the file layout, byte by byte, and what is checked when.
 //! - [`id`]: why ids stay stable when assets are added or removed.
 //! - [`image`]: the image resource layout.
 //! - [`sprite`]: sprite frames: where a sprite lies in its atlas page.
@@ -35,6 +35,8 @@
 //! its safety argument and the stance on files changed underneath); it
 //! depends on `xxhash-rust`, `memmap2` (feature `mmap`, default), and
 //! `assets-macros` for the macro.
+
+#![deny(clippy::print_stdout, clippy::print_stderr)] // a library read by games: it never prints
 
 mod error;
 pub mod format;

@@ -6,6 +6,8 @@
 //! processor runner ([`runner`]) can be this same program with a package's
 //! custom processors linked in.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)] // only `shell` writes to the terminal
+
 pub mod cli;
 pub mod commands;
 pub mod reload_server;

@@ -9,7 +9,7 @@
 //! An atlas is a many-to-one stage on top of ordinary steps. A rule marks
 //! images as sprites of a named atlas (`processor = "sprite"`, `atlas = "ui"`);
 //! the planner groups them and adds one step per atlas, `atlas:<name>`, that
-//! depends on each of its sprites ([`stage`]). Decoding happens once per
+//! depends on each of its sprites (`stage.rs`). Decoding happens once per
 //! sprite and is cached ([`source`]); packing and drawing run in the atlas
 //! step from cached pixels, so editing one sprite re-decodes that sprite only.
 //!

@@ -2,7 +2,7 @@
 //!
 //! Reading happens in two stages, kept as two sets of types:
 //!
-//! 1. [`raw`]: a serde mirror of what the user wrote, every key and value
+//! 1. `raw.rs`: a serde mirror of what the user wrote, every key and value
 //!    with its byte span. No logic.
 //! 2. [`Manifest`]: the resolved configuration. Globs are compiled, roots are
 //!    normalized, parcels have their defaults, and every rule remembers where it

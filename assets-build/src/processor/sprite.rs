@@ -8,7 +8,7 @@
 //! | `trim`          | `true`   | cut fully transparent borders (the frame keeps the original size and offset) |
 //! | `max-dimension` | `16384`  | width or height above this is an error |
 //!
-//! The output is a [`SpriteSource`](crate::atlas::SpriteSource), an
+//! The output is a [`SpriteSource`], an
 //! intermediate the atlas stage reads; the parcel gets the sprite's frame
 //! from the atlas instead. See [`crate::atlas`].
 
