@@ -24,7 +24,8 @@
 //!   read), the [`Registry`] and the built-ins.
 //! - `scheduler`: parallel workers, dependencies built on demand, cycle detection.
 //! - [`freshness`]: the design memo on what is hashed, and the typed [`DirtyReason`].
-//! - [`record`], [`record_log`] and [`store`]: what is kept between builds, and where.
+//! - [`record`], [`record_log`] and [`store`]: what is kept between builds;
+//!   [`cache_layout`]: where (every path under the cache, in one place).
 //! - [`atlas`]: sprites grouped into atlases, packed into pages by a generated
 //!   `atlas:<name>` step.
 //! - [`query`]: `why`, `deps`, `rdeps`, the graph, and `gc`, from the records.
@@ -32,9 +33,10 @@
 //!
 //! # Files on disk
 //!
-//! Under the cache directory (`target/assets/`): `blobs/` (outputs by blake3
-//! hash, see [`Store`]), `records/<package>/<variant>.jsonl` (every step's [`Record`],
-//! one checksummed JSON line each, see [`record_log`]), `tmp/` and `lock`.
+//! Under the cache directory (`target/assets/`, drawn in [`CacheLayout`]):
+//! `blobs/` (outputs by blake3 hash, see [`Store`]),
+//! `records/<package>/<variant>.jsonl` (every step's [`Record`], one
+//! checksummed JSON line each, see [`record_log`]), `parcels/`, `tmp/`, `lock`.
 //!
 //! # Invariants
 //!
@@ -50,6 +52,7 @@
 pub mod asset_path;
 pub mod atlas;
 pub mod build_script;
+pub mod cache_layout;
 pub mod discover;
 pub mod event;
 pub mod freshness;
@@ -69,6 +72,7 @@ pub mod store;
 
 pub use asset_path::AssetPath;
 pub use build_script::{BuildScriptError, Builder, build};
+pub use cache_layout::CacheLayout;
 pub use event::{Event, EventHandler};
 pub use freshness::DirtyReason;
 pub use hash::ContentHash;

@@ -86,7 +86,7 @@ pub enum ParcelOutcome {
 /// Where the parcels of `package`'s `variant` go by default, under the
 /// cache directory: `<cache>/parcels/<package>/<variant>/`.
 pub fn default_parcel_dir(cache_dir: &Path, package: &str, variant: &str) -> PathBuf {
-    cache_dir.join("parcels").join(package).join(variant)
+    crate::CacheLayout::new(cache_dir).parcel_dir(package, variant)
 }
 
 /// Writes every parcel of `manifest` into `dir` from `steps` (in plan order).

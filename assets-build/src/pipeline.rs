@@ -258,13 +258,11 @@ pub fn clean_package(
     package: &str,
     events: EventHandler<'_>,
 ) -> Result<CleanStats, StoreError> {
-    let records = crate::record_log::log_path(cache_dir, package, "_");
-    let parcels = default_parcel_dir(cache_dir, package, "_");
-    let dirs: Vec<_> = [records.parent(), parcels.parent()]
-        .into_iter()
-        .flatten()
-        .map(ToOwned::to_owned)
-        .collect();
+    let layout = crate::CacheLayout::new(cache_dir);
+    let dirs = [
+        layout.package_records(package),
+        layout.package_parcels(package),
+    ];
     clean_dirs(cache_dir, &dirs, events)
 }
 

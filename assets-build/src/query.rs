@@ -296,7 +296,8 @@ pub fn gc(cache_dir: &Path, events: EventHandler<'_>) -> Result<GcStats, StoreEr
     // The latest record of each asset in each log: earlier lines are never
     // read again (later lines win), so their blobs are garbage.
     let mut used = std::collections::HashSet::new();
-    for log in logs(&cache_dir.join("records")) {
+    let layout = crate::CacheLayout::new(cache_dir);
+    for log in logs(&layout.records()) {
         let bytes = std::fs::read(&log).map_err(|source| StoreError::Io {
             action: "could not read",
             path: log.clone(),
@@ -308,10 +309,7 @@ pub fn gc(cache_dir: &Path, events: EventHandler<'_>) -> Result<GcStats, StoreEr
     }
     let mut stats = GcStats::default();
     let mut by_name: BTreeMap<PathBuf, u64> = BTreeMap::new();
-    for entry in walkdir::WalkDir::new(cache_dir.join("blobs"))
-        .into_iter()
-        .flatten()
-    {
+    for entry in walkdir::WalkDir::new(layout.blobs()).into_iter().flatten() {
         if entry.file_type().is_file() {
             by_name.insert(
                 entry.path().to_owned(),

@@ -1,6 +1,6 @@
 //! [`Record`]: what one build step read, used and wrote, kept between builds.
 //!
-//! A record is one line of JSON in `records/<variant>.jsonl` under the cache
+//! A record is one line of JSON in `records/<package>/<variant>.jsonl` under the cache
 //! directory (see [`crate::record_log`]), so a person (or `jq`) can read why a
 //! step is what it is. It is written last, after every output is in the
 //! store, so a record on disk always points at complete blobs.

@@ -305,10 +305,7 @@ fn parse_line(line: &[u8]) -> Option<Record> {
 /// `cache_dir`. Packages of a workspace share the blobs of one cache, never
 /// records: asset paths are only unique within a package.
 pub fn log_path(cache_dir: &Path, package: &str, variant: &str) -> PathBuf {
-    cache_dir
-        .join("records")
-        .join(package)
-        .join(format!("{variant}.jsonl"))
+    crate::CacheLayout::new(cache_dir).record_log(package, variant)
 }
 
 #[cfg(test)]

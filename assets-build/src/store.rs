@@ -1,15 +1,9 @@
 //! [`Store`]: the cache directory: content-addressed blobs, step records,
 //! temp files and the build lock.
 //!
-//! ```text
-//! target/assets/
-//!   lock                         held exclusively for the length of a build
-//!   tmp/                         half-written files; emptied at the start of each build
-//!   tmp/writing-blobs            present while a build may be writing blobs
-//!   blobs/3f/3fa9…e1             every output, named by its blake3 hash
-//!   blobs/3f/.<pid>-<n>.tmp      a blob being written
-//!   records/dev.jsonl            every step's record, one line each (see `record_log`)
-//! ```
+//! The paths are [`CacheLayout`]'s (the whole tree is drawn there); the store
+//! owns `lock`, `tmp/` and `blobs/`, where a blob being written is
+//! `blobs/3f/.<pid>-<n>.tmp` beside its final name.
 //!
 //! Crash safety rests on three rules:
 //!
@@ -44,12 +38,14 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::cache_layout::CacheLayout;
 use crate::hash::ContentHash;
 
 /// The cache directory of one target dir (`<target>/assets`).
 #[derive(Debug)]
 pub struct Store {
-    dir: PathBuf,
+    /// Where everything is (`tmp` and `blobs` kept too: they are hot).
+    layout: CacheLayout,
     tmp: PathBuf,
     blobs: PathBuf,
     counter: AtomicU64,
@@ -193,10 +189,11 @@ impl Store {
         dir: &Path,
         memory: Option<Arc<BlobMemory>>,
     ) -> Result<Store, StoreError> {
+        let layout = CacheLayout::new(dir);
         let store = Store {
-            dir: dir.to_owned(),
-            tmp: dir.join("tmp"),
-            blobs: dir.join("blobs"),
+            tmp: layout.tmp(),
+            blobs: layout.blobs(),
+            layout,
             counter: AtomicU64::new(0),
             writing: AtomicBool::new(false),
             written: Mutex::new(HashSet::new()),
@@ -213,12 +210,12 @@ impl Store {
 
     /// The cache directory.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.layout.root()
     }
 
     /// The lock file's path.
     pub fn lock_path(&self) -> PathBuf {
-        self.dir.join("lock")
+        self.layout.lock()
     }
 
     /// Removes files left by builds that were killed: everything in `tmp/`
@@ -246,7 +243,7 @@ impl Store {
     }
 
     fn writing_marker(&self) -> PathBuf {
-        self.tmp.join("writing-blobs")
+        self.layout.writing_blobs_marker()
     }
 
     fn remove_half_written_blobs(&self) -> Result<(), StoreError> {
@@ -328,8 +325,7 @@ impl Store {
 
     /// Where the blob named `hash` lives.
     pub fn blob_path(&self, hash: &ContentHash) -> PathBuf {
-        let hex = hash.to_hex();
-        self.blobs.join(&hex[..2]).join(hex)
+        self.layout.blob(hash)
     }
 
     /// Writes a blob through a temp file beside it (see the module docs).

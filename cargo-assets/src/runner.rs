@@ -138,7 +138,7 @@ pub fn delegate(
             env!("CARGO_PKG_VERSION")
         );
     }
-    let dir = cache_dir.join("runner").join(package);
+    let dir = assets_build::CacheLayout::new(cache_dir).runner(package);
     let cargo_toml = format!(
         "# Written by cargo-assets: this package's processors linked into the CLI.\n\
          [package]\nname = \"cargo-assets-runner-{package}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
@@ -160,7 +160,7 @@ pub fn delegate(
     }
     let target = std::env::var_os(TARGET_VAR)
         .map(PathBuf::from)
-        .unwrap_or_else(|| cache_dir.join("runner").join("target"));
+        .unwrap_or_else(|| assets_build::CacheLayout::new(cache_dir).runner_target());
     shell.status(
         "Preparing",
         format!("processors of `{package}` ({})", crates.join(", ")),
