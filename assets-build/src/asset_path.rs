@@ -7,11 +7,15 @@
 //!
 //! One kind of asset path names no file: a generated step, `atlas:<name>`
 //! (see [`crate::atlas`]). `:` is not allowed in file paths, so the two can
-//! never clash.
+//! never clash. The prefix lives here, with the names it makes, so this
+//! module imports nothing from the crate.
 
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
+
+/// The name prefix of atlas steps and pages: `atlas:ui`, `atlas:ui#0`.
+pub const ATLAS_PREFIX: &str = "atlas:";
 
 /// A normalized path of an asset, relative to its asset root: `sprites/hero.png`.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -67,13 +71,13 @@ impl AssetPath {
     /// `name` must be a valid atlas name (letters, digits, `-`, `_`).
     pub fn atlas(name: &str) -> AssetPath {
         debug_assert!(is_atlas_name(name), "{name:?}");
-        AssetPath(format!("{}{name}", crate::atlas::ATLAS_PREFIX))
+        AssetPath(format!("{}{name}", ATLAS_PREFIX))
     }
 
     /// A file's asset path, or a generated step's name (`atlas:ui`): what
     /// records and users name steps by.
     pub fn from_name(name: &str) -> Result<AssetPath, AssetPathError> {
-        match name.strip_prefix(crate::atlas::ATLAS_PREFIX) {
+        match name.strip_prefix(ATLAS_PREFIX) {
             Some(atlas) if is_atlas_name(atlas) => Ok(AssetPath(name.to_owned())),
             _ => AssetPath::new(name),
         }
@@ -81,7 +85,7 @@ impl AssetPath {
 
     /// The atlas name, if this names an atlas step.
     pub fn atlas_name(&self) -> Option<&str> {
-        self.0.strip_prefix(crate::atlas::ATLAS_PREFIX)
+        self.0.strip_prefix(ATLAS_PREFIX)
     }
 
     /// Resolves `relative` against this asset's folder: for `levels/a.lvl`,

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::asset_path::AssetPath;
-use crate::freshness::DirtyReason;
+use crate::record::DirtyReason;
 use crate::report::StepReport;
 
 /// Something that happened during a build.

@@ -29,100 +29,18 @@
 //! seen, nor one hidden by a clock that runs backwards; `cargo assets clean`
 //! recovers. On Unix the ctime, which user space cannot set, catches both.
 
-use std::fmt;
 use std::fs;
 use std::io;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use crate::asset_path::AssetPath;
 use crate::hash::ContentHash;
-use crate::record::{FileStamp, InputState, Record};
+use crate::record::{DirtyReason, FileStamp, InputState, Record};
 use crate::store::Store;
 
 /// Inputs whose mtime lies this close before (or after) the step's start are
 /// re-hashed instead of trusted: 2 s, the coarsest common timestamp granularity.
 pub const RACY_WINDOW_NS: u64 = 2_000_000_000;
-
-/// Why a step had to run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum DirtyReason {
-    /// No usable record: never built, an older record format, or a line torn by a kill.
-    NoRecord,
-    /// A rule now names another processor.
-    ProcessorChanged {
-        /// The processor of the previous run.
-        previous: String,
-    },
-    /// The processor's version changed.
-    ProcessorVersionChanged {
-        /// Version of the previous run.
-        previous: u32,
-        /// Version now.
-        current: u32,
-    },
-    /// The settings changed.
-    SettingsChanged {
-        /// Previous settings, canonical JSON.
-        previous: String,
-        /// Current settings.
-        current: String,
-    },
-    /// A file read by the step has different contents.
-    InputChanged {
-        /// The file, relative to the package.
-        path: String,
-    },
-    /// A file the step looked for and did not find now exists.
-    InputAppeared {
-        /// The file, relative to the package.
-        path: String,
-    },
-    /// A file the step read is gone.
-    InputRemoved {
-        /// The file, relative to the package.
-        path: String,
-    },
-    /// An asset the step used has different outputs.
-    DependencyChanged {
-        /// The dependency.
-        asset: AssetPath,
-    },
-    /// An output is missing from the store (deleted, or found corrupt).
-    OutputMissing {
-        /// Its label (empty for the main output).
-        label: String,
-    },
-}
-
-impl fmt::Display for DirtyReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DirtyReason::NoRecord => f.write_str("never built before"),
-            DirtyReason::ProcessorChanged { previous } => {
-                write!(f, "processor changed (was `{previous}`)")
-            }
-            DirtyReason::ProcessorVersionChanged { previous, current } => {
-                write!(f, "processor version changed ({previous} -> {current})")
-            }
-            DirtyReason::SettingsChanged { previous, current } => {
-                write!(f, "settings changed ({previous} -> {current})")
-            }
-            DirtyReason::InputChanged { path } => write!(f, "`{path}` changed"),
-            DirtyReason::InputAppeared { path } => write!(f, "`{path}` appeared"),
-            DirtyReason::InputRemoved { path } => write!(f, "`{path}` was removed"),
-            DirtyReason::DependencyChanged { asset } => write!(f, "dependency `{asset}` changed"),
-            DirtyReason::OutputMissing { label } if label.is_empty() => {
-                f.write_str("output missing from the cache")
-            }
-            DirtyReason::OutputMissing { label } => {
-                write!(f, "output `{label}` missing from the cache")
-            }
-        }
-    }
-}
 
 /// The verdict on a previous record.
 #[derive(Debug)]

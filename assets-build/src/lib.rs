@@ -18,25 +18,37 @@
 //!      ──▶ BuildReport (+ Events while running)
 //! ```
 //!
+//! Public modules are what front-ends and processors use; the others are
+//! internal (`pub(crate)`, shown by `cargo doc --document-private-items`),
+//! and their module docs hold the design memos.
+//!
 //! - [`manifest`]: `[package.metadata.assets]`, raw TOML mirror → resolved [`Manifest`].
-//! - [`discover`]: finds assets under the roots; rejects paths that escape them.
+//! - `discover`: finds assets under the roots; rejects paths that escape them.
 //! - [`processor`]: the [`Processor`] trait, its [`Context`] (which records every
 //!   read), the [`Registry`] and the built-ins.
-//! - `scheduler`: parallel workers, dependencies built on demand, cycle detection.
-//! - [`freshness`]: the design memo on what is hashed, and the typed [`DirtyReason`].
-//! - [`record`], [`record_log`] and [`store`]: what is kept between builds;
-//!   [`cache_layout`]: where (every path under the cache, in one place).
+//! - `plan`, `scheduler`: steps from assets; parallel workers, dependencies
+//!   built on demand, cycle detection.
+//! - `freshness`: the design memo on what is hashed, and the check that
+//!   names a typed [`DirtyReason`] (kept in the step's [`Record`]).
+//! - [`record`], `record_log` and `store`: what is kept between builds;
+//!   `cache_layout`: where (every path under the cache, in one place).
 //! - [`atlas`]: sprites grouped into atlases, packed into pages by a generated
 //!   `atlas:<name>` step.
 //! - [`query`]: `why`, `deps`, `rdeps`, the graph, and `gc`, from the records.
-//! - [`parcels`]: bundles outputs into parcel files (format: `assets_runtime::format`).
+//! - `parcels`: bundles outputs into parcel files (format: `assets_runtime::format`).
+//! - [`report`], [`event`]: what a build did, returned and as it happens.
+//!
+//! The module graph has no cycle (checked by `cargo test -p
+//! assets-test-support --test module_graph`): a type two modules share lives
+//! in the lower one. At the bottom, importing nothing from the crate:
+//! `asset_path`, `hash`, `parallel`.
 //!
 //! # Files on disk
 //!
 //! Under the cache directory (`target/assets/`, drawn in [`CacheLayout`]):
 //! `blobs/` (outputs by blake3 hash, see [`Store`]),
 //! `records/<package>/<variant>.jsonl` (every step's [`Record`], one
-//! checksummed JSON line each, see [`record_log`]), `parcels/`, `tmp/`, `lock`.
+//! checksummed JSON line each), `parcels/`, `tmp/`, `lock`.
 //!
 //! # Invariants
 //!
@@ -52,36 +64,34 @@
 pub mod asset_path;
 pub mod atlas;
 pub mod build_script;
-pub mod cache_layout;
-pub mod discover;
+pub(crate) mod cache_layout;
+pub(crate) mod discover;
 pub mod event;
-pub mod freshness;
-pub mod hash;
+pub(crate) mod freshness;
+pub(crate) mod hash;
 pub mod manifest;
 mod parallel;
-pub mod parcels;
+pub(crate) mod parcels;
 mod pipeline;
 mod plan;
 pub mod processor;
 pub mod query;
 pub mod record;
-pub mod record_log;
+pub(crate) mod record_log;
 pub mod report;
 mod scheduler;
-pub mod store;
+pub(crate) mod store;
 
 pub use asset_path::AssetPath;
 pub use build_script::{BuildScriptError, Builder, build};
 pub use cache_layout::CacheLayout;
 pub use event::{Event, EventHandler};
-pub use freshness::DirtyReason;
 pub use hash::ContentHash;
 pub use manifest::{Manifest, ManifestError};
-pub use parcels::{ParcelOutcome, ParcelReport};
 pub use pipeline::{
     BuildError, BuildOptions, CleanStats, Pipeline, clean, clean_package, package_key,
 };
 pub use processor::{Context, ProcessError, Processor, Registry};
-pub use record::Record;
-pub use report::{BuildReport, Outcome, StepReport};
+pub use record::{DirtyReason, Record};
+pub use report::{BuildReport, Outcome, ParcelOutcome, ParcelReport, StepReport};
 pub use store::Store;

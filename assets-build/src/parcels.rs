@@ -39,49 +39,8 @@ use crate::atlas::FRAMES_LABEL;
 use crate::hash::ContentHash;
 use crate::manifest::{Manifest, ParcelSpec};
 use crate::plan::{Group, Plan};
-use crate::report::{Retired, StepReport};
+use crate::report::{ParcelOutcome, ParcelReport, Retired, StepReport};
 use crate::store::{Store, StoreError};
-
-/// What happened to one parcel.
-#[derive(Debug)]
-pub struct ParcelReport {
-    /// Its name in the manifest.
-    pub name: String,
-    /// Where it is (or would be) on disk.
-    pub path: PathBuf,
-    /// What happened.
-    pub outcome: ParcelOutcome,
-}
-
-/// Whether a parcel was written.
-#[derive(Debug)]
-pub enum ParcelOutcome {
-    /// Its contents changed and it was rewritten.
-    Written {
-        /// Resources in it.
-        resources: usize,
-        /// Names of the resources added, changed or removed since the
-        /// previous file (all of them when there was none), sorted: what a
-        /// running game must reload.
-        changed: Vec<String>,
-    },
-    /// Its contents are as before; the file was left alone.
-    Unchanged {
-        /// Resources in it.
-        resources: usize,
-    },
-    /// Not written, because an asset in it failed or skipped; the previous
-    /// file, if any, is kept.
-    Blocked {
-        /// The failed assets, sorted.
-        failed: Vec<String>,
-    },
-    /// Writing failed.
-    Failed {
-        /// Why.
-        error: String,
-    },
-}
 
 /// Where the parcels of `package`'s `variant` go by default, under the
 /// cache directory: `<cache>/parcels/<package>/<variant>/`.

@@ -19,11 +19,11 @@ use crate::discover::{DiscoveryError, discover};
 use crate::event::{Event, EventHandler};
 use crate::manifest::{Manifest, ManifestError};
 use crate::parallel;
-use crate::parcels::{ParcelOutcome, default_parcel_dir, write_parcels};
+use crate::parcels::{default_parcel_dir, write_parcels};
 use crate::plan::plan;
 use crate::processor::Registry;
 use crate::record_log::RecordLog;
-use crate::report::{BuildReport, Retired};
+use crate::report::{BuildReport, ParcelOutcome, Retired};
 use crate::scheduler::Scheduler;
 use crate::store::{BlobMemory, Store, StoreError};
 
@@ -39,7 +39,7 @@ pub struct BuildOptions {
     /// Worker threads.
     pub jobs: usize,
     /// Where parcels are written; `None` for the cache's
-    /// `parcels/<package>/<variant>/` (see [`default_parcel_dir`]).
+    /// `parcels/<package>/<variant>/` (see [`CacheLayout`](crate::CacheLayout)).
     pub parcel_dir: Option<PathBuf>,
 }
 
@@ -100,8 +100,7 @@ impl Pipeline {
         }
     }
 
-    /// Keeps small blobs in memory from one build to the next (bounded; see
-    /// [`BlobMemory`]), for a pipeline that builds again and again (`watch`):
+    /// Keeps small blobs in memory from one build to the next (bounded), for a pipeline that builds again and again (`watch`):
     /// an atlas re-packed after one edit then reads its sprites from memory.
     pub fn keep_blobs_in_memory(&mut self) {
         self.memory.get_or_insert_with(Arc::default);

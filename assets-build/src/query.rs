@@ -17,14 +17,14 @@ use std::sync::Arc;
 use crate::asset_path::AssetPath;
 use crate::discover::discover;
 use crate::event::EventHandler;
-use crate::freshness::{self, DependencyState, DirtyReason, Verdict};
+use crate::freshness::{self, DependencyState, Verdict};
 use crate::hash::ContentHash;
 use crate::manifest::{Manifest, did_you_mean};
 use crate::pipeline::{BuildError, BuildOptions, lock, package_key};
 use crate::plan::{Plan, plan};
 use crate::processor::Registry;
 use crate::processor::context::input_name;
-use crate::record::{InputState, Record};
+use crate::record::{DirtyReason, InputState, Record};
 use crate::record_log::RecordLog;
 use crate::store::{Store, StoreError};
 

@@ -1,17 +1,96 @@
 //! [`Record`]: what one build step read, used and wrote, kept between builds.
 //!
 //! A record is one line of JSON in `records/<package>/<variant>.jsonl` under the cache
-//! directory (see [`crate::record_log`]), so a person (or `jq`) can read why a
+//! directory (see `record_log.rs`), so a person (or `jq`) can read why a
 //! step is what it is. It is written last, after every output is in the
 //! store, so a record on disk always points at complete blobs.
 
+use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
 use crate::asset_path::AssetPath;
-use crate::freshness::DirtyReason;
 use crate::hash::ContentHash;
+
+/// Why a step had to run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum DirtyReason {
+    /// No usable record: never built, an older record format, or a line torn by a kill.
+    NoRecord,
+    /// A rule now names another processor.
+    ProcessorChanged {
+        /// The processor of the previous run.
+        previous: String,
+    },
+    /// The processor's version changed.
+    ProcessorVersionChanged {
+        /// Version of the previous run.
+        previous: u32,
+        /// Version now.
+        current: u32,
+    },
+    /// The settings changed.
+    SettingsChanged {
+        /// Previous settings, canonical JSON.
+        previous: String,
+        /// Current settings.
+        current: String,
+    },
+    /// A file read by the step has different contents.
+    InputChanged {
+        /// The file, relative to the package.
+        path: String,
+    },
+    /// A file the step looked for and did not find now exists.
+    InputAppeared {
+        /// The file, relative to the package.
+        path: String,
+    },
+    /// A file the step read is gone.
+    InputRemoved {
+        /// The file, relative to the package.
+        path: String,
+    },
+    /// An asset the step used has different outputs.
+    DependencyChanged {
+        /// The dependency.
+        asset: AssetPath,
+    },
+    /// An output is missing from the store (deleted, or found corrupt).
+    OutputMissing {
+        /// Its label (empty for the main output).
+        label: String,
+    },
+}
+
+impl fmt::Display for DirtyReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DirtyReason::NoRecord => f.write_str("never built before"),
+            DirtyReason::ProcessorChanged { previous } => {
+                write!(f, "processor changed (was `{previous}`)")
+            }
+            DirtyReason::ProcessorVersionChanged { previous, current } => {
+                write!(f, "processor version changed ({previous} -> {current})")
+            }
+            DirtyReason::SettingsChanged { previous, current } => {
+                write!(f, "settings changed ({previous} -> {current})")
+            }
+            DirtyReason::InputChanged { path } => write!(f, "`{path}` changed"),
+            DirtyReason::InputAppeared { path } => write!(f, "`{path}` appeared"),
+            DirtyReason::InputRemoved { path } => write!(f, "`{path}` was removed"),
+            DirtyReason::DependencyChanged { asset } => write!(f, "dependency `{asset}` changed"),
+            DirtyReason::OutputMissing { label } if label.is_empty() => {
+                f.write_str("output missing from the cache")
+            }
+            DirtyReason::OutputMissing { label } => {
+                write!(f, "output `{label}` missing from the cache")
+            }
+        }
+    }
+}
 
 /// Bumped when the record layout or the key scheme changes; older records
 /// are then treated as absent.
@@ -35,7 +114,7 @@ pub struct Record {
     /// Hash of processor, version, settings, asset path and variant.
     pub key: ContentHash,
     /// Wall-clock time (ns since the Unix epoch) at which the step began reading
-    /// inputs. Inputs modified within [`crate::freshness::RACY_WINDOW_NS`] of it are
+    /// inputs. Inputs modified within `RACY_WINDOW_NS` (2 s, in `freshness.rs`) of it are
     /// re-hashed rather than trusted by size and mtime.
     pub started_ns: u64,
     /// Every file the step read or looked for, in the order it first did.

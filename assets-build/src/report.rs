@@ -6,10 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::asset_path::AssetPath;
-use crate::freshness::DirtyReason;
-use crate::parcels::{ParcelOutcome, ParcelReport};
 use crate::processor::ProcessError;
-use crate::record::Record;
+use crate::record::{DirtyReason, Record};
 
 /// What happened to one step.
 #[derive(Debug)]
@@ -46,6 +44,47 @@ pub struct StepReport {
     pub outcome: Outcome,
     /// The step's record when it succeeded: its outputs, inputs and dependencies.
     pub record: Option<Arc<Record>>,
+}
+
+/// What happened to one parcel.
+#[derive(Debug)]
+pub struct ParcelReport {
+    /// Its name in the manifest.
+    pub name: String,
+    /// Where it is (or would be) on disk.
+    pub path: PathBuf,
+    /// What happened.
+    pub outcome: ParcelOutcome,
+}
+
+/// Whether a parcel was written.
+#[derive(Debug)]
+pub enum ParcelOutcome {
+    /// Its contents changed and it was rewritten.
+    Written {
+        /// Resources in it.
+        resources: usize,
+        /// Names of the resources added, changed or removed since the
+        /// previous file (all of them when there was none), sorted: what a
+        /// running game must reload.
+        changed: Vec<String>,
+    },
+    /// Its contents are as before; the file was left alone.
+    Unchanged {
+        /// Resources in it.
+        resources: usize,
+    },
+    /// Not written, because an asset in it failed or skipped; the previous
+    /// file, if any, is kept.
+    Blocked {
+        /// The failed assets, sorted.
+        failed: Vec<String>,
+    },
+    /// Writing failed.
+    Failed {
+        /// Why.
+        error: String,
+    },
 }
 
 /// The result of a build.

@@ -28,7 +28,7 @@ use std::time::SystemTime;
 
 use crate::asset_path::AssetPath;
 use crate::event::{Event, EventHandler};
-use crate::freshness::{self, DependencyState, DirtyReason, Verdict};
+use crate::freshness::{self, DependencyState, Verdict};
 use crate::manifest::Manifest;
 use crate::parallel;
 use crate::plan::Plan;
@@ -36,7 +36,9 @@ use crate::processor::{
     Context, ProcessError,
     context::{Dependencies, StepInfo},
 };
-use crate::record::{DependencyUse, OutputRecord, RECORD_FORMAT, Record, system_time_ns};
+use crate::record::{
+    DependencyUse, DirtyReason, OutputRecord, RECORD_FORMAT, Record, system_time_ns,
+};
 use crate::record_log::RecordLog;
 use crate::report::{Outcome, StepReport};
 use crate::store::Store;

@@ -4,7 +4,7 @@
 
 use super::layout::{AtlasLayout, Frame};
 use super::pack::Size;
-use super::source::SpriteSource;
+use crate::processor::sprite_source::SpriteSource;
 
 /// Draws page `page` of `layout` into `pixels` (its RGBA8 rows, cleared):
 /// `sources[i]` into `layout.frames[i]` for each frame on that page, with

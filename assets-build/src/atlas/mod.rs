@@ -10,8 +10,9 @@
 //! images as sprites of a named atlas (`processor = "sprite"`, `atlas = "ui"`);
 //! the planner groups them and adds one step per atlas, `atlas:<name>`, that
 //! depends on each of its sprites (`stage.rs`). Decoding happens once per
-//! sprite and is cached ([`source`]); packing and drawing run in the atlas
-//! step from cached pixels, so editing one sprite re-decodes that sprite only.
+//! sprite and is cached (a [`SpriteSource`], the `sprite` processor's
+//! output, defined beside it); packing and drawing run in the atlas step
+//! from cached pixels, so editing one sprite re-decodes that sprite only.
 //!
 //! Packing ([`pack`], [`maxrects`]) is pure geometry behind the [`Packer`]
 //! trait; [`layout`] adds padding, extrusion, cropping and power-of-two
@@ -28,13 +29,11 @@ pub mod compose;
 pub mod layout;
 pub mod maxrects;
 pub mod pack;
-pub mod source;
 pub(crate) mod stage;
 
 pub use maxrects::MaxRects;
 pub use pack::{PackOptions, Packer, Packing, Placement, Size};
-pub use source::{SPRITE_SOURCE_KIND, SpriteSource};
 pub use stage::{AtlasPacker, FRAMES_KIND, FRAMES_LABEL};
 
-/// The name prefix of atlas steps and pages: `atlas:ui`, `atlas:ui#0`.
-pub const ATLAS_PREFIX: &str = "atlas:";
+pub use crate::asset_path::ATLAS_PREFIX;
+pub use crate::processor::sprite_source::{SPRITE_SOURCE_KIND, SpriteSource};

@@ -23,10 +23,10 @@ use super::compose::draw_page;
 use super::layout::lay_out;
 use super::maxrects::MaxRects;
 use super::pack::{Size, TooLarge};
-use super::source::SpriteSource;
 use crate::manifest::AtlasSpec;
 use crate::parallel;
 use crate::processor::image::ImageResource;
+use crate::processor::sprite_source::SpriteSource;
 use crate::processor::{Context, DependencyOutputs, ProcessError, Processor};
 
 /// Output kind of an atlas's frame table (an intermediate, never in a parcel).

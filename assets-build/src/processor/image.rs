@@ -18,9 +18,10 @@ use assets_runtime::image::{
 };
 use image::codecs::png::PngEncoder;
 use image::{ExtendedColorType, ImageEncoder, ImageReader, Limits, RgbaImage};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::{Context, ProcessError, Processor};
+pub use crate::manifest::Encoding;
 use crate::manifest::{Settings, SettingsError};
 
 /// Decodes images to RGBA8.
@@ -44,17 +45,6 @@ pub struct ImageSettings {
 
 pub(crate) fn default_max_dimension() -> u32 {
     16384
-}
-
-/// How pixels are stored in the output.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Encoding {
-    /// Raw RGBA8 rows.
-    #[default]
-    Raw,
-    /// A PNG stream.
-    Png,
 }
 
 impl Processor for Image {

@@ -31,6 +31,7 @@ pub mod depfile;
 pub mod gltf;
 pub mod image;
 pub mod sprite;
+pub mod sprite_source;
 pub mod text;
 
 use std::collections::BTreeMap;

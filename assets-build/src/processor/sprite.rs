@@ -15,8 +15,8 @@
 use serde::Deserialize;
 
 use super::image::{decode_rgba8, default_max_dimension};
+use super::sprite_source::{SPRITE_SOURCE_KIND, SpriteSource};
 use super::{Context, ProcessError, Processor};
-use crate::atlas::{SPRITE_SOURCE_KIND, SpriteSource};
 use crate::manifest::{Settings, SettingsError};
 
 /// Decodes a sprite for an atlas.

@@ -15,7 +15,7 @@
 //!     28    …  width × height RGBA8 pixels, rows top to bottom, straight alpha
 //! ```
 
-use crate::processor::ProcessError;
+use super::ProcessError;
 
 /// Output kind of a cached sprite.
 pub const SPRITE_SOURCE_KIND: &str = "sprite-source";

@@ -1,0 +1,474 @@
+//! The resolver: the raw mirror of `[package.metadata.assets]` checked
+//! and turned into a [`Manifest`], every error pointing at its key.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use toml::Spanned;
+
+use super::diagnostic::{ManifestError, did_you_mean};
+use super::raw::{RawAssets, RawTable};
+use super::{
+    ASSETS_KEY, AssetRoot, AtlasSpec, MAX_ATLAS_SIZE, Manifest, Origin, Override, ParcelSpec, Rule,
+    Settings,
+};
+use crate::asset_path::AssetPath;
+
+pub(super) struct Resolver<'a> {
+    pub(super) path: &'a Path,
+    pub(super) text: &'a str,
+}
+
+impl Resolver<'_> {
+    fn err(&self, span: Range<usize>, key: String, message: impl Into<String>) -> ManifestError {
+        ManifestError::at(self.path, self.text, Some(span), message).key(key)
+    }
+
+    pub(super) fn resolve(
+        &self,
+        package_name: String,
+        assets: Option<Spanned<RawAssets>>,
+    ) -> Result<Manifest, ManifestError> {
+        let package_dir = self.path.parent().unwrap_or(Path::new(".")).to_owned();
+        let assets = assets.map(Spanned::into_inner);
+        let (root, rules, overrides, atlases, parcels, processors) = match assets {
+            Some(a) => (
+                a.root,
+                a.rules,
+                a.overrides,
+                a.atlases,
+                a.parcels,
+                a.processors,
+            ),
+            None => Default::default(),
+        };
+        let processor_crates = processors
+            .into_iter()
+            .map(|p| {
+                let name = p.get_ref();
+                let valid = !name.is_empty()
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+                if valid {
+                    Ok(p.into_inner())
+                } else {
+                    Err(self
+                        .err(p.span(), format!("{ASSETS_KEY}.processors"), format!("`{name}` is not a package name"))
+                        .help("list the packages (build-dependencies) whose `register` function adds processors"))
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        let roots = self.roots(&package_dir, root)?;
+        let rules = rules
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| self.rule(i, r))
+            .collect::<Result<_, _>>()?;
+        let overrides = overrides
+            .into_iter()
+            .map(|(k, v)| self.override_(k, v))
+            .collect::<Result<_, _>>()?;
+        let atlases = atlases
+            .into_iter()
+            .map(|(name, a)| self.atlas(name, a))
+            .collect::<Result<_, _>>()?;
+        let parcels = match parcels {
+            Some(p) => p
+                .into_iter()
+                .map(|(k, v)| self.parcel(k, v))
+                .collect::<Result<_, _>>()?,
+            None => vec![default_parcel()],
+        };
+        Ok(Manifest {
+            manifest_path: self.path.to_owned(),
+            package_dir,
+            package_name,
+            roots,
+            rules,
+            overrides,
+            atlases,
+            parcels,
+            processor_crates,
+            source: Arc::from(self.text),
+        })
+    }
+
+    fn roots(
+        &self,
+        package_dir: &Path,
+        root: Option<Spanned<toml::Value>>,
+    ) -> Result<Vec<AssetRoot>, ManifestError> {
+        let key = format!("{ASSETS_KEY}.root");
+        let Some(root) = root else {
+            return Ok(vec![AssetRoot {
+                name: "assets".into(),
+                dir: package_dir.join("assets"),
+            }]);
+        };
+        let span = root.span();
+        let expected = "expected a relative path or an array of them, e.g. `root = \"assets\"`";
+        let names: Vec<&str> = match root.get_ref() {
+            toml::Value::String(s) => vec![s],
+            toml::Value::Array(items) => items
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .ok_or_else(|| self.err(span.clone(), key.clone(), expected))
+                })
+                .collect::<Result<_, _>>()?,
+            _ => return Err(self.err(span, key, expected)),
+        };
+        if names.is_empty() {
+            return Err(self
+                .err(span, key, "`root` is an empty array")
+                .help(expected));
+        }
+        let mut roots: Vec<AssetRoot> = Vec::new();
+        for name in names {
+            let normalized = normalize_root(name).ok_or_else(|| {
+                self.err(span.clone(), key.clone(), format!("asset root `{name}` is not a path inside the package"))
+                    .help("roots are relative to the directory of Cargo.toml and stay inside it: files outside the package \
+                           escape `cargo package`, Cargo's change tracking, and other machines' checkouts; \
+                           move the assets into the package, or make the shared folder a package of its own")
+            })?;
+            if roots.iter().any(|r| r.name == normalized) {
+                return Err(self.err(
+                    span.clone(),
+                    key.clone(),
+                    format!("asset root `{name}` is listed twice"),
+                ));
+            }
+            roots.push(AssetRoot {
+                dir: package_dir.join(&normalized),
+                name: normalized,
+            });
+        }
+        Ok(roots)
+    }
+
+    fn rule(&self, index: usize, rule: Spanned<RawTable>) -> Result<Rule, ManifestError> {
+        let key = format!("{ASSETS_KEY}.rules[{index}]");
+        let span = rule.span();
+        let mut table = rule.into_inner();
+        let pattern = take_string(self, &mut table, "match", &key)?.ok_or_else(|| {
+            self.err(span.clone(), key.clone(), "rule has no `match` key")
+                .help("add a glob relative to the asset root, e.g. `match = \"sprites/**/*.png\"`")
+        })?;
+        let matcher = self
+            .glob(&pattern, &format!("{key}.match"))?
+            .compile_matcher();
+        let (processor, processor_origin) = self.processor(&mut table, &key)?;
+        let inputs = self.inputs(&mut table, &key)?;
+        Ok(Rule {
+            pattern: pattern.into_inner(),
+            matcher,
+            processor,
+            processor_origin,
+            inputs,
+            setting_origins: origins_of(&table, &key),
+            settings: settings_of(table),
+            origin: Origin { span, key },
+        })
+    }
+
+    fn override_(
+        &self,
+        asset: Spanned<String>,
+        table: Spanned<RawTable>,
+    ) -> Result<(AssetPath, Override), ManifestError> {
+        let key = format!("{ASSETS_KEY}.overrides.\"{}\"", asset.get_ref());
+        let path = AssetPath::new(asset.get_ref()).map_err(|e| {
+            self.err(
+                asset.span(),
+                key.clone(),
+                format!("invalid asset path in override: {e}"),
+            )
+        })?;
+        let span = table.span();
+        let mut table = table.into_inner();
+        let (processor, processor_origin) = self.processor(&mut table, &key)?;
+        let setting_origins = origins_of(&table, &key);
+        let settings = settings_of(table);
+        Ok((
+            path,
+            Override {
+                processor,
+                processor_origin,
+                settings,
+                setting_origins,
+                origin: Origin { span, key },
+            },
+        ))
+    }
+
+    /// Takes the `processor` key out of a rule or override table.
+    fn atlas(
+        &self,
+        name: Spanned<String>,
+        spec: Spanned<AtlasSpec>,
+    ) -> Result<(String, AtlasSpec), ManifestError> {
+        let key = format!("{ASSETS_KEY}.atlases.{}", name.get_ref());
+        if !crate::asset_path::is_atlas_name(name.get_ref()) {
+            return Err(self
+                .err(
+                    name.span(),
+                    key,
+                    format!("invalid atlas name `{}`", name.get_ref()),
+                )
+                .help("atlas names use ASCII letters, digits, `-` and `_`"));
+        }
+        let span = spec.span();
+        let spec = spec.into_inner();
+        let problem = if spec.max_size == 0 || spec.max_size > MAX_ATLAS_SIZE {
+            Some(format!("`max-size` must be between 1 and {MAX_ATLAS_SIZE}"))
+        } else if spec.power_of_two && !spec.max_size.is_power_of_two() {
+            Some(format!(
+                "`power-of-two` pages need a power-of-two `max-size`, not {}",
+                spec.max_size
+            ))
+        } else if spec.extrude > spec.max_size / 4 {
+            Some(format!(
+                "`extrude` of {} is more than a quarter of `max-size`",
+                spec.extrude
+            ))
+        } else if spec.padding > spec.max_size / 4 {
+            Some(format!(
+                "`padding` of {} is more than a quarter of `max-size`",
+                spec.padding
+            ))
+        } else {
+            None
+        };
+        match problem {
+            Some(message) => Err(self.err(span, key, message)),
+            None => Ok((name.into_inner(), spec)),
+        }
+    }
+
+    fn processor(
+        &self,
+        table: &mut RawTable,
+        key: &str,
+    ) -> Result<(Option<String>, Option<Origin>), ManifestError> {
+        Ok(match take_string(self, table, "processor", key)? {
+            Some(p) => {
+                let origin = Origin {
+                    span: p.span(),
+                    key: format!("{key}.processor"),
+                };
+                (Some(p.into_inner()), Some(origin))
+            }
+            None => (None, None),
+        })
+    }
+
+    /// Takes a rule's `inputs` key out: an array of globs.
+    fn inputs(&self, table: &mut RawTable, key: &str) -> Result<Option<GlobSet>, ManifestError> {
+        let Some(k) = table.keys().find(|k| k.get_ref() == "inputs").cloned() else {
+            return Ok(None);
+        };
+        let value = table.remove(&k).expect("key was just found");
+        let key = format!("{key}.inputs");
+        let span = value.span();
+        let expected = || {
+            self.err(span.clone(), key.clone(), "expected an array of globs")
+                .help("e.g. `inputs = [\"tiles/*.png\", \"palette.txt\"]`, relative to the asset root")
+        };
+        let toml::Value::Array(items) = value.into_inner() else {
+            return Err(expected());
+        };
+        let mut set = GlobSetBuilder::new();
+        for item in items {
+            let toml::Value::String(glob) = item else {
+                return Err(expected());
+            };
+            set.add(self.glob(&Spanned::new(span.clone(), glob), &key)?);
+        }
+        let set = set
+            .build()
+            .map_err(|e| self.err(span.clone(), key.clone(), e.to_string()))?;
+        Ok(Some(set))
+    }
+
+    fn parcel(
+        &self,
+        name: Spanned<String>,
+        value: Spanned<toml::Value>,
+    ) -> Result<ParcelSpec, ManifestError> {
+        let key = format!("{ASSETS_KEY}.parcels.{}", name.get_ref());
+        let valid_name = name
+            .get_ref()
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+            && name
+                .get_ref()
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid_name {
+            return Err(self
+                .err(name.span(), key, format!("invalid parcel name `{}`", name.get_ref()))
+                .help("parcel names start with a letter and use letters, digits, `_` and `-`; they become Rust module names"));
+        }
+        let span = value.span();
+        let shape = "expected an array of globs or `{ include = [...], exclude = [...] }`";
+        let (include, exclude) = match value.into_inner() {
+            toml::Value::Array(a) => (a, Vec::new()),
+            toml::Value::Table(mut t) => {
+                let include = t.remove("include");
+                let exclude = t.remove("exclude");
+                if let Some(unknown) = t.keys().next() {
+                    let mut err = self.err(span, key, format!("unknown key `{unknown}` in parcel"));
+                    if let Some(s) = did_you_mean(unknown, ["include", "exclude"]) {
+                        err = err.help(format!("did you mean `{s}`?"));
+                    }
+                    return Err(err);
+                }
+                let as_array = |v: Option<toml::Value>| match v {
+                    None => Ok(Vec::new()),
+                    Some(toml::Value::Array(a)) => Ok(a),
+                    Some(_) => Err(self.err(span.clone(), key.clone(), shape)),
+                };
+                (as_array(include)?, as_array(exclude)?)
+            }
+            _ => return Err(self.err(span, key, shape)),
+        };
+        let globs = |values: Vec<toml::Value>,
+                     part: &str|
+         -> Result<(Vec<String>, GlobSet), ManifestError> {
+            let key = format!("{key}{part}");
+            let mut patterns = Vec::new();
+            let mut set = GlobSetBuilder::new();
+            for v in values {
+                let toml::Value::String(s) = v else {
+                    return Err(self.err(span.clone(), key, "expected a glob string"));
+                };
+                set.add(self.glob(&Spanned::new(span.clone(), s.clone()), &key)?);
+                patterns.push(s);
+            }
+            let set = set
+                .build()
+                .map_err(|e| self.err(span.clone(), key.clone(), e.to_string()))?;
+            Ok((patterns, set))
+        };
+        let (include_patterns, include) = globs(include, "")?;
+        let (exclude_patterns, exclude) = globs(exclude, ".exclude")?;
+        if include_patterns.is_empty() {
+            return Err(self
+                .err(
+                    span,
+                    key,
+                    format!("parcel `{}` includes nothing", name.get_ref()),
+                )
+                .help("list globs of the assets it holds, e.g. `[\"**\"]`"));
+        }
+        Ok(ParcelSpec {
+            name: name.into_inner(),
+            include_patterns,
+            exclude_patterns,
+            include,
+            exclude,
+        })
+    }
+
+    fn glob(&self, pattern: &Spanned<String>, key: &str) -> Result<Glob, ManifestError> {
+        GlobBuilder::new(pattern.get_ref())
+            .literal_separator(true)
+            .build()
+            .map_err(|e| {
+                let reason = e.kind().to_string();
+                self.err(
+                    pattern.span(),
+                    key.to_owned(),
+                    format!("invalid glob `{}`: {reason}", pattern.get_ref()),
+                )
+            })
+    }
+}
+
+fn default_parcel() -> ParcelSpec {
+    let all = GlobBuilder::new("**")
+        .literal_separator(true)
+        .build()
+        .expect("`**` is a valid glob");
+    let include = GlobSetBuilder::new()
+        .add(all)
+        .build()
+        .expect("one valid glob");
+    ParcelSpec {
+        name: "main".into(),
+        include_patterns: vec!["**".into()],
+        exclude_patterns: Vec::new(),
+        include,
+        exclude: GlobSet::empty(),
+    }
+}
+
+/// Removes `name` from `table` and checks it is a string.
+fn take_string(
+    r: &Resolver<'_>,
+    table: &mut RawTable,
+    name: &str,
+    key: &str,
+) -> Result<Option<Spanned<String>>, ManifestError> {
+    let Some(k) = table.keys().find(|k| k.get_ref() == name).cloned() else {
+        return Ok(None);
+    };
+    let value = table.remove(&k).expect("key was just found");
+    let span = value.span();
+    match value.into_inner() {
+        toml::Value::String(s) => Ok(Some(Spanned::new(span, s))),
+        other => Err(r.err(
+            span,
+            format!("{key}.{name}"),
+            format!("expected a string, found {}", other.type_str()),
+        )),
+    }
+}
+
+/// Where each key of a rule or override table was written.
+fn origins_of(table: &RawTable, key: &str) -> BTreeMap<String, Origin> {
+    table
+        .keys()
+        .map(|k| {
+            let origin = Origin {
+                span: k.span(),
+                key: format!("{key}.{}", k.get_ref()),
+            };
+            (k.get_ref().clone(), origin)
+        })
+        .collect()
+}
+
+fn settings_of(table: RawTable) -> Settings {
+    Settings::from_table(
+        table
+            .into_iter()
+            .map(|(k, v)| (k.into_inner(), v.into_inner()))
+            .collect(),
+    )
+}
+
+/// `./assets/` → `assets`, `a/../b` → `b`; `None` for absolute paths and
+/// for paths that leave the package directory (`../shared`).
+fn normalize_root(root: &str) -> Option<String> {
+    let p = Path::new(root);
+    if p.is_absolute() || root.starts_with('/') || root.contains('\\') {
+        return None;
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in root.split('/').filter(|s| !s.is_empty() && *s != ".") {
+        if part == ".." {
+            parts.pop()?;
+        } else {
+            parts.push(part);
+        }
+    }
+    Some(if parts.is_empty() {
+        ".".into()
+    } else {
+        parts.join("/")
+    })
+}

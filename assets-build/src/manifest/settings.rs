@@ -1,0 +1,75 @@
+//! [`Settings`]: a rule's keys as a processor reads them, and the value
+//! types several settings share.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::diagnostic::suggest_for_unknown_field;
+
+/// A processor's settings: the keys of its rule other than `match` and
+/// `processor`, with overrides merged in. Processors read them with
+/// [`Settings::get`] into their own serde type.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Settings(toml::Table);
+
+impl Settings {
+    /// Deserializes the settings into `T`. Use `#[serde(deny_unknown_fields)]`
+    /// on `T` so that typos are reported.
+    pub fn get<T: DeserializeOwned>(&self) -> Result<T, SettingsError> {
+        T::deserialize(toml::Value::Table(self.0.clone())).map_err(|e| {
+            let message = e.message().trim_end_matches('\n').to_owned();
+            SettingsError {
+                help: suggest_for_unknown_field(&message),
+                message,
+            }
+        })
+    }
+
+    /// The raw table.
+    pub fn table(&self) -> &toml::Table {
+        &self.0
+    }
+
+    /// Settings holding `table`.
+    pub fn from_table(table: toml::Table) -> Settings {
+        Settings(table)
+    }
+
+    /// Takes `key` out, for settings the planner reads itself (`atlas`).
+    pub(crate) fn take(&mut self, key: &str) -> Option<toml::Value> {
+        self.0.remove(key)
+    }
+
+    /// The canonical JSON form hashed into step keys: keys sorted, no spacing.
+    pub fn canonical_json(&self) -> String {
+        serde_json::to_string(&self.0).expect("toml values always serialize to JSON")
+    }
+
+    pub(super) fn merged(&self, over: &Settings) -> Settings {
+        let mut table = self.0.clone();
+        table.extend(over.0.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Settings(table)
+    }
+}
+
+/// Settings that do not fit a processor's settings type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SettingsError {
+    /// The deserializer's message.
+    pub message: String,
+    /// A suggestion for a misspelled key.
+    pub help: Option<String>,
+}
+
+/// How pixels are stored in an image or atlas page output (the `encoding`
+/// setting of the `image` processor and of an atlas).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Encoding {
+    /// Raw RGBA8 rows.
+    #[default]
+    Raw,
+    /// A PNG stream.
+    Png,
+}

@@ -1,0 +1,155 @@
+//! The resolved parts of a manifest: roots, rules, overrides, atlases,
+//! parcels, and where each was written.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::PathBuf;
+
+use globset::{GlobMatcher, GlobSet};
+use serde::{Deserialize, Serialize};
+
+use super::settings::{Encoding, Settings};
+use crate::asset_path::AssetPath;
+
+/// A directory of assets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssetRoot {
+    /// The root as written, normalized, relative to the package: `assets`.
+    /// Inputs under it are recorded as `assets/<asset path>`.
+    pub name: String,
+    /// The directory on disk.
+    pub dir: PathBuf,
+}
+
+/// Where a rule or override was written, for errors found after parsing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// Byte range in `Cargo.toml`.
+    pub span: Range<usize>,
+    /// Dotted key path.
+    pub key: String,
+}
+
+/// One `[[package.metadata.assets.rules]]` entry.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// The glob as written.
+    pub pattern: String,
+    pub(super) matcher: GlobMatcher,
+    /// The processor named by the rule, or `None` for the extension default.
+    pub processor: Option<String>,
+    /// Where the processor name was written.
+    pub processor_origin: Option<Origin>,
+    /// `inputs`: globs of other assets the step reads without saying so
+    /// (an external tool with no depfile). The planner lists the matching
+    /// assets in the step's key, and each is an input of the step.
+    pub inputs: Option<GlobSet>,
+    /// Every other key of the rule.
+    pub settings: Settings,
+    /// Where each setting's key was written.
+    pub setting_origins: BTreeMap<String, Origin>,
+    /// Where the rule was written.
+    pub origin: Origin,
+}
+
+/// One `[package.metadata.assets.overrides."<asset>"]` entry.
+#[derive(Debug, Clone)]
+pub struct Override {
+    /// A processor that replaces the rule's.
+    pub processor: Option<String>,
+    /// Where the processor name was written.
+    pub processor_origin: Option<Origin>,
+    /// Settings merged over the rule's.
+    pub settings: Settings,
+    /// Where each setting's key was written.
+    pub setting_origins: BTreeMap<String, Origin>,
+    /// Where the override was written.
+    pub origin: Origin,
+}
+
+/// `[package.metadata.assets.atlases.<name>]`: how an atlas is packed.
+///
+/// | key            | default | meaning |
+/// |----------------|---------|---------|
+/// | `max-size`     | `2048`  | page width and height limit, in pixels (at most 16384) |
+/// | `padding`      | `2`     | pixels between sprites (extruded borders included) |
+/// | `extrude`      | `0`     | pixels of each sprite's edge repeated around it, against texture bleeding |
+/// | `rotate`       | `false` | sprites may be turned 90° to pack tighter |
+/// | `power-of-two` | `false` | page sizes rounded up to powers of two (`max-size` must be one) |
+/// | `premultiply`  | `false` | page colors multiplied by alpha |
+/// | `encoding`     | `"raw"` | pages as `"raw"` pixels or `"png"` |
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct AtlasSpec {
+    /// Page size limit in pixels (width and height).
+    pub max_size: u32,
+    /// Pixels between sprites.
+    pub padding: u32,
+    /// Pixels of edge repeated around each sprite.
+    pub extrude: u32,
+    /// Whether sprites may be turned 90°.
+    pub rotate: bool,
+    /// Whether page sizes are rounded up to powers of two.
+    pub power_of_two: bool,
+    /// Whether page colors are multiplied by alpha.
+    pub premultiply: bool,
+    /// How pages are stored.
+    pub encoding: Encoding,
+}
+
+impl Default for AtlasSpec {
+    fn default() -> AtlasSpec {
+        AtlasSpec {
+            max_size: 2048,
+            padding: 2,
+            extrude: 0,
+            rotate: false,
+            power_of_two: false,
+            premultiply: false,
+            encoding: Encoding::Raw,
+        }
+    }
+}
+
+/// The largest page side an atlas may ask for.
+pub const MAX_ATLAS_SIZE: u32 = 16384;
+
+/// The atlas sprites go to when their rule names none; it needs no table.
+pub const DEFAULT_ATLAS: &str = "main";
+
+/// A named bundle of resources.
+#[derive(Debug, Clone)]
+pub struct ParcelSpec {
+    /// The parcel's name, e.g. `main`.
+    pub name: String,
+    /// Include globs as written.
+    pub include_patterns: Vec<String>,
+    /// Exclude globs as written.
+    pub exclude_patterns: Vec<String>,
+    pub(super) include: GlobSet,
+    pub(super) exclude: GlobSet,
+}
+
+impl ParcelSpec {
+    /// Whether the parcel holds `asset`.
+    pub fn contains(&self, asset: &AssetPath) -> bool {
+        self.include.is_match(asset.as_str()) && !self.exclude.is_match(asset.as_str())
+    }
+}
+
+/// Which processor and settings an asset gets, and which key decided it.
+#[derive(Debug, Clone)]
+pub struct Assignment {
+    /// The processor name.
+    pub processor: String,
+    /// The merged settings.
+    pub settings: Settings,
+    /// The rule or override that chose them, if any.
+    pub origin: Option<Origin>,
+    /// Where the processor name was written, if it was.
+    pub processor_origin: Option<Origin>,
+    /// The matching rule's `inputs` globs.
+    pub inputs: Option<GlobSet>,
+    /// Where each setting's key was written (the override's, else the rule's).
+    pub setting_origins: BTreeMap<String, Origin>,
+}
