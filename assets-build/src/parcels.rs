@@ -6,7 +6,7 @@
 //!
 //! Files, in the parcel directory (by default `<cache>/parcels/<package>/<variant>/`,
 //! see [`default_parcel_dir`]; a build script uses `OUT_DIR`): `<name>.parcel`;
-//! its table of contents `<name>.parcel.toc` (see [`TOC_HEADER`]); and
+//! its table of contents `<name>.parcel.toc` (see [`assets_runtime::toc`]); and
 //! `<name>.parcel.key`, the hash of the parcel's resource list (names, kinds,
 //! blob hashes). A parcel whose key is unchanged is not read or rewritten, so
 //! a no-op build costs no parcel I/O beyond two small reads. A changed parcel
@@ -28,10 +28,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use assets_runtime::format::KIND_SPRITE;
-use assets_runtime::sprite::SPRITE_LEN;
 use std::io::Seek as _;
 
+use assets_runtime::format::KIND_SPRITE;
+use assets_runtime::line_escape::{escape, unescape};
+use assets_runtime::sprite::SPRITE_LEN;
+use assets_runtime::toc;
 use assets_runtime::write::{ParcelWriter, WriteError};
 
 use crate::asset_path::AssetPath;
@@ -253,7 +255,11 @@ fn write_one(
         return Err(e);
     }
     written?;
-    store.write_atomic(&toc_path, toc(planned, parcel_len as usize).as_bytes())?;
+    let toc = toc::write(
+        parcel_len,
+        planned.iter().map(|p| (p.kind.as_str(), p.name.as_str())),
+    );
+    store.write_atomic(&toc_path, toc.as_bytes())?;
     let sums_path = path.with_extension("parcel.sums");
     let before = fs::read_to_string(&sums_path).unwrap_or_default();
     let now = sums(planned);
@@ -306,61 +312,14 @@ fn changed_names(before: &str, now: &str) -> Vec<String> {
     changed.into_iter().map(|n| unescape(n)).collect()
 }
 
-fn unescape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match (c, c == '\\') {
-            (_, false) => out.push(c),
-            (_, true) => match chars.next() {
-                Some('t') => out.push('\t'),
-                Some('n') => out.push('\n'),
-                Some(other) => out.push(other),
-                None => out.push('\\'),
-            },
-        }
-    }
-    out
-}
-
-/// The first line of a table of contents.
-pub const TOC_HEADER: &str = "cargo-assets parcel toc 1";
-
-/// A parcel's table of contents, `<name>.parcel.toc`, for tools that must
-/// not parse the binary format (the `include_parcel!` macro cannot depend on
-/// `assets-runtime`, which re-exports it):
-///
-/// ```text
-/// cargo-assets parcel toc 1
-/// <length of the parcel file in bytes>
-/// <kind>\t<name>          one line per resource, `\`, tab and newline escaped as \\ \t \n
-/// ```
-fn toc(planned: &[Planned], parcel_len: usize) -> String {
-    let mut out = format!("{TOC_HEADER}\n{parcel_len}\n");
-    for p in planned {
-        out.push_str(&escape(&p.kind));
-        out.push('\t');
-        out.push_str(&escape(&p.name));
-        out.push('\n');
-    }
-    out
-}
-
 /// Whether the table of contents at `toc` is one and describes the parcel
 /// file at `parcel` (by its length): otherwise both are rewritten.
 fn toc_describes(toc: &Path, parcel: &Path) -> bool {
     let Ok(text) = fs::read_to_string(toc) else {
         return false;
     };
-    let mut lines = text.lines();
     let len = fs::metadata(parcel).map(|m| m.len()).ok();
-    lines.next() == Some(TOC_HEADER) && lines.next().and_then(|l| l.parse().ok()) == len
-}
-
-fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('\t', "\\t")
-        .replace('\n', "\\n")
+    toc::parse(&text).ok().map(|t| t.parcel_len) == len
 }
 
 /// The identity of a parcel's contents: the format version and every

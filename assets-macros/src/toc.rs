@@ -1,4 +1,7 @@
-//! Reading a parcel's table of contents (written by `assets_build::parcels`).
+//! Reading a parcel's table of contents. The format is defined in
+//! `assets_runtime::toc`, beside its writer; this crate cannot depend on the
+//! runtime (which re-exports the macro), so it keeps this small reader, and
+//! the tests below check it against the runtime's writer and reader.
 
 /// The first line of a table of contents, version 1.
 const HEADER: &str = "cargo-assets parcel toc 1";
@@ -70,5 +73,36 @@ mod tests {
         assert_eq!(entries[0].kind, "sprite");
         assert!(parse(text, 43).unwrap_err().contains("disagree"));
         assert!(parse("other\n", 42).is_err());
+    }
+
+    /// What the pipeline's writer writes, this reader reads as the
+    /// runtime's own reader does, names with tabs, newlines and `\` included.
+    #[test]
+    fn reads_what_the_writer_writes() {
+        assert_eq!(HEADER, assets_runtime::toc::HEADER);
+        let entries = [
+            ("sprite", "ui/a b.png"),
+            ("text", "weird\tname\\x"),
+            ("image", "atlas:ui#0"),
+            ("bytes", "two\nlines"),
+        ];
+        let text = assets_runtime::toc::write(7, entries);
+        let ours: Vec<(String, String)> = parse(&text, 7)
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.kind, e.name))
+            .collect();
+        let runtime: Vec<(String, String)> = assets_runtime::toc::parse(&text)
+            .unwrap()
+            .entries
+            .into_iter()
+            .map(|e| (e.kind, e.name))
+            .collect();
+        assert_eq!(ours, runtime);
+        let written: Vec<(String, String)> = entries
+            .iter()
+            .map(|(k, n)| (k.to_string(), n.to_string()))
+            .collect();
+        assert_eq!(ours, written);
     }
 }

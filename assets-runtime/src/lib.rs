@@ -22,10 +22,15 @@
 //! - [`id`]: why ids stay stable when assets are added or removed.
 //! - [`image`]: the image resource layout.
 //! - [`sprite`]: sprite frames: where a sprite lies in its atlas page.
-//! - [`reload`]: the hot-reload client a game polls while `cargo assets watch` runs.
+//! - [`reload`]: the hot-reload client a game polls while `cargo assets watch`
+//!   runs, and the protocol it reads.
+//! - [`toc`]: the parcel's text table of contents; [`line_escape`]: the
+//!   escaping both text formats share.
 //! - [`typed`]: ids that carry their resource's kind, as `include_parcel!` generates them.
 //! - `write` (feature `write`): the writer the pipeline uses, so that reader
-//!   and writer share one definition of the format.
+//!   and writer share one definition of the format. The same feature holds
+//!   the writers of the two text formats, beside their readers
+//!   ([`toc::parse`], [`reload::ReloadClient`]).
 //!
 //! In a game, `include_parcel!("main")` (from `assets-macros`, re-exported
 //! here behind the default `macros` feature) embeds the parcel the build
@@ -42,12 +47,14 @@ mod error;
 pub mod format;
 pub mod id;
 pub mod image;
+pub mod line_escape;
 #[allow(unsafe_code)]
 mod mapped;
 mod parcel;
 pub mod reload;
 pub mod sprite;
 mod static_parcel;
+pub mod toc;
 pub mod typed;
 #[cfg(any(test, feature = "write"))]
 pub mod write;

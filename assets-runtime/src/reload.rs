@@ -11,7 +11,10 @@
 //! end                            the notice is complete
 //! ```
 //!
-//! In names and paths, `\`, tab and newline are written `\\`, `\t`, `\n`.
+//! In names and paths, `\`, tab and newline are written `\\`, `\t`, `\n`
+//! ([`line_escape`](crate::line_escape)). The reader is [`ReloadClient`];
+//! the writer, `Notice::to_lines` and `Notice::greeting`, is behind the
+//! feature `write`.
 //! A client ignores line kinds it does not know inside a notice (so the
 //! protocol can grow), and disconnects on another version, an overlong line
 //! (over 64 KiB) or a malformed notice. The client never blocks: it connects
@@ -25,6 +28,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::id::ResourceId;
+use crate::line_escape::unescape;
 
 /// The greeting line of protocol version 1.
 pub const GREETING: &str = "cargo-assets-reload 1";
@@ -171,29 +175,27 @@ impl ReloadClient {
     }
 }
 
-/// Writes `s` escaped for one protocol line.
-pub fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('\t', "\\t")
-        .replace('\n', "\\n")
-}
-
-fn unescape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('t') => out.push('\t'),
-            Some('n') => out.push('\n'),
-            Some(other) => out.push(other),
-            None => out.push('\\'),
-        }
+/// The protocol's writer (feature `write`, used by `cargo assets watch`).
+#[cfg(feature = "write")]
+impl Notice {
+    /// The greeting a server sends once per connection, before any notice.
+    pub fn greeting() -> String {
+        format!("{GREETING}\n")
     }
-    out
+
+    /// This notice as protocol lines, from `parcel` to `end`.
+    pub fn to_lines(&self) -> String {
+        use crate::line_escape::escape;
+        let path = self.path.display().to_string();
+        let mut out = format!("parcel {}\t{}\n", escape(&self.parcel), escape(&path));
+        for name in &self.changed {
+            out.push_str("changed ");
+            out.push_str(&escape(name));
+            out.push('\n');
+        }
+        out.push_str("end\n");
+        out
+    }
 }
 
 #[cfg(test)]
@@ -245,6 +247,39 @@ mod tests {
             }]
         );
         assert!(client.is_connected());
+    }
+
+    /// What the writer writes, the client reads back, with every character
+    /// the escaping must carry.
+    #[cfg(feature = "write")]
+    #[test]
+    fn the_writer_and_the_reader_agree() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = ReloadClient::new(listener.local_addr().unwrap()).unwrap();
+        client.poll();
+        let (mut server, _) = listener.accept().unwrap();
+        let sent = [
+            Notice {
+                parcel: "main".into(),
+                path: PathBuf::from("/tmp/odd\\dir/a b\tc.parcel"),
+                changed: vec![
+                    "sprites/a.png".into(),
+                    "new\nline".into(),
+                    "back\\slash".into(),
+                ],
+            },
+            Notice {
+                parcel: "empty".into(),
+                path: PathBuf::from("e.parcel"),
+                changed: Vec::new(),
+            },
+        ];
+        let mut text = Notice::greeting();
+        for notice in &sent {
+            text.push_str(&notice.to_lines());
+        }
+        server.write_all(text.as_bytes()).unwrap();
+        assert_eq!(poll_until(&mut client, |_, got| got.len() == 2), sent);
     }
 
     #[test]

@@ -12,7 +12,7 @@
 fn parcel(dir: &std::path::Path, name: &str, entries: &[(&str, &str)]) {
     let bytes = vec![0u8; 64];
     std::fs::write(dir.join(format!("{name}.parcel")), &bytes).unwrap();
-    let mut toc = format!("cargo-assets parcel toc 1\n{}\n", bytes.len());
+    let mut toc = format!("{}\n{}\n", assets_runtime::toc::HEADER, bytes.len());
     for (kind, resource) in entries {
         toc.push_str(&format!("{kind}\t{resource}\n"));
     }

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use assets_runtime::reload::{GREETING, escape};
+use assets_runtime::reload::Notice;
 
 /// How long a notice may take to reach one client before it is dropped.
 const WRITE_TIMEOUT: Duration = Duration::from_millis(200);
@@ -59,17 +59,12 @@ impl ReloadServer {
     /// Tells every client that `parcel` was rewritten at `path` with the
     /// resources `changed`; drops clients that fail.
     pub fn notify(&self, parcel: &str, path: &Path, changed: &[String]) {
-        let mut notice = format!(
-            "parcel {}\t{}\n",
-            escape(parcel),
-            escape(&path.display().to_string())
-        );
-        for name in changed {
-            notice.push_str("changed ");
-            notice.push_str(&escape(name));
-            notice.push('\n');
+        let notice = Notice {
+            parcel: parcel.to_owned(),
+            path: path.to_owned(),
+            changed: changed.to_vec(),
         }
-        notice.push_str("end\n");
+        .to_lines();
         let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
         clients.retain_mut(|c| well_behaved(c) && c.write_all(notice.as_bytes()).is_ok());
     }
@@ -78,7 +73,7 @@ impl ReloadServer {
 fn greet(mut stream: TcpStream) -> Option<TcpStream> {
     stream.set_nodelay(true).ok()?;
     stream.set_write_timeout(Some(WRITE_TIMEOUT)).ok()?;
-    stream.write_all(format!("{GREETING}\n").as_bytes()).ok()?;
+    stream.write_all(Notice::greeting().as_bytes()).ok()?;
     Some(stream)
 }
 

@@ -1,0 +1,151 @@
+//! A parcel's table of contents, `<name>.parcel.toc`: the resource list as
+//! text, for tools that must not parse the binary format (the
+//! `include_parcel!` macro cannot depend on this crate, which re-exports it).
+//!
+//! ```text
+//! cargo-assets parcel toc 1       the header, version 1
+//! <length of the parcel file>     in bytes: a table of contents describes one file
+//! <kind>\t<name>                  one line per resource, in the parcel's order
+//! ```
+//!
+//! Kinds and names are escaped as [`line_escape`](crate::line_escape) says.
+//! The writer is `write` (feature `write`, used by the pipeline); [`parse`]
+//! is the reader. The macro keeps its own copy of the reader (it cannot
+//! depend on this crate), and its tests parse what `write` writes.
+
+use std::fmt;
+
+use crate::line_escape::unescape;
+
+/// The first line of a table of contents, version 1.
+pub const HEADER: &str = "cargo-assets parcel toc 1";
+
+/// A table of contents, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toc {
+    /// The length of the parcel file it describes, in bytes.
+    pub parcel_len: u64,
+    /// Every resource, in the parcel's order.
+    pub entries: Vec<TocEntry>,
+}
+
+/// One resource of a [`Toc`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TocEntry {
+    /// Its kind: `sprite`, `image`, `text`, ...
+    pub kind: String,
+    /// Its name (the asset path, or a generated name such as `atlas:ui#0`).
+    pub name: String,
+}
+
+/// Why a text is not a table of contents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TocError {
+    /// The first line is not [`HEADER`]: another version, or another file.
+    UnknownFormat,
+    /// The parcel length line is missing or not a number.
+    Truncated,
+    /// A resource line has no tab between kind and name.
+    MalformedLine {
+        /// Its line number, from 1.
+        line: usize,
+    },
+}
+
+impl fmt::Display for TocError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TocError::UnknownFormat => {
+                write!(f, "the table of contents does not start with `{HEADER}`")
+            }
+            TocError::Truncated => f.write_str("the table of contents has no parcel length"),
+            TocError::MalformedLine { line } => {
+                write!(
+                    f,
+                    "line {line} of the table of contents has no tab between kind and name"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for TocError {}
+
+/// Reads a table of contents.
+pub fn parse(text: &str) -> Result<Toc, TocError> {
+    let mut lines = text.lines();
+    if lines.next() != Some(HEADER) {
+        return Err(TocError::UnknownFormat);
+    }
+    let parcel_len = lines
+        .next()
+        .and_then(|l| l.parse().ok())
+        .ok_or(TocError::Truncated)?;
+    let entries = lines
+        .enumerate()
+        .map(|(i, line)| {
+            let (kind, name) = line
+                .split_once('\t')
+                .ok_or(TocError::MalformedLine { line: i + 3 })?;
+            Ok(TocEntry {
+                kind: unescape(kind),
+                name: unescape(name),
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Toc {
+        parcel_len,
+        entries,
+    })
+}
+
+/// The table of contents of a parcel file of `parcel_len` bytes holding
+/// `entries` as (kind, name), in order (feature `write`).
+#[cfg(feature = "write")]
+pub fn write<'a>(parcel_len: u64, entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    use crate::line_escape::escape;
+    let mut out = format!("{HEADER}\n{parcel_len}\n");
+    for (kind, name) in entries {
+        out.push_str(&escape(kind));
+        out.push('\t');
+        out.push_str(&escape(name));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(feature = "write")]
+    #[test]
+    fn what_is_written_reads_back() {
+        let entries = [
+            ("sprite", "ui/a b.png"),
+            ("text", "weird\tname\\x"),
+            ("image", "atlas:ui#0"),
+            ("bytes", "two\nlines"),
+        ];
+        let text = write(42, entries);
+        let toc = parse(&text).unwrap();
+        assert_eq!(toc.parcel_len, 42);
+        let read: Vec<(&str, &str)> = toc
+            .entries
+            .iter()
+            .map(|e| (e.kind.as_str(), e.name.as_str()))
+            .collect();
+        assert_eq!(read, entries);
+    }
+
+    #[test]
+    fn other_texts_are_refused_by_reason() {
+        assert_eq!(parse("other\n42\n"), Err(TocError::UnknownFormat));
+        assert_eq!(parse(&format!("{HEADER}\n")), Err(TocError::Truncated));
+        assert_eq!(
+            parse(&format!("{HEADER}\n42\nsprite\tok\nnotab\n")),
+            Err(TocError::MalformedLine { line: 4 })
+        );
+    }
+}
