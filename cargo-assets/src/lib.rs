@@ -2,7 +2,8 @@
 //!
 //! A thin front-end over `assets_build`: [`cli`] parses arguments, each of
 //! [`commands`] resolves them and calls the library, and [`shell`] is the only
-//! place that writes to the terminal. It is a library too, so that the
+//! place that writes to the terminal; [`message`] types every line of
+//! `--message-format json`. It is a library too, so that the
 //! processor runner ([`runner`]) can be this same program with a package's
 //! custom processors linked in.
 
@@ -10,6 +11,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod message;
 pub mod reload_server;
 pub mod runner;
 pub mod shell;

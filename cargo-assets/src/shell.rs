@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::{ColorChoice, MessageFormat, OutputArgs};
+use crate::message::Message;
 
 /// How much to say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -214,10 +215,10 @@ impl Shell {
     }
 
     /// One JSON message on stdout, if JSON was asked for.
-    pub fn message(&self, value: &serde_json::Value) {
+    pub fn message(&self, message: &Message) {
         if self.json {
             let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{value}");
+            let _ = writeln!(out, "{}", message.to_line());
             let _ = out.flush();
         }
     }

@@ -5,26 +5,12 @@
 //! shared target directory (`target/e2e`, so dependencies compile once),
 //! each test as its own package, whose records and parcels are removed first.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::ops::Deref;
 
-use assets_test_support::{encode_png, gltf_bin, gltf_json, png_bytes, sprite_image};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned()
-}
-
-fn target_dir() -> PathBuf {
-    workspace().join("target/e2e")
-}
-
-struct Crate {
-    dir: tempfile::TempDir,
-    name: &'static str,
-}
+use assets_test_support::cargo_crate::{
+    CargoBuild, CargoCrate, script_processed as processed, workspace,
+};
+use assets_test_support::{Message, encode_png, gltf_bin, gltf_json, png_bytes, sprite_image};
 
 const MAIN_RS: &str = r#"
 assets_runtime::include_parcel!("main");
@@ -42,14 +28,21 @@ fn main() {
 }
 "#;
 
+/// A game crate: `build.rs` with `assets_build::build()`, [`MAIN_RS`], two
+/// sprites and a text, and a sprite rule.
+struct Crate(CargoCrate);
+
+impl Deref for Crate {
+    type Target = CargoCrate;
+    fn deref(&self) -> &CargoCrate {
+        &self.0
+    }
+}
+
 impl Crate {
     /// A crate named `name`: each test its own, as they share a target dir.
     fn new(name: &'static str) -> Crate {
-        let c = Crate {
-            dir: tempfile::Builder::new().prefix(name).tempdir().unwrap(),
-            name,
-        };
-        let ws = workspace();
+        let c = Crate(CargoCrate::new(name, env!("CARGO_BIN_EXE_cargo-assets")));
         c.manifest("");
         c.write("build.rs", "fn main() { assets_build::build().unwrap() }\n");
         c.write("src/main.rs", MAIN_RS);
@@ -62,22 +55,7 @@ impl Crate {
             encode_png(&sprite_image(9, 14, 0, 2)),
         );
         c.write("assets/data/intro.txt", "Once upon a time\n");
-        // The workspace's lock: same versions, nothing to download.
-        std::fs::copy(ws.join("Cargo.lock"), c.path().join("Cargo.lock")).unwrap();
-        let cache = target_dir().join("assets");
-        let _ = std::fs::remove_dir_all(cache.join("records").join(name));
-        let _ = std::fs::remove_dir_all(cache.join("parcels").join(name));
         c
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn write(&self, path: &str, contents: impl AsRef<[u8]>) {
-        let path = self.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, contents).unwrap();
     }
 
     /// `Cargo.toml`, with `rule_extra` in the sprite rule.
@@ -88,7 +66,6 @@ impl Crate {
     /// `Cargo.toml`, with `rule_extra` in the sprite rule and `tail` after it
     /// (more dependencies or metadata).
     fn manifest_with(&self, rule_extra: &str, tail: &str) {
-        let ws = workspace();
         self.write(
             "Cargo.toml",
             format!(
@@ -97,12 +74,7 @@ name = "{name}"
 version = "0.1.0"
 edition = "2024"
 
-[dependencies]
-assets-runtime = {{ path = {runtime:?} }}
-
-[build-dependencies]
-assets-build = {{ path = {build:?} }}
-
+{dependencies}
 [[package.metadata.assets.rules]]
 match = "sprites/**/*.png"
 processor = "sprite"
@@ -112,63 +84,25 @@ processor = "sprite"
 
 [workspace]
 "#,
-                runtime = ws.join("assets-runtime").display().to_string(),
-                build = ws.join("assets-build").display().to_string(),
-                name = self.name,
+                dependencies = CargoCrate::workspace_dependencies(),
+                name = self.name(),
             ),
         );
     }
 
-    fn cargo(&self, args: &[&str]) -> Output {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        Command::new(cargo)
-            .args(args)
-            .current_dir(self.path())
-            .env("CARGO_TARGET_DIR", target_dir())
-            .env_remove("CARGO_ASSETS_CACHE_DIR")
-            .env_remove("CARGO_ASSETS_PARCELS")
-            .env_remove("CARGO_ASSETS_RUNNER")
-            .output()
-            .unwrap()
-    }
-
-    /// `cargo build -vv`: whether it succeeded, whether the build script
-    /// ran, and its stderr (with the script's own, at `-vv`).
+    /// `cargo build -vv` as (succeeded, build script ran, stderr).
     fn build(&self) -> (bool, bool, String) {
-        let out = self.cargo(&["build", "-vv"]);
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        let ran_script = stderr
-            .lines()
-            .any(|l| l.contains("Running") && l.contains("build-script-build"));
-        (out.status.success(), ran_script, stderr)
+        let CargoBuild {
+            ok,
+            ran_script,
+            stderr,
+        } = self.0.build();
+        (ok, ran_script, stderr)
     }
 
     fn run(&self) -> String {
-        let exe = target_dir().join("debug").join(self.name);
-        let out = Command::new(exe).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        self.run_program()
     }
-}
-
-/// The assets the build script says it processed (`cargo-assets: N fresh,
-/// M processed: a, b`), sorted; `None` if it did not run.
-fn processed(stderr: &str) -> Option<Vec<String>> {
-    let line = stderr
-        .lines()
-        .find_map(|l| l.split_once("cargo-assets: ").map(|(_, r)| r))?;
-    let list = line.split_once("processed: ")?.1.trim();
-    let mut assets: Vec<String> = list
-        .split(", ")
-        .filter(|a| !a.is_empty())
-        .map(str::to_owned)
-        .collect();
-    assets.sort();
-    Some(assets)
 }
 
 #[test]
@@ -176,19 +110,9 @@ fn a_crate_with_build_rs_and_include_parcel_builds_rebuilds_and_fails_as_it_shou
     let c = Crate::new("e2e-game");
 
     // The CLI first: it builds everything once...
-    let cli = Command::new(env!("CARGO_BIN_EXE_cargo-assets"))
-        .args(["assets", "build", "--message-format", "json"])
-        .current_dir(c.path())
-        .env("CARGO_TARGET_DIR", target_dir())
-        .output()
-        .unwrap();
-    assert!(
-        cli.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cli.stderr)
-    );
-    let cli_out = String::from_utf8_lossy(&cli.stdout);
-    assert!(cli_out.contains(r#""ran":4"#), "{cli_out}");
+    let cli = c.assets(&["build"]);
+    assert!(cli.success(), "{}", cli.stderr);
+    assert_eq!(cli.build_finished().ran, 4, "{:?}", cli.typed);
 
     // ...so `cargo build` runs the build script and no processor a second time.
     let (ok, ran_script, stderr) = c.build();
@@ -317,33 +241,23 @@ fn main() {
 
     // ...and so does the CLI, through its runner, without a second definition:
     // it finds the build script's work fresh, then processes an edit itself.
-    let cli = |c: &Crate| {
-        Command::new(env!("CARGO_BIN_EXE_cargo-assets"))
-            .args(["assets", "build", "--message-format", "json"])
-            .current_dir(c.path())
-            .env("CARGO_TARGET_DIR", target_dir())
-            .env(
-                "CARGO_ASSETS_RUNNER_TARGET_DIR",
-                workspace().join("target/assets/runner/target"),
-            )
-            .output()
-            .unwrap()
-    };
-    let out = cli(&c);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains(r#""ran":0"#), "{stdout}");
+    let out = c.assets(&["build"]);
+    assert!(out.success(), "{}", out.stderr);
+    assert_eq!(out.build_finished().ran, 0, "{:?}", out.typed);
     c.write("assets/levels/one.lvl", "T.C\n.Hx\n");
-    let out = cli(&c);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(101), "{stdout}");
+    let out = c.assets(&["build"]);
+    assert_eq!(out.code, Some(101), "{:?}", out.typed);
+    assert_eq!(
+        out.failure_message("levels/one.lvl"),
+        "line 2, column 3: unknown tile `x` (tiles: .TCHB)"
+    );
+    let failed = out
+        .typed
+        .iter()
+        .find(|m| matches!(m, Message::AssetFailed { .. }));
     assert!(
-        stdout.contains(r#""asset":"levels/one.lvl","message":"line 2, column 3: unknown tile `x` (tiles: .TCHB)""#),
-        "{stdout}"
+        matches!(failed, Some(Message::AssetFailed { processor, .. }) if processor == "level"),
+        "{failed:?}"
     );
 }
 

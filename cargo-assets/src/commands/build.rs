@@ -1,14 +1,17 @@
 //! `cargo assets build`.
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
 use assets_build::report::plural;
 use assets_build::{
     BuildError, BuildOptions, BuildReport, Event, Outcome, ParcelOutcome, Pipeline, Registry,
     StepReport,
 };
-use serde_json::json;
 
 use super::Exit;
 use crate::cli::{BuildArgs, VariantArgs};
+use crate::message::{BuildFinished, Message};
 use crate::runner;
 use crate::shell::{Shell, Style, Verbosity};
 use crate::workspace::{self, Package};
@@ -73,9 +76,15 @@ pub fn build_once(pipeline: &Pipeline, shell: &Shell) -> Result<BuildReport, Bui
     let result = pipeline.build(&on_event);
     shell.progress_finish();
     result.inspect_err(|e| {
-        shell.message(&json!({
-            "reason": "build-finished", "success": false, "ran": 0, "fresh": 0, "failed": 0,
-            "skipped": 0, "parcels": {}, "error": e.to_string(),
+        shell.message(&Message::BuildFinished(BuildFinished {
+            package: None,
+            success: false,
+            ran: 0,
+            fresh: 0,
+            failed: 0,
+            skipped: 0,
+            parcels: BTreeMap::new(),
+            error: Some(e.to_string()),
         }));
     })
 }
@@ -115,32 +124,38 @@ fn step_finished(shell: &Shell, step: &StepReport) {
             if shell.verbosity() >= Verbosity::Verbose {
                 shell.status("Fresh", asset, Style::Note);
             }
-            shell.message(
-                &json!({"reason": "asset-fresh", "asset": asset, "processor": step.processor}),
-            );
+            shell.message(&Message::AssetFresh {
+                asset: step.asset.clone(),
+                processor: step.processor.clone(),
+            });
         }
         Outcome::Ran { reason } => {
-            shell.message(&json!({
-                "reason": "asset-processed", "asset": asset, "processor": step.processor, "why": reason,
-            }));
+            shell.message(&Message::AssetProcessed {
+                asset: step.asset.clone(),
+                processor: step.processor.clone(),
+                why: reason.clone(),
+            });
         }
         Outcome::Failed { reason, error } => {
             shell.error(format!(
                 "failed to process `{asset}` ({}): {error}",
                 step.processor
             ));
-            shell.message(&json!({
-                "reason": "asset-failed", "asset": asset, "processor": step.processor,
-                "message": error.to_string(), "why": reason,
-            }));
+            shell.message(&Message::AssetFailed {
+                asset: step.asset.clone(),
+                processor: step.processor.clone(),
+                message: error.to_string(),
+                why: reason.clone(),
+            });
         }
         Outcome::Skipped { dependency } => {
             shell.warn(format!(
                 "skipped `{asset}`: its dependency `{dependency}` failed"
             ));
-            shell.message(
-                &json!({"reason": "asset-skipped", "asset": asset, "dependency": dependency}),
-            );
+            shell.message(&Message::AssetSkipped {
+                asset: step.asset.clone(),
+                dependency: dependency.clone(),
+            });
         }
     }
 }
@@ -154,9 +169,15 @@ pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
         report.skipped(),
     );
     let parcels = render_parcels(shell, report);
-    shell.message(&json!({
-        "reason": "build-finished", "package": package.name, "success": report.success(), "ran": ran, "fresh": fresh,
-        "failed": failed, "skipped": skipped, "parcels": parcels,
+    shell.message(&Message::BuildFinished(BuildFinished {
+        package: Some(package.name.clone()),
+        success: report.success(),
+        ran,
+        fresh,
+        failed,
+        skipped,
+        parcels,
+        error: None,
     }));
     let secs = report.elapsed.as_secs_f64();
     let total = report.steps.len();
@@ -175,27 +196,26 @@ pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
 }
 
 /// Status lines for parcels; the map of parcel name → path for JSON.
-fn render_parcels(
-    shell: &Shell,
-    report: &BuildReport,
-) -> serde_json::Map<String, serde_json::Value> {
-    let mut paths = serde_json::Map::new();
+fn render_parcels(shell: &Shell, report: &BuildReport) -> BTreeMap<String, PathBuf> {
+    let mut paths = BTreeMap::new();
     for p in &report.parcels {
         match &p.outcome {
             ParcelOutcome::Written { resources, changed } => {
-                shell.message(&json!({
-                    "reason": "parcel-written", "parcel": p.name, "path": p.path, "changed": changed,
-                }));
+                shell.message(&Message::ParcelWritten {
+                    parcel: p.name.clone(),
+                    path: p.path.clone(),
+                    changed: changed.clone(),
+                });
                 let what = format!("{} ({})", p.name, plural(*resources, "resource"));
                 shell.status(
                     "Packed",
                     format!("{what} -> {}", p.path.display()),
                     Style::Good,
                 );
-                paths.insert(p.name.clone(), json!(p.path));
+                paths.insert(p.name.clone(), p.path.clone());
             }
             ParcelOutcome::Unchanged { .. } => {
-                paths.insert(p.name.clone(), json!(p.path));
+                paths.insert(p.name.clone(), p.path.clone());
             }
             ParcelOutcome::Blocked { failed } => shell.warn(format!(
                 "parcel `{}` not rewritten: it holds {} that failed ({}); the previous one is kept",

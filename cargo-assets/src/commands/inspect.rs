@@ -2,10 +2,10 @@
 //! with `--atlas <name>`, also draw that atlas's pages (see [`super::picture`]).
 
 use assets_runtime::{ParcelBuf, ParcelError, Resource};
-use serde_json::json;
 
 use super::{Exit, picture};
 use crate::cli::InspectArgs;
+use crate::message::{FrameMessage, ImageSize, Message, ResourceMessage};
 use crate::shell::{Shell, Style};
 
 /// Lists and verifies the parcel `args.parcel`, and draws `args.atlas`.
@@ -25,21 +25,34 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
         if !intact {
             corrupt.push(r.name);
         }
-        let mut message = json!({
-            "reason": "resource", "name": r.name, "kind": r.kind, "size": r.data.len(),
-            "id": format!("{:016x}", r.id.raw()), "checksum": format!("{:016x}", r.checksum()),
-            "intact": intact,
-        });
+        let mut message = ResourceMessage {
+            name: r.name.to_owned(),
+            kind: r.kind.to_owned(),
+            size: r.data.len(),
+            id: format!("{:016x}", r.id.raw()),
+            checksum: format!("{:016x}", r.checksum()),
+            intact,
+            image: None,
+            sprite: None,
+        };
         let mut detail = String::new();
         if let Some(image) = r.image() {
-            message["image"] = json!({"width": image.header.width, "height": image.header.height});
-            detail = format!(", {}x{}", image.header.width, image.header.height);
+            let (width, height) = (image.header.width, image.header.height);
+            message.image = Some(ImageSize { width, height });
+            detail = format!(", {width}x{height}");
         }
         if let Some(f) = r.sprite_frame() {
-            message["sprite"] = json!({
-                "page": f.page_index, "x": f.x, "y": f.y, "w": f.w, "h": f.h, "rotated": f.rotated,
-                "trim_x": f.trim_x, "trim_y": f.trim_y,
-                "source_width": f.source_width, "source_height": f.source_height,
+            message.sprite = Some(FrameMessage {
+                page: f.page_index,
+                x: f.x,
+                y: f.y,
+                w: f.w,
+                h: f.h,
+                rotated: f.rotated,
+                trim_x: f.trim_x,
+                trim_y: f.trim_y,
+                source_width: f.source_width,
+                source_height: f.source_height,
             });
             let turned = if f.rotated { ", rotated" } else { "" };
             detail = format!(
@@ -47,14 +60,17 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
                 f.page_index, f.x, f.y, f.w, f.h
             );
         }
-        shell.message(&message);
+        shell.message(&Message::Resource(message));
         shell.listing(
             r.kind,
             format!("{} ({} bytes{detail})", r.name, r.data.len()),
             Style::Note,
         );
     }
-    shell.message(&json!({"reason": "inspect-finished", "resources": resources.len(), "intact": corrupt.is_empty()}));
+    shell.message(&Message::InspectFinished {
+        resources: resources.len(),
+        intact: corrupt.is_empty(),
+    });
     if !corrupt.is_empty() {
         shell.error(format!(
             "`{}` is corrupt: {} do not match their checksums: {}",
@@ -78,10 +94,13 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
                 .to_owned(),
         };
         for p in picture::draw(&parcel, atlas, &out_dir)? {
-            shell.message(&json!({
-                "reason": "atlas-picture", "atlas": atlas, "path": p.path,
-                "width": p.width, "height": p.height, "sprites": p.sprites,
-            }));
+            shell.message(&Message::AtlasPicture {
+                atlas: atlas.clone(),
+                path: p.path.clone(),
+                width: p.width,
+                height: p.height,
+                sprites: p.sprites,
+            });
             shell.status(
                 "Drew",
                 format!(

@@ -5,10 +5,10 @@
 use assets_build::query::{Database, Use, gc};
 use assets_build::report::plural;
 use assets_build::{BuildOptions, Event, Registry};
-use serde_json::json;
 
 use super::Exit;
 use crate::cli::{GraphArgs, PackageArgs, QueryArgs, VariantArgs};
+use crate::message::{EdgeMessage, InputMessage, Message, UserMessage, Via};
 use crate::runner;
 use crate::shell::{Shell, Style};
 use crate::workspace::{self, Package};
@@ -25,11 +25,7 @@ pub enum Question {
 }
 
 fn how(u: &Use) -> &'static str {
-    match u {
-        Use::Outputs => "outputs",
-        Use::File => "file",
-        Use::LookedFor => "looked-for",
-    }
+    Via::from(u).as_str()
 }
 
 /// Opens the database, or hands the command to the processor runner.
@@ -83,10 +79,12 @@ pub fn exec(
                 None => shell.print(&format!("{asset}: fresh; the next build reuses it")),
                 Some(r) => shell.print(&format!("{asset}: the next build rebuilds it: {r}")),
             }
-            shell.message(&json!({
-                "reason": "why", "asset": asset, "last": why.last,
-                "fresh": why.next.is_none(), "next": why.next,
-            }));
+            shell.message(&Message::Why {
+                asset: asset.clone(),
+                fresh: why.next.is_none(),
+                last: why.last,
+                next: why.next,
+            });
         }
         Question::Deps => {
             let deps = db.deps(&asset)?;
@@ -104,11 +102,16 @@ pub fn exec(
             let inputs: Vec<_> = deps
                 .inputs
                 .iter()
-                .map(|(path, present)| json!({"path": path, "present": present}))
+                .map(|(path, present)| InputMessage {
+                    path: path.clone(),
+                    present: *present,
+                })
                 .collect();
-            shell.message(&json!({
-                "reason": "deps", "asset": asset, "inputs": inputs, "dependencies": deps.dependencies,
-            }));
+            shell.message(&Message::Deps {
+                asset: asset.clone(),
+                inputs,
+                dependencies: deps.dependencies,
+            });
         }
         Question::Rdeps => {
             let users = db.rdeps(&asset);
@@ -125,9 +128,15 @@ pub fn exec(
             }
             let users: Vec<_> = users
                 .iter()
-                .map(|(user, u)| json!({"asset": user, "via": how(u)}))
+                .map(|(user, u)| UserMessage {
+                    asset: user.clone(),
+                    via: u.into(),
+                })
                 .collect();
-            shell.message(&json!({"reason": "rdeps", "asset": asset, "users": users}));
+            shell.message(&Message::Rdeps {
+                asset: asset.clone(),
+                users,
+            });
         }
     }
     Ok(Exit::Success)
@@ -174,9 +183,16 @@ pub fn graph(
     }
     let list: Vec<_> = edges
         .iter()
-        .map(|(from, to, u)| json!({"from": from, "to": to, "via": how(u)}))
+        .map(|(from, to, u)| EdgeMessage {
+            from: from.clone(),
+            to: to.clone(),
+            via: u.into(),
+        })
         .collect();
-    shell.message(&json!({"reason": "graph", "nodes": nodes, "edges": list}));
+    shell.message(&Message::Graph {
+        nodes: nodes.into_iter().cloned().collect(),
+        edges: list,
+    });
     Ok(Exit::Success)
 }
 
@@ -196,9 +212,11 @@ pub fn collect(args: &PackageArgs, shell: &Shell) -> anyhow::Result<Exit> {
             ),
             Style::Good,
         );
-        shell.message(&json!({
-            "reason": "gc-finished", "removed": stats.removed, "bytes_freed": stats.bytes_freed, "kept": stats.kept,
-        }));
+        shell.message(&Message::GcFinished {
+            removed: stats.removed,
+            bytes_freed: stats.bytes_freed,
+            kept: stats.kept,
+        });
     }
     Ok(Exit::Success)
 }

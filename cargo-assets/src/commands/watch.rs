@@ -36,10 +36,10 @@ use assets_build::manifest::AssetRoot;
 use assets_build::{BuildReport, Manifest, ParcelOutcome, Pipeline, Registry};
 use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind};
 use notify::{EventKind, RecursiveMode, Watcher};
-use serde_json::json;
 
 use super::{Exit, build};
 use crate::cli::WatchArgs;
+use crate::message::Message;
 use crate::reload_server::ReloadServer;
 use crate::runner;
 use crate::shell::{Shell, Style};
@@ -184,7 +184,9 @@ pub fn exec(
         format!("{what} (hot reload on 127.0.0.1:{})", server.port()),
         Style::Good,
     );
-    shell.message(&json!({"reason": "watch-started", "port": server.port()}));
+    shell.message(&Message::WatchStarted {
+        port: server.port(),
+    });
     let mut dirty = vec![true; watched.len()];
     loop {
         for (w, _) in watched.iter_mut().zip(&dirty).filter(|(_, dirty)| **dirty) {

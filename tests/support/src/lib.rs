@@ -3,7 +3,11 @@
 //! [`Project`] is a real Cargo package in a temp dir: `Cargo.toml` with a
 //! `[package.metadata.assets]` section, `src/lib.rs`, and files under
 //! `assets/` written as real PNGs or text. [`Project::run`] runs the real
-//! `cargo-assets` binary on it; [`Run`] parses its JSON messages.
+//! `cargo-assets` binary on it; [`Run`] parses its JSON messages, each into
+//! the binary's own [`Message`] type (so a message that drifts from its type
+//! fails the test that sees it) and as a plain JSON value.
+
+pub mod cargo_crate;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -12,7 +16,18 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
+pub use cargo_assets::message::{BuildFinished, Message};
 use serde_json::Value;
+
+/// One line of `--message-format json`, read as its [`Message`] and as a
+/// JSON value; panics, naming the line, if it is neither.
+pub fn parse_message(line: &str) -> (Message, Value) {
+    let value: Value =
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+    let message = serde_json::from_value(value.clone())
+        .unwrap_or_else(|e| panic!("not a cargo-assets message ({e}): {line}"));
+    (message, value)
+}
 
 /// A Cargo package in a temporary directory.
 pub struct Project {
@@ -142,8 +157,8 @@ impl Project {
         let (tx, messages) = channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                    let _ = tx.send(v);
+                if line.starts_with('{') {
+                    let _ = tx.send(parse_message(&line).1);
                 }
             }
         });
@@ -153,7 +168,10 @@ impl Project {
             port: 0,
         };
         let started = watch.next("watch-started");
-        watch.port = started["port"].as_u64().expect("port") as u16;
+        watch.port = match serde_json::from_value(started) {
+            Ok(Message::WatchStarted { port }) => port,
+            other => panic!("`watch-started` read as {other:?}"),
+        };
         watch.next("build-finished");
         watch
     }
@@ -224,7 +242,9 @@ impl Lcg {
 pub struct Run {
     /// Exit code.
     pub code: Option<i32>,
-    /// Every JSON line of stdout.
+    /// Every JSON line of stdout, typed.
+    pub typed: Vec<Message>,
+    /// The same lines as JSON values, for checks on the exact form.
     pub messages: Vec<Value>,
     /// All of stderr.
     pub stderr: String,
@@ -234,12 +254,10 @@ impl Run {
     /// Parses a finished process's output.
     pub fn from_output(output: Output) -> Run {
         let stdout = String::from_utf8_lossy(&output.stdout);
-        let messages = stdout
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-            .collect();
+        let (typed, messages) = stdout.lines().map(parse_message).unzip();
         Run {
             code: output.status.code(),
+            typed,
             messages,
             stderr: String::from_utf8_lossy(&output.stderr).into(),
         }
@@ -255,32 +273,43 @@ impl Run {
         self.messages.iter().filter(move |m| m["reason"] == reason)
     }
 
-    /// The last message, which must be `build-finished`.
+    /// The last message, which must be `build-finished`, as JSON.
     pub fn finished(&self) -> &Value {
-        let last = self
-            .messages
-            .last()
-            .unwrap_or_else(|| panic!("no messages; stderr:\n{}", self.stderr));
-        assert_eq!(last["reason"], "build-finished", "last message: {last}");
-        last
+        self.build_finished();
+        self.messages.last().expect("build_finished found it")
+    }
+
+    /// The last message, which must be `build-finished`.
+    pub fn build_finished(&self) -> &BuildFinished {
+        match self.typed.last() {
+            Some(Message::BuildFinished(finished)) => finished,
+            Some(last) => panic!("last message is not `build-finished`: {last:?}"),
+            None => panic!("no messages; stderr:\n{}", self.stderr),
+        }
     }
 
     /// The path of parcel `name` from the `build-finished` message.
     pub fn parcel(&self, name: &str) -> PathBuf {
-        let path = self.finished()["parcels"][name].as_str();
-        PathBuf::from(path.unwrap_or_else(|| panic!("no parcel `{name}` in {}", self.finished())))
+        let finished = self.build_finished();
+        let path = finished.parcels.get(name);
+        path.unwrap_or_else(|| panic!("no parcel `{name}` in {finished:?}"))
+            .clone()
     }
 
     /// Assets whose processor ran (successfully or not), sorted.
     pub fn processed(&self) -> Vec<String> {
         let mut v: Vec<String> = self
-            .messages
+            .typed
             .iter()
-            .filter(|m| {
-                m["reason"] == "asset-processed"
-                    || (m["reason"] == "asset-failed" && !m["why"].is_null())
+            .filter_map(|m| match m {
+                Message::AssetProcessed { asset, .. } => Some(asset.to_string()),
+                Message::AssetFailed {
+                    asset,
+                    why: Some(_),
+                    ..
+                } => Some(asset.to_string()),
+                _ => None,
             })
-            .map(|m| m["asset"].as_str().expect("asset is a string").to_owned())
             .collect();
         v.sort();
         v
@@ -288,11 +317,18 @@ impl Run {
 
     /// The text of `asset`'s `asset-failed` message.
     pub fn failure_message(&self, asset: &str) -> String {
-        let message = self.failure(asset)["message"].as_str();
-        message.expect("message is a string").to_owned()
+        let message = self.typed.iter().find_map(|m| match m {
+            Message::AssetFailed {
+                asset: failed,
+                message,
+                ..
+            } if failed.as_str() == asset => Some(message.clone()),
+            _ => None,
+        });
+        message.unwrap_or_else(|| panic!("`{asset}` did not fail; messages: {:#?}", self.typed))
     }
 
-    /// The `asset-failed` message of `asset`.
+    /// The `asset-failed` message of `asset`, as JSON.
     pub fn failure(&self, asset: &str) -> &Value {
         self.with_reason("asset-failed")
             .find(|m| m["asset"] == asset)

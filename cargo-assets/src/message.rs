@@ -1,0 +1,315 @@
+//! The machine-readable messages of `--message-format json`: one JSON object
+//! per line on stdout, its `reason` naming what it is, as with cargo's own
+//! `--message-format json`.
+//!
+//! Every message is a variant of [`Message`], built by the commands and
+//! printed by `Shell::message`; the tests
+//! read stdout back into the same type, so a field renamed here is renamed
+//! for both, and a message that stops matching its type fails every test
+//! that sees it. Reasons are kebab-case, fields snake_case; keys are printed
+//! sorted (through `serde_json::Value`), so the order of fields here does not
+//! change a byte of output.
+//!
+//! This is a stable interface for scripts and editors: fields may be added,
+//! never renamed or removed without a new reason.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use assets_build::query::Use;
+use assets_build::{AssetPath, DirtyReason};
+use serde::{Deserialize, Serialize};
+
+/// One line of `--message-format json` output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum Message {
+    /// A step reused from the cache.
+    AssetFresh {
+        /// The asset.
+        asset: AssetPath,
+        /// Its processor.
+        processor: String,
+    },
+    /// A step whose processor ran and succeeded.
+    AssetProcessed {
+        /// The asset.
+        asset: AssetPath,
+        /// Its processor.
+        processor: String,
+        /// Why it ran.
+        why: DirtyReason,
+    },
+    /// A step that failed.
+    AssetFailed {
+        /// The asset.
+        asset: AssetPath,
+        /// Its processor.
+        processor: String,
+        /// The error, as the terminal shows it.
+        message: String,
+        /// Why it ran; `null` when it failed before running.
+        why: Option<DirtyReason>,
+    },
+    /// A step not built because a dependency failed.
+    AssetSkipped {
+        /// The asset.
+        asset: AssetPath,
+        /// The failed dependency.
+        dependency: AssetPath,
+    },
+    /// A parcel rewritten.
+    ParcelWritten {
+        /// Its name in the manifest.
+        parcel: String,
+        /// Where it was written.
+        path: PathBuf,
+        /// Resources added, changed or removed, sorted.
+        changed: Vec<String>,
+    },
+    /// The end of one package's build (the last line of `build`).
+    BuildFinished(BuildFinished),
+    /// One resource of an inspected parcel.
+    Resource(ResourceMessage),
+    /// The end of `inspect`.
+    InspectFinished {
+        /// Resources in the parcel.
+        resources: usize,
+        /// Whether every resource matched its checksum.
+        intact: bool,
+    },
+    /// A picture of an atlas page drawn by `inspect --atlas`.
+    AtlasPicture {
+        /// The atlas.
+        atlas: String,
+        /// The PNG written.
+        path: PathBuf,
+        /// Its width in pixels.
+        width: u32,
+        /// Its height in pixels.
+        height: u32,
+        /// Sprites on the page.
+        sprites: usize,
+    },
+    /// The answer of `why`.
+    Why {
+        /// The asset asked about.
+        asset: AssetPath,
+        /// Why it was last built, if a record says.
+        last: Option<DirtyReason>,
+        /// Whether the next build reuses it.
+        fresh: bool,
+        /// Why the next build would rebuild it.
+        next: Option<DirtyReason>,
+    },
+    /// The answer of `deps`.
+    Deps {
+        /// The asset asked about.
+        asset: AssetPath,
+        /// Files it read or looked for.
+        inputs: Vec<InputMessage>,
+        /// Assets whose outputs it used.
+        dependencies: Vec<AssetPath>,
+    },
+    /// The answer of `rdeps`.
+    Rdeps {
+        /// The asset asked about.
+        asset: AssetPath,
+        /// Steps that use it, and how.
+        users: Vec<UserMessage>,
+    },
+    /// The answer of `graph`.
+    Graph {
+        /// Every step.
+        nodes: Vec<AssetPath>,
+        /// Every use between steps.
+        edges: Vec<EdgeMessage>,
+    },
+    /// The end of `gc` in one cache.
+    GcFinished {
+        /// Blobs removed.
+        removed: u64,
+        /// Bytes they held.
+        bytes_freed: u64,
+        /// Blobs kept.
+        kept: u64,
+    },
+    /// `watch` is listening for games on `port`.
+    WatchStarted {
+        /// The hot-reload port on 127.0.0.1.
+        port: u16,
+    },
+}
+
+impl Message {
+    /// This message as one line of JSON (no newline), keys sorted.
+    pub fn to_line(&self) -> String {
+        // Through `Value`, whose maps are sorted: the output does not depend
+        // on the order of fields in the types.
+        let value =
+            serde_json::to_value(self).expect("messages hold only strings, numbers and maps");
+        value.to_string()
+    }
+}
+
+/// The `build-finished` message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BuildFinished {
+    /// The package; absent when the build could not start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// Whether every step and parcel succeeded.
+    pub success: bool,
+    /// Steps whose processor ran.
+    pub ran: usize,
+    /// Steps reused.
+    pub fresh: usize,
+    /// Steps that failed.
+    pub failed: usize,
+    /// Steps skipped.
+    pub skipped: usize,
+    /// Each parcel on disk (written or unchanged) by name.
+    pub parcels: BTreeMap<String, PathBuf>,
+    /// Why the build could not start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The `resource` message of `inspect`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceMessage {
+    /// Its name.
+    pub name: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its size in bytes.
+    pub size: usize,
+    /// Its id, 16 hex digits.
+    pub id: String,
+    /// Its stored checksum, 16 hex digits.
+    pub checksum: String,
+    /// Whether its bytes match the checksum.
+    pub intact: bool,
+    /// For an image: its size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageSize>,
+    /// For a sprite: its frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprite: Option<FrameMessage>,
+}
+
+/// An image's size in pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageSize {
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+}
+
+/// Where a sprite lies on its atlas page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrameMessage {
+    /// The page's index.
+    pub page: u32,
+    /// Left edge on the page.
+    pub x: u32,
+    /// Top edge on the page.
+    pub y: u32,
+    /// Width on the page.
+    pub w: u32,
+    /// Height on the page.
+    pub h: u32,
+    /// Whether it is turned 90°.
+    pub rotated: bool,
+    /// Trimmed pixels on the left of the source image.
+    pub trim_x: u32,
+    /// Trimmed pixels on top of the source image.
+    pub trim_y: u32,
+    /// The source image's width.
+    pub source_width: u32,
+    /// The source image's height.
+    pub source_height: u32,
+}
+
+/// A file `deps` lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputMessage {
+    /// The file, relative to the package.
+    pub path: String,
+    /// Whether it existed (`false`: looked for and missing).
+    pub present: bool,
+}
+
+/// A user `rdeps` lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserMessage {
+    /// The step that uses the asset.
+    pub asset: AssetPath,
+    /// How.
+    pub via: Via,
+}
+
+/// An edge of `graph`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EdgeMessage {
+    /// The step that uses.
+    pub from: AssetPath,
+    /// The step used.
+    pub to: AssetPath,
+    /// How.
+    pub via: Via,
+}
+
+/// How one step uses another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Via {
+    /// Its outputs, through `ctx.dependency`.
+    Outputs,
+    /// Its file, read directly.
+    File,
+    /// Its file, looked for when it did not exist.
+    LookedFor,
+}
+
+impl Via {
+    /// The word used in messages and in the terminal.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::Outputs => "outputs",
+            Via::File => "file",
+            Via::LookedFor => "looked-for",
+        }
+    }
+}
+
+impl From<&Use> for Via {
+    fn from(u: &Use) -> Via {
+        match u {
+            Use::Outputs => Via::Outputs,
+            Use::File => Via::File,
+            Use::LookedFor => Via::LookedFor,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Field order in the types does not reach the output: keys are sorted.
+    #[test]
+    fn messages_print_with_sorted_keys_and_read_back() {
+        let message = Message::AssetSkipped {
+            asset: AssetPath::new("b/z.png").unwrap(),
+            dependency: AssetPath::new("a.png").unwrap(),
+        };
+        let line = message.to_line();
+        assert_eq!(
+            line,
+            r#"{"asset":"b/z.png","dependency":"a.png","reason":"asset-skipped"}"#
+        );
+        assert_eq!(serde_json::from_str::<Message>(&line).unwrap(), message);
+    }
+}

@@ -1,0 +1,174 @@
+//! [`CargoCrate`]: a package built by the real `cargo build`, the way a game
+//! uses cargo-assets, with the `cargo-assets` binary run on it too.
+//!
+//! Every such crate depends on this workspace's crates by path and builds
+//! in one shared target directory (`target/e2e`, see [`e2e_target_dir`]),
+//! so dependencies compile once for all tests; each test names its own
+//! package, whose records and parcels are removed when it starts.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::Run;
+
+/// The workspace's root directory.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the workspace exists")
+}
+
+/// The target directory every [`CargoCrate`] builds in.
+pub fn e2e_target_dir() -> PathBuf {
+    workspace().join("target/e2e")
+}
+
+/// A package in a temporary directory, built with `cargo`.
+pub struct CargoCrate {
+    dir: tempfile::TempDir,
+    name: String,
+    bin: PathBuf,
+}
+
+/// What `cargo build -vv` did.
+#[derive(Debug)]
+pub struct CargoBuild {
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// Whether the build script ran.
+    pub ran_script: bool,
+    /// Its stderr (with the script's own, at `-vv`).
+    pub stderr: String,
+}
+
+/// The assets a build script says it processed in `stderr` (`cargo-assets:
+/// N fresh, M processed: a, b`), sorted; `None` if it did not say.
+pub fn script_processed(stderr: &str) -> Option<Vec<String>> {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.split_once("cargo-assets: ").map(|(_, r)| r))?;
+    let list = line.split_once("processed: ")?.1.trim();
+    let mut assets: Vec<String> = list
+        .split(", ")
+        .filter(|a| !a.is_empty())
+        .map(str::to_owned)
+        .collect();
+    assets.sort();
+    Some(assets)
+}
+
+impl CargoCrate {
+    /// An empty package directory for package `name` (each test its own, as
+    /// they share a target dir), holding the workspace's `Cargo.lock` (same
+    /// versions, nothing to download); `bin` is the `cargo-assets` binary
+    /// (pass `env!("CARGO_BIN_EXE_cargo-assets")`).
+    pub fn new(name: &str, bin: &str) -> CargoCrate {
+        let c = CargoCrate {
+            dir: tempfile::Builder::new()
+                .prefix(name)
+                .tempdir()
+                .expect("a temp dir"),
+            name: name.to_owned(),
+            bin: PathBuf::from(bin),
+        };
+        std::fs::copy(workspace().join("Cargo.lock"), c.path().join("Cargo.lock"))
+            .expect("copy Cargo.lock");
+        let cache = e2e_target_dir().join("assets");
+        let _ = std::fs::remove_dir_all(cache.join("records").join(name));
+        let _ = std::fs::remove_dir_all(cache.join("parcels").join(name));
+        c
+    }
+
+    /// The package directory.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The package name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Writes `contents` at `path` (relative to the package), creating folders.
+    pub fn write(&self, path: &str, contents: impl AsRef<[u8]>) {
+        let path = self.path().join(path);
+        std::fs::create_dir_all(path.parent().expect("a file in a folder"))
+            .expect("create folders");
+        std::fs::write(path, contents).expect("write a file");
+    }
+
+    /// The `[dependencies]` and `[build-dependencies]` lines that reach this
+    /// workspace's runtime and build crates by path.
+    pub fn workspace_dependencies() -> String {
+        let ws = workspace();
+        format!(
+            "[dependencies]\nassets-runtime = {{ path = {runtime:?} }}\n\n[build-dependencies]\nassets-build = {{ path = {build:?} }}\n",
+            runtime = ws.join("assets-runtime").display().to_string(),
+            build = ws.join("assets-build").display().to_string(),
+        )
+    }
+
+    /// Runs `cargo <args>` in the package, in the shared target directory,
+    /// with none of cargo-assets' variables inherited.
+    pub fn cargo(&self, args: &[&str]) -> Output {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        Command::new(cargo)
+            .args(args)
+            .current_dir(self.path())
+            .env("CARGO_TARGET_DIR", e2e_target_dir())
+            .env_remove("CARGO_ASSETS_CACHE_DIR")
+            .env_remove("CARGO_ASSETS_PARCELS")
+            .env_remove("CARGO_ASSETS_RUNNER")
+            .output()
+            .expect("run cargo")
+    }
+
+    /// `cargo build -vv`.
+    pub fn build(&self) -> CargoBuild {
+        let out = self.cargo(&["build", "-vv"]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let ran_script = stderr
+            .lines()
+            .any(|l| l.contains("Running") && l.contains("build-script-build"));
+        CargoBuild {
+            ok: out.status.success(),
+            ran_script,
+            stderr,
+        }
+    }
+
+    /// Runs the built program and returns its stdout; panics if it fails.
+    pub fn run_program(&self) -> String {
+        let exe = e2e_target_dir().join("debug").join(&self.name);
+        let out = Command::new(exe).output().expect("run the built program");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("UTF-8 output")
+    }
+
+    /// Runs `cargo-assets assets <args> --message-format json` (as `cargo
+    /// assets` would) in the package and the shared target directory; a
+    /// processor runner it needs builds in the workspace's runner target.
+    pub fn assets(&self, args: &[&str]) -> Run {
+        let out = Command::new(&self.bin)
+            .arg("assets")
+            .args(args)
+            .args(["--message-format", "json"])
+            .current_dir(self.path())
+            .env("CARGO_TARGET_DIR", e2e_target_dir())
+            .env(
+                "CARGO_ASSETS_RUNNER_TARGET_DIR",
+                workspace().join("target/assets/runner/target"),
+            )
+            .env_remove("CARGO_ASSETS_CACHE_DIR")
+            .env_remove("CARGO_ASSETS_PARCELS")
+            .env_remove("CARGO_ASSETS_RUNNER")
+            .output()
+            .expect("run cargo-assets");
+        Run::from_output(out)
+    }
+}
