@@ -24,6 +24,7 @@ pub struct AssetPath(String);
 
 /// Why a string is not a valid [`AssetPath`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum AssetPathError {
     /// The path is empty.
     #[error("the path is empty")]

@@ -48,12 +48,13 @@ pub const PARCELS_VAR: &str = "CARGO_ASSETS_PARCELS";
 
 /// Why the build script's asset build failed.
 #[derive(thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildScriptError {
     /// A variable Cargo sets for build scripts is missing: not run by Cargo.
     #[error("`{0}` is not set: assets_build::build() runs inside a build script (build.rs)")]
     NotInBuildScript(&'static str),
     /// The build could not start (bad manifest, unreadable cache, ...).
-    #[error("{0}")]
+    #[error(transparent)]
     Setup(#[from] crate::pipeline::BuildError),
     /// Assets or parcels failed; details were printed to stderr.
     #[error("{0} (details above)")]

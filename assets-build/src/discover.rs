@@ -24,6 +24,7 @@ pub struct Discovered {
 
 /// A problem with the files under an asset root.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DiscoveryError {
     /// A root directory is missing.
     #[error("asset root `{}` does not exist; create it, or set `root` in [package.metadata.assets]", .0.display())]

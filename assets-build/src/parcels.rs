@@ -65,11 +65,8 @@ pub(crate) fn write_parcels(
         .map(|spec| {
             let path = dir.join(format!("{}.parcel", spec.name));
             let outcome = match select(spec, plan, steps) {
-                Ok(selection) => write_one(store, &path, &selection, retired).unwrap_or_else(|e| {
-                    ParcelOutcome::Failed {
-                        error: e.to_string(),
-                    }
-                }),
+                Ok(selection) => write_one(store, &path, &selection, retired)
+                    .unwrap_or_else(|error| ParcelOutcome::Failed { error }),
                 Err(failed) => ParcelOutcome::Blocked { failed },
             };
             ParcelReport {
@@ -235,10 +232,11 @@ fn write_one(
                 })
             }
         };
+        // The store's error is kept typed (a corrupt blob heals the cache)
+        // and returned below; the writer only needs to stop.
         bytes.map_err(|e| {
-            let message = e.to_string();
             store_error = Some(e);
-            WriteError::Io(message)
+            WriteError::FetchFailed
         })
     };
     // The previous parcel is freed later, not by the rename below.

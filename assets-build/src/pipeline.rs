@@ -59,6 +59,7 @@ impl BuildOptions {
 
 /// A build that could not run at all.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// `Cargo.toml` is wrong.
     #[error(transparent)]

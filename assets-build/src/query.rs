@@ -30,6 +30,7 @@ use crate::store::{Store, StoreError};
 
 /// A query about an asset that cannot be answered.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum QueryError {
     /// No such asset in the package.
     #[error("no asset named `{asset}`{}", did_you_mean_text(.suggestion))]

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::asset_path::AssetPath;
 use crate::processor::ProcessError;
 use crate::record::{DirtyReason, Record};
+use crate::store::StoreError;
 
 /// What happened to one step.
 #[derive(Debug)]
@@ -83,7 +84,7 @@ pub enum ParcelOutcome {
     /// Writing failed.
     Failed {
         /// Why.
-        error: String,
+        error: StoreError,
     },
 }
 

@@ -149,6 +149,7 @@ impl BlobMemory {
 
 /// A failure of the cache directory.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// A file operation failed.
     #[error("{action} `{}`: {source}", path.display())]

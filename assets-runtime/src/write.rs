@@ -33,7 +33,8 @@ struct Pending {
 }
 
 /// Why a parcel could not be written.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
+#[non_exhaustive]
 pub enum WriteError {
     /// Two resources have one name.
     DuplicateName(String),
@@ -43,8 +44,12 @@ pub enum WriteError {
     TooLarge,
     /// A resource's bytes were not as long as announced.
     WrongLength(String),
-    /// Writing, or fetching a resource, failed.
-    Io(String),
+    /// [`ParcelWriter::finish`] met a resource added without its bytes.
+    MissingBytes(String),
+    /// The caller's `fetch` failed; the caller holds the reason.
+    FetchFailed,
+    /// Writing failed.
+    Io(std::io::Error),
 }
 
 impl fmt::Display for WriteError {
@@ -58,16 +63,26 @@ impl fmt::Display for WriteError {
             WriteError::WrongLength(n) => {
                 write!(f, "resource `{n}` is not as long as announced")
             }
-            WriteError::Io(message) => f.write_str(message),
+            WriteError::MissingBytes(n) => write!(f, "resource `{n}` was added without its bytes"),
+            WriteError::FetchFailed => f.write_str("a resource's bytes could not be fetched"),
+            // Transparent: shown, and chained, as the I/O error itself.
+            WriteError::Io(e) => fmt::Display::fmt(e, f),
         }
     }
 }
 
-impl std::error::Error for WriteError {}
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WriteError::Io(e) => e.source(),
+            _ => None,
+        }
+    }
+}
 
 impl From<std::io::Error> for WriteError {
     fn from(e: std::io::Error) -> WriteError {
-        WriteError::Io(e.to_string())
+        WriteError::Io(e)
     }
 }
 
@@ -101,11 +116,10 @@ impl ParcelWriter {
     /// The parcel's bytes, in memory. Every resource must have been added
     /// with its bytes.
     pub fn finish(self) -> Result<Vec<u8>, WriteError> {
+        let names: Vec<String> = self.resources.iter().map(|r| r.name.clone()).collect();
         let mut out = std::io::Cursor::new(Vec::new());
-        self.write_to(&mut out, |_| {
-            Err(WriteError::Io(
-                "a resource was added without its bytes".into(),
-            ))
+        self.write_to(&mut out, |i| {
+            Err(WriteError::MissingBytes(names[i].clone()))
         })?;
         Ok(out.into_inner())
     }

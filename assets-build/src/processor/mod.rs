@@ -116,6 +116,7 @@ impl fmt::Debug for Registry {
 
 /// Why processing an asset failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProcessError {
     /// An input could not be read.
     #[error("could not read `{path}`: {source}")]
@@ -188,8 +189,9 @@ pub enum ProcessError {
     /// The cache failed while storing or reading outputs.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// The processor's own reason (a decoder error, a tool's exit status...).
-    #[error("{0}")]
+    /// The processor's own reason (a decoder error, a tool's exit status...),
+    /// kept whole: shown as itself, with its own sources.
+    #[error(transparent)]
     Failed(Box<dyn std::error::Error + Send + Sync>),
 }
 
