@@ -74,9 +74,12 @@ impl CargoCrate {
         };
         std::fs::copy(workspace().join("Cargo.lock"), c.path().join("Cargo.lock"))
             .expect("copy Cargo.lock");
+        // What `cargo assets clean -p <name>` removes: the package's
+        // records and parcels (blobs are shared).
         let cache = e2e_target_dir().join("assets");
-        let _ = std::fs::remove_dir_all(cache.join("records").join(name));
-        let _ = std::fs::remove_dir_all(cache.join("parcels").join(name));
+        if cache.exists() {
+            assets_build::clean_package(&cache, name, &|_| {}).expect("clean the package's cache");
+        }
         c
     }
 
