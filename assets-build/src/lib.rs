@@ -34,7 +34,9 @@
 //!   `cache_layout`: where (every path under the cache, in one place).
 //! - [`atlas`]: sprites grouped into atlases, packed into pages by a generated
 //!   `atlas:<name>` step.
-//! - [`query`]: `why`, `deps`, `rdeps`, the graph, and `gc`, from the records.
+//! - [`query`]: `why`, `deps`, `rdeps` and the graph, from the records; it
+//!   changes nothing.
+//! - `cache`: the cache's lock, and [`clean`], [`clean_package`], [`gc`].
 //! - `parcels`: bundles outputs into parcel files (format: `assets_runtime::format`).
 //! - [`report`], [`event`]: what a build did, returned and as it happens.
 //!
@@ -64,6 +66,7 @@
 pub mod asset_path;
 pub mod atlas;
 pub mod build_script;
+mod cache;
 pub(crate) mod cache_layout;
 pub(crate) mod discover;
 pub mod event;
@@ -84,13 +87,12 @@ pub(crate) mod store;
 
 pub use asset_path::AssetPath;
 pub use build_script::{BuildScriptError, Builder, build};
+pub use cache::{CleanStats, GcStats, clean, clean_package, gc};
 pub use cache_layout::CacheLayout;
 pub use event::{Event, EventHandler};
 pub use hash::ContentHash;
 pub use manifest::{Manifest, ManifestError};
-pub use pipeline::{
-    BuildError, BuildOptions, CleanStats, Pipeline, clean, clean_package, package_key,
-};
+pub use pipeline::{BuildError, BuildOptions, Pipeline, package_key};
 pub use processor::{Context, ProcessError, Processor, Registry};
 pub use record::{DirtyReason, Record};
 pub use report::{BuildReport, Outcome, ParcelOutcome, ParcelReport, StepReport};

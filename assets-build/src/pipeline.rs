@@ -10,11 +10,11 @@
 //! [`Outcome::Failed`](crate::Outcome) in the report, and every other asset
 //! still builds.
 
-use std::fs::{File, TryLockError};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::cache::lock;
 use crate::discover::{DiscoveryError, discover};
 use crate::event::{Event, EventHandler};
 use crate::manifest::{Manifest, ManifestError};
@@ -205,101 +205,4 @@ pub fn package_key(manifest: &Manifest) -> &str {
     } else {
         &manifest.package_name
     }
-}
-
-/// Holds the cache's lock for the build: two builds on one cache take turns.
-pub(crate) fn lock(store: &Store, events: EventHandler<'_>) -> Result<File, StoreError> {
-    let path = store.lock_path();
-    let io = |source| StoreError::Io {
-        action: "could not lock",
-        path: path.clone(),
-        source,
-    };
-    let file = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(io)?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            events(&Event::WaitingForLock { path: &path });
-            file.lock().map_err(io)?;
-        }
-        Err(TryLockError::Error(e)) => return Err(io(e)),
-    }
-    Ok(file)
-}
-
-/// What [`clean`] removed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CleanStats {
-    /// Files removed.
-    pub files: u64,
-    /// Their total size.
-    pub bytes: u64,
-}
-
-/// Removes the cache directory, waiting for any build that uses it.
-pub fn clean(
-    cache_dir: &std::path::Path,
-    events: EventHandler<'_>,
-) -> Result<CleanStats, StoreError> {
-    clean_dirs(cache_dir, &[cache_dir.to_owned()], events)
-}
-
-/// Removes one package's records and parcels (of every variant) from the
-/// cache, as `cargo clean -p` does, waiting for any build that uses it.
-/// Blobs are shared between packages and stay; [`crate::query::gc`]
-/// removes those no record uses any more.
-pub fn clean_package(
-    cache_dir: &std::path::Path,
-    package: &str,
-    events: EventHandler<'_>,
-) -> Result<CleanStats, StoreError> {
-    let layout = crate::CacheLayout::new(cache_dir);
-    let dirs = [
-        layout.package_records(package),
-        layout.package_parcels(package),
-    ];
-    clean_dirs(cache_dir, &dirs, events)
-}
-
-/// Removes `dirs` (those that exist) under the lock of the cache at
-/// `cache_dir`, counting what they held.
-fn clean_dirs(
-    cache_dir: &std::path::Path,
-    dirs: &[PathBuf],
-    events: EventHandler<'_>,
-) -> Result<CleanStats, StoreError> {
-    let mut stats = CleanStats::default();
-    if !cache_dir.exists() {
-        return Ok(stats);
-    }
-    let store = Store::open(cache_dir)?;
-    let _lock = lock(&store, events)?;
-    for dir in dirs.iter().filter(|d| d.exists()) {
-        let s = remove_counted(dir)?;
-        stats.files += s.files;
-        stats.bytes += s.bytes;
-    }
-    Ok(stats)
-}
-
-/// Removes `dir` and everything in it, counting the files and bytes.
-fn remove_counted(dir: &std::path::Path) -> Result<CleanStats, StoreError> {
-    let mut stats = CleanStats::default();
-    for entry in walkdir::WalkDir::new(dir).into_iter().flatten() {
-        if entry.file_type().is_file() {
-            stats.files += 1;
-            stats.bytes += entry.metadata().map_or(0, |m| m.len());
-        }
-    }
-    std::fs::remove_dir_all(dir).map_err(|source| StoreError::Io {
-        action: "could not remove",
-        path: dir.to_owned(),
-        source,
-    })?;
-    Ok(stats)
 }

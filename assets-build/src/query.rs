@@ -1,8 +1,8 @@
 //! Queries on the content database (OpenCP's "what depends on what"): what a
 //! step read and used ([`Database::deps`]), what reads or uses an asset
 //! ([`Database::rdeps`]), the whole graph ([`Database::graph`]), and why a
-//! step last ran and whether the next build will run it ([`Database::why`]);
-//! plus [`gc`], which drops blobs no record uses.
+//! step last ran and whether the next build will run it ([`Database::why`]).
+//! Dropping the blobs no record uses is [`gc`](crate::gc), beside the store.
 //!
 //! Queries read the record log without the build lock and change nothing:
 //! a build running at the same time can only make the answer older. The
@@ -10,23 +10,21 @@
 //! are stat'ed and, if their stamps moved, re-hashed; a dependency that would
 //! itself rerun counts as changed.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::asset_path::AssetPath;
 use crate::discover::discover;
-use crate::event::EventHandler;
 use crate::freshness::{self, DependencyState, Verdict};
 use crate::hash::ContentHash;
 use crate::manifest::{Manifest, did_you_mean};
-use crate::pipeline::{BuildError, BuildOptions, lock, package_key};
+use crate::pipeline::{BuildError, BuildOptions, package_key};
 use crate::plan::{Plan, plan};
 use crate::processor::Registry;
 use crate::processor::context::input_name;
 use crate::record::{DirtyReason, InputState, Record};
 use crate::record_log::RecordLog;
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 
 /// A query about an asset that cannot be answered.
 #[derive(Debug, thiserror::Error)]
@@ -275,76 +273,4 @@ impl Database {
         }
         Some(input_name(&self.manifest.roots[step.root], asset))
     }
-}
-
-/// What [`gc`] removed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct GcStats {
-    /// Blobs kept: used by some record.
-    pub kept: u64,
-    /// Blobs removed.
-    pub removed: u64,
-    /// Their total size.
-    pub bytes_freed: u64,
-}
-
-/// Removes every blob that no live record (the latest of each asset, in
-/// every package's and variant's log) uses, under the build lock.
-pub fn gc(cache_dir: &Path, events: EventHandler<'_>) -> Result<GcStats, StoreError> {
-    let store = Store::open(cache_dir)?;
-    let _lock = lock(&store, events)?;
-    store.remove_orphans()?;
-    // The latest record of each asset in each log: earlier lines are never
-    // read again (later lines win), so their blobs are garbage.
-    let mut used = std::collections::HashSet::new();
-    let layout = crate::CacheLayout::new(cache_dir);
-    for log in logs(&layout.records()) {
-        let bytes = std::fs::read(&log).map_err(|source| StoreError::Io {
-            action: "could not read",
-            path: log.clone(),
-            source,
-        })?;
-        for record in crate::record_log::latest(&bytes) {
-            used.extend(record.outputs.iter().map(|o| o.hash));
-        }
-    }
-    let mut stats = GcStats::default();
-    let mut by_name: BTreeMap<PathBuf, u64> = BTreeMap::new();
-    for entry in walkdir::WalkDir::new(layout.blobs()).into_iter().flatten() {
-        if entry.file_type().is_file() {
-            by_name.insert(
-                entry.path().to_owned(),
-                entry.metadata().map_or(0, |m| m.len()),
-            );
-        }
-    }
-    for (path, size) in by_name {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        match name.parse::<ContentHash>() {
-            Ok(hash) if used.contains(&hash) => stats.kept += 1,
-            _ => {
-                std::fs::remove_file(&path).map_err(|source| StoreError::Io {
-                    action: "could not remove",
-                    path: path.clone(),
-                    source,
-                })?;
-                stats.removed += 1;
-                stats.bytes_freed += size;
-            }
-        }
-    }
-    Ok(stats)
-}
-
-/// Every `*.jsonl` under `records/`.
-fn logs(dir: &Path) -> Vec<PathBuf> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .flatten()
-        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "jsonl"))
-        .map(|e| e.into_path())
-        .collect()
 }

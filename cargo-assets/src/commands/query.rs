@@ -2,7 +2,8 @@
 //! database (see `assets_build::query`), answered as lines for people or one
 //! JSON object per answer.
 
-use assets_build::query::{Database, Use, gc};
+use assets_build::gc;
+use assets_build::query::{Database, Use};
 use assets_build::report::plural;
 use assets_build::{BuildOptions, Event, Registry};
 
