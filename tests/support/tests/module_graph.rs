@@ -98,11 +98,7 @@ fn top_level_graph(src: &Path) -> Graph {
         uses.remove(&name);
         graph.insert(name, uses);
     }
-    let names: BTreeSet<String> = graph.keys().cloned().collect();
-    for uses in graph.values_mut() {
-        uses.retain(|used| names.contains(used));
-    }
-    graph
+    only_modules(graph)
 }
 
 /// The files of one folder module (not its `mod.rs`) and the siblings each
@@ -126,6 +122,12 @@ fn sibling_graph(folder: &Path) -> Graph {
         uses.remove(&sibling);
         graph.insert(sibling, uses);
     }
+    only_modules(graph)
+}
+
+/// `graph` without the uses of names that are not its modules (`crate::X`
+/// where `X` is an item of the root, a folder's `super::Item`).
+fn only_modules(mut graph: Graph) -> Graph {
     let names: BTreeSet<String> = graph.keys().cloned().collect();
     for uses in graph.values_mut() {
         uses.retain(|used| names.contains(used));
