@@ -5,11 +5,23 @@
 //!      0    4  magic "AIMG"
 //!      4    2  layout version, 1
 //!      6    1  pixel format: 1 = RGBA8 straight alpha, 2 = RGBA8 premultiplied
-//!      7    1  encoding: 0 = raw rows, top to bottom; 1 = a PNG stream
+//!      7    1  encoding: 0 = raw rows, top to bottom; 1 = a PNG stream;
+//!              2 = the raw rows as one LZ4 block; 3 = the raw rows as one zstd frame
 //!      8    4  width
 //!     12    4  height
 //!     16    …  payload: width × height × 4 bytes when raw
 //! ```
+//!
+//! The header stays uncompressed whatever the encoding, so a parcel is
+//! validated at open (sizes, sprites inside their pages) without
+//! decompressing anything. [`Image::pixels`] gives the raw rows: borrowed
+//! when raw, decompressed otherwise (features `lz4` and `zstd`, default).
+//! It allocates the declared `width × height × 4` bytes: a game reading
+//! parcels it did not build checks [`ImageHeader::raw_len`] against its own
+//! limit first. The writer's half, `encode_pixels`, is behind `write`.
+
+use std::borrow::Cow;
+use std::fmt;
 
 use crate::format::{u16_at, u32_at};
 
@@ -32,8 +44,34 @@ pub enum PixelFormat {
 pub enum Encoding {
     /// Raw rows, ready to upload.
     Raw,
-    /// A PNG stream, to decode first.
+    /// A PNG stream, to decode first (with an image library).
     Png,
+    /// Raw rows compressed as one LZ4 block (`lz4_flex`'s block format, no
+    /// size prefix): fast to decode.
+    Lz4,
+    /// Raw rows compressed as one zstd frame: smaller.
+    Zstd,
+}
+
+impl Encoding {
+    fn byte(self) -> u8 {
+        match self {
+            Encoding::Raw => 0,
+            Encoding::Png => 1,
+            Encoding::Lz4 => 2,
+            Encoding::Zstd => 3,
+        }
+    }
+
+    fn from_byte(byte: u8) -> Option<Encoding> {
+        Some(match byte {
+            0 => Encoding::Raw,
+            1 => Encoding::Png,
+            2 => Encoding::Lz4,
+            3 => Encoding::Zstd,
+            _ => return None,
+        })
+    }
 }
 
 /// The header of an image resource.
@@ -59,17 +97,26 @@ impl ImageHeader {
             PixelFormat::Rgba8 => 1,
             PixelFormat::Rgba8Premultiplied => 2,
         };
-        out[7] = match self.encoding {
-            Encoding::Raw => 0,
-            Encoding::Png => 1,
-        };
+        out[7] = self.encoding.byte();
         out[8..12].copy_from_slice(&self.width.to_le_bytes());
         out[12..16].copy_from_slice(&self.height.to_le_bytes());
         out
     }
 
+    /// The length of the raw rows, `width × height × 4`; `None` if that
+    /// does not fit in memory's address space.
+    pub fn raw_len(&self) -> Option<usize> {
+        let len = u64::from(self.width)
+            .checked_mul(u64::from(self.height))?
+            .checked_mul(4)?;
+        usize::try_from(len)
+            .ok()
+            .filter(|&n| n <= isize::MAX as usize)
+    }
+
     /// Parses the header of an image resource and checks that a raw payload
-    /// has exactly `width × height × 4` bytes. `None` if it is not an image.
+    /// has exactly `width × height × 4` bytes (a compressed one is checked
+    /// when decompressed). `None` if it is not an image.
     pub fn parse(bytes: &[u8]) -> Option<ImageHeader> {
         if bytes.len() < IMAGE_HEADER_LEN || bytes[..4] != IMAGE_MAGIC || u16_at(bytes, 4) != 1 {
             return None;
@@ -79,27 +126,19 @@ impl ImageHeader {
             2 => PixelFormat::Rgba8Premultiplied,
             _ => return None,
         };
-        let encoding = match bytes[7] {
-            0 => Encoding::Raw,
-            1 => Encoding::Png,
-            _ => return None,
-        };
         let header = ImageHeader {
             width: u32_at(bytes, 8),
             height: u32_at(bytes, 12),
             format,
-            encoding,
+            encoding: Encoding::from_byte(bytes[7])?,
         };
-        if encoding == Encoding::Raw {
+        let payload = bytes.len() - IMAGE_HEADER_LEN;
+        match header.encoding {
             // Checked: a hostile header can claim 2^32 × 2^32 pixels (found by fuzzing).
-            let expected = u64::from(header.width)
-                .checked_mul(u64::from(header.height))
-                .and_then(|n| n.checked_mul(4));
-            if expected != Some((bytes.len() - IMAGE_HEADER_LEN) as u64) {
-                return None;
-            }
+            Encoding::Raw => (header.raw_len() == Some(payload)).then_some(header),
+            Encoding::Lz4 | Encoding::Zstd => header.raw_len().map(|_| header),
+            Encoding::Png => Some(header),
         }
-        Some(header)
     }
 }
 
@@ -108,8 +147,118 @@ impl ImageHeader {
 pub struct Image<'a> {
     /// Its header.
     pub header: ImageHeader,
-    /// The payload after the header: raw rows or a PNG stream.
+    /// The payload after the header: raw rows, a PNG stream, or compressed rows.
     pub data: &'a [u8],
+}
+
+impl<'a> Image<'a> {
+    /// The raw rows (`width × height × 4` bytes, top to bottom): borrowed
+    /// when stored raw, else decompressed. A PNG is not decoded here.
+    pub fn pixels(&self) -> Result<Cow<'a, [u8]>, PixelsError> {
+        let len = self.header.raw_len().ok_or(PixelsError::Corrupt)?;
+        match self.header.encoding {
+            Encoding::Raw => Ok(Cow::Borrowed(self.data)),
+            Encoding::Png => Err(PixelsError::Png),
+            Encoding::Lz4 => decode_lz4(self.data, len).map(Cow::Owned),
+            Encoding::Zstd => decode_zstd(self.data, len).map(Cow::Owned),
+        }
+    }
+}
+
+/// Why [`Image::pixels`] gave no pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PixelsError {
+    /// The image is a PNG stream: decode it with an image library.
+    Png,
+    /// The image is compressed with a codec this build leaves out.
+    Disabled {
+        /// The cargo feature of `assets-runtime` that decodes it.
+        feature: &'static str,
+    },
+    /// The compressed rows do not decompress to `width × height × 4` bytes.
+    Corrupt,
+}
+
+impl fmt::Display for PixelsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PixelsError::Png => {
+                f.write_str("the image is a PNG stream; decode it with an image library")
+            }
+            PixelsError::Disabled { feature } => {
+                write!(
+                    f,
+                    "the image is compressed with {feature}; enable the `{feature}` feature of assets-runtime"
+                )
+            }
+            PixelsError::Corrupt => f.write_str("the image's compressed pixels are corrupt"),
+        }
+    }
+}
+
+impl std::error::Error for PixelsError {}
+
+#[cfg(feature = "lz4")]
+fn decode_lz4(data: &[u8], len: usize) -> Result<Vec<u8>, PixelsError> {
+    // An LZ4 block expands at most 255-fold: a header claiming more than
+    // that is corrupt, and is refused before allocating for it.
+    if len / 255 > data.len() {
+        return Err(PixelsError::Corrupt);
+    }
+    let mut out = vec![0; len];
+    match lz4_flex::block::decompress_into(data, &mut out) {
+        Ok(n) if n == len => Ok(out),
+        _ => Err(PixelsError::Corrupt),
+    }
+}
+
+#[cfg(not(feature = "lz4"))]
+fn decode_lz4(_: &[u8], _: usize) -> Result<Vec<u8>, PixelsError> {
+    Err(PixelsError::Disabled { feature: "lz4" })
+}
+
+#[cfg(feature = "zstd")]
+fn decode_zstd(data: &[u8], len: usize) -> Result<Vec<u8>, PixelsError> {
+    let mut out = vec![0; len];
+    let mut decoder = ruzstd::decoding::FrameDecoder::new();
+    match decoder.decode_all(data, &mut out) {
+        Ok(n) if n == len => Ok(out),
+        _ => Err(PixelsError::Corrupt),
+    }
+}
+
+#[cfg(not(feature = "zstd"))]
+fn decode_zstd(_: &[u8], _: usize) -> Result<Vec<u8>, PixelsError> {
+    Err(PixelsError::Disabled { feature: "zstd" })
+}
+
+/// The payload of an image stored with `encoding` whose raw rows are `raw`
+/// (feature `write`; zstd needs `write-zstd`, else `None`). PNG is not
+/// made here: the pipeline encodes it with an image library.
+#[cfg(feature = "write")]
+pub fn encode_pixels(encoding: Encoding, raw: &[u8]) -> Option<Vec<u8>> {
+    match encoding {
+        Encoding::Raw => Some(raw.to_vec()),
+        Encoding::Png => None,
+        Encoding::Lz4 => Some(lz4_flex::block::compress(raw)),
+        Encoding::Zstd => encode_zstd(raw),
+    }
+}
+
+/// The zstd level of [`encode_pixels`]: measured on game art in
+/// BENCHMARKS.md (the "Image encodings" table).
+#[cfg(feature = "write")]
+pub const ZSTD_LEVEL: i32 = 9;
+
+#[cfg(feature = "write-zstd")]
+fn encode_zstd(raw: &[u8]) -> Option<Vec<u8>> {
+    Some(zstd_encoder::bulk::compress(raw, ZSTD_LEVEL).expect("compressing to memory cannot fail"))
+}
+
+#[cfg(all(feature = "write", not(feature = "write-zstd")))]
+fn encode_zstd(_: &[u8]) -> Option<Vec<u8>> {
+    None
 }
 
 #[cfg(test)]
@@ -134,6 +283,84 @@ mod tests {
         assert_eq!(ImageHeader::parse(&bytes), Some(h));
         bytes.push(0);
         assert_eq!(ImageHeader::parse(&bytes), None);
+    }
+
+    /// Every encoding the writer makes decodes back to the same rows, and
+    /// damaged or lying payloads are refused, not trusted.
+    #[cfg(feature = "write-zstd")]
+    #[test]
+    fn compressed_pixels_round_trip_and_corruption_is_refused() {
+        let (width, height) = (37u32, 11u32);
+        let raw: Vec<u8> = (0..width * height * 4)
+            .map(|i| (i * 7 % 251) as u8)
+            .collect();
+        for encoding in [Encoding::Raw, Encoding::Lz4, Encoding::Zstd] {
+            let header = ImageHeader {
+                width,
+                height,
+                format: PixelFormat::Rgba8,
+                encoding,
+            };
+            let payload = encode_pixels(encoding, &raw).unwrap();
+            let mut bytes = header.encode().to_vec();
+            bytes.extend_from_slice(&payload);
+            let parsed = ImageHeader::parse(&bytes).unwrap();
+            let image = Image {
+                header: parsed,
+                data: &bytes[IMAGE_HEADER_LEN..],
+            };
+            assert_eq!(image.pixels().unwrap(), raw.as_slice(), "{encoding:?}");
+            if encoding != Encoding::Raw {
+                assert!(
+                    payload.len() < raw.len() / 2,
+                    "{encoding:?}: {} bytes",
+                    payload.len()
+                );
+                let truncated = Image {
+                    header: parsed,
+                    data: &payload[..payload.len() / 2],
+                };
+                assert_eq!(
+                    truncated.pixels(),
+                    Err(PixelsError::Corrupt),
+                    "{encoding:?}"
+                );
+                let taller = ImageHeader {
+                    height: height + 1,
+                    ..parsed
+                };
+                let lying = Image {
+                    header: taller,
+                    data: &payload,
+                };
+                assert_eq!(lying.pixels(), Err(PixelsError::Corrupt), "{encoding:?}");
+            }
+        }
+        let png = Image {
+            header: ImageHeader {
+                width,
+                height,
+                format: PixelFormat::Rgba8,
+                encoding: Encoding::Png,
+            },
+            data: b"not decoded here",
+        };
+        assert_eq!(png.pixels(), Err(PixelsError::Png));
+    }
+
+    #[test]
+    fn an_lz4_header_claiming_far_more_than_its_payload_is_refused_before_allocating() {
+        let huge = ImageHeader {
+            width: 60_000,
+            height: 60_000,
+            format: PixelFormat::Rgba8,
+            encoding: Encoding::Lz4,
+        };
+        let image = Image {
+            header: huge,
+            data: &[0; 64],
+        };
+        assert_eq!(image.pixels(), Err(PixelsError::Corrupt));
     }
 
     #[test]

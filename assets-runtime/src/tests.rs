@@ -17,10 +17,41 @@ fn image_bytes(w: u32, h: u32) -> Vec<u8> {
     out
 }
 
+/// Reads every view of `r`, pixels included (when they fit in 64 MiB, as a
+/// game reading untrusted parcels would limit them).
+fn read_all(r: &crate::Resource<'_>) {
+    let _ = (r.text(), r.verify());
+    if let Some(image) = r.image()
+        && image.header.raw_len().is_some_and(|n| n <= 64 << 20)
+        && let Ok(rows) = image.pixels()
+    {
+        assert_eq!(Some(rows.len()), image.header.raw_len());
+    }
+}
+
+/// The bytes of a `w`×`h` image resource whose rows are compressed with `encoding`.
+fn compressed_image_bytes(w: u32, h: u32, encoding: Encoding) -> Vec<u8> {
+    let rows: Vec<u8> = (0..w * h * 4).map(|i| (i / 16) as u8).collect();
+    let header = ImageHeader {
+        width: w,
+        height: h,
+        format: PixelFormat::Rgba8,
+        encoding,
+    };
+    let mut out = header.encode().to_vec();
+    out.extend(crate::image::encode_pixels(encoding, &rows).unwrap());
+    out
+}
+
 fn sample() -> Vec<u8> {
     let mut w = ParcelWriter::new();
     w.add("greeting.txt", "text", b"hello\n".to_vec());
     w.add("sprites/hero.png", "image", image_bytes(2, 3));
+    w.add(
+        "textures/wall.png",
+        "image",
+        compressed_image_bytes(16, 8, Encoding::Lz4),
+    );
     w.add("levels/one.lvl#collision", "level", vec![1, 2, 3, 4, 5]);
     w.add("empty.bin", "bytes", Vec::new());
     w.finish().unwrap()
@@ -30,7 +61,7 @@ fn sample() -> Vec<u8> {
 fn every_kind_reads_back_as_written() {
     let bytes = sample();
     let p = Parcel::from_bytes(&bytes).unwrap();
-    assert_eq!(p.len(), 4);
+    assert_eq!(p.len(), 5);
     assert_eq!(p.text(ResourceId::of("greeting.txt")), Some("hello\n"));
     let image = p.image(ResourceId::of("sprites/hero.png")).unwrap();
     assert_eq!(
@@ -47,8 +78,12 @@ fn every_kind_reads_back_as_written() {
         None,
         "kinds are checked"
     );
+    let wall = p.image(ResourceId::of("textures/wall.png")).unwrap();
+    assert_eq!(wall.header.encoding, Encoding::Lz4);
+    let rows = wall.pixels().unwrap();
+    assert_eq!((rows.len(), rows[16], rows[511]), (16 * 8 * 4, 1, 31));
     let names: Vec<&str> = p.iter().map(|r| r.name).collect();
-    assert_eq!(names.len(), 4);
+    assert_eq!(names.len(), 5);
     assert!(
         p.iter()
             .all(|r| r.data.as_ptr() as usize % 16 == bytes.as_ptr() as usize % 16)
@@ -280,7 +315,7 @@ fn structured_corruptions_with_valid_checksums_are_rejected_or_read_safely() {
             accepted += 1;
             for r in p.iter() {
                 assert_eq!(p.get(r.id).map(|x| x.name), Some(r.name));
-                let _ = (r.text(), r.image(), r.verify());
+                read_all(&r);
             }
         }
     }
@@ -319,6 +354,34 @@ fn structured_corruptions_with_valid_checksums_are_rejected_or_read_safely() {
     );
 }
 
+/// Damaged compressed rows (every byte flipped, every truncation) give an
+/// error or rows of the declared length, never a panic.
+#[test]
+fn damaged_compressed_pixels_are_an_error_not_a_panic() {
+    let mut encodings = vec![Encoding::Lz4];
+    if cfg!(feature = "write-zstd") {
+        encodings.push(Encoding::Zstd);
+    }
+    for encoding in encodings {
+        let bytes = compressed_image_bytes(24, 10, encoding);
+        let header = ImageHeader::parse(&bytes).unwrap();
+        let payload = &bytes[crate::image::IMAGE_HEADER_LEN..];
+        let read = |data: &[u8]| {
+            if let Ok(rows) = (crate::image::Image { header, data }).pixels() {
+                assert_eq!(rows.len(), 24 * 10 * 4, "{encoding:?}");
+            }
+        };
+        for at in 0..payload.len() {
+            for bit in [0x01, 0x80, 0xff] {
+                let mut damaged = payload.to_vec();
+                damaged[at] ^= bit;
+                read(&damaged);
+            }
+            read(&payload[..at]);
+        }
+    }
+}
+
 #[test]
 fn inputs_that_once_crashed_the_fuzzer_are_rejected() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
@@ -327,7 +390,7 @@ fn inputs_that_once_crashed_the_fuzzer_are_rejected() {
         let bytes = std::fs::read(entry.unwrap().path()).unwrap();
         if let Ok(p) = Parcel::from_bytes(&bytes) {
             for r in p.iter() {
-                let _ = (r.text(), r.image(), r.verify());
+                read_all(&r);
             }
         }
         seen += 1;

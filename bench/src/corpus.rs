@@ -35,9 +35,15 @@ pub struct Corpus {
 
 const ATLASES: [&str; 4] = ["chars", "ui", "env", "fx"];
 
-struct Rng(u64);
+/// A small seeded xorshift generator: the same seed, the same corpus.
+pub(crate) struct Rng(u64);
 
 impl Rng {
+    /// A generator from `seed` (not zero).
+    pub(crate) fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+
     fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
@@ -46,7 +52,7 @@ impl Rng {
     }
 
     /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: u32, hi: u32) -> u32 {
+    pub(crate) fn range(&mut self, lo: u32, hi: u32) -> u32 {
         lo + (self.next() % u64::from(hi - lo + 1)) as u32
     }
 }

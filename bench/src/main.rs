@@ -10,7 +10,8 @@
 //! edit-one builds against the decode bound, input hashing and ninja; peak
 //! memory), `packing` (our packer beside `texture_packer`), `atlas` (one
 //! 2,000-sprite atlas), `reload` (save-to-notified latency of `cargo assets
-//! watch` on that atlas), `parcel` (open, validate and look up a 1 GiB parcel).
+//! watch` on that atlas), `parcel` (open, validate and look up a 1 GiB
+//! parcel), `encodings` (size and speed of each way to store images).
 //! Markdown goes to stdout, progress to stderr. Every comparison is measured
 //! side by side in the same run.
 
@@ -18,6 +19,7 @@
 
 mod atlas;
 mod corpus;
+mod encodings;
 mod measure;
 mod packing;
 mod parcel;
@@ -26,7 +28,14 @@ mod reload;
 
 use std::time::Instant;
 
-const GROUPS: [&str; 5] = ["pipeline", "packing", "atlas", "reload", "parcel"];
+const GROUPS: [&str; 6] = [
+    "pipeline",
+    "packing",
+    "atlas",
+    "reload",
+    "parcel",
+    "encodings",
+];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -42,7 +51,8 @@ fn main() {
              Usage: assets-bench [--quick] [--scales N,N...] [--only GROUP,GROUP...]\n\n\
              --quick         a smoke run: tiny sizes, one run each (CI)\n\
              --scales        corpus sizes of the pipeline group (default 1000,10000)\n\
-             --only          groups to run: {}\n\n\
+             --only          groups to run: {}\n\
+             --art DIR       PNGs for the encodings group (default: generated art)\n\n\
              Markdown goes to stdout, progress to stderr.",
             GROUPS.join(", ")
         );
@@ -123,6 +133,14 @@ fn main() {
     if selected("parcel") {
         progress("parcel");
         println!("## Parcels\n\n{}", parcel::run(quick));
+    }
+    if selected("encodings") {
+        progress("encodings");
+        let art = value("--art").map(std::path::PathBuf::from);
+        println!(
+            "## Image encodings\n\n{}",
+            encodings::run(quick, art.as_deref())
+        );
     }
     progress("done");
     drop(watched);

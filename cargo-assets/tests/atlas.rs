@@ -94,6 +94,7 @@ fn sprites_pack_into_pages_that_hold_their_exact_pixels_without_overlap() {
         assert_eq!((f.trim_x, f.trim_y), (x0, y0), "{name}: trim offset");
         assert_eq!(f.content_size(), (x1 - x0, y1 - y0), "{name}: trimmed size");
         let page = &sprite.page;
+        let pixels = page.pixels().expect("pages decode");
         assert!(page.header.width <= PAGE && page.header.height <= PAGE);
         assert!(f.fits_in(page.header.width, page.header.height));
         let (pw, ph) = (page.header.width as f32, page.header.height as f32);
@@ -115,7 +116,7 @@ fn sprites_pack_into_pages_that_hold_their_exact_pixels_without_overlap() {
                 };
                 let at = ((py * page.header.width + px) * 4) as usize;
                 let want = source.get_pixel(x0 + sx, y0 + sy).0;
-                assert_eq!(page.data[at..at + 4], want, "{name}: pixel ({sx},{sy})");
+                assert_eq!(pixels[at..at + 4], want, "{name}: pixel ({sx},{sy})");
             }
         }
         placed.push((name, f));

@@ -23,7 +23,7 @@ use super::compose::draw_page;
 use super::layout::lay_out;
 use super::maxrects::MaxRects;
 use super::pack::{Size, TooLarge};
-use crate::manifest::AtlasSpec;
+use crate::manifest::{AtlasSpec, Encoding};
 use crate::parallel;
 use crate::processor::image::ImageResource;
 use crate::processor::sprite_source::SpriteSource;
@@ -52,7 +52,7 @@ impl Processor for AtlasPacker {
     }
 
     fn version(&self) -> u32 {
-        1
+        2 // 2: pages compressed by default (lz4 in dev, zstd in release)
     }
 
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
@@ -76,11 +76,14 @@ impl Processor for AtlasPacker {
             .map_err(|e| too_large(&settings, &sizes, &name, e))?;
         let refs: Vec<&SpriteSource> = sources.iter().collect();
         let indices: Vec<u32> = (0..layout.pages.len() as u32).collect();
+        let encoding = spec
+            .encoding
+            .unwrap_or_else(|| Encoding::default_for(ctx.variant()));
         let pages = parallel::map(&indices, |&i| {
             let size = layout.pages[i as usize];
             let mut page = ImageResource::new(size.w, size.h);
             draw_page(&layout, i, &refs, spec.extrude, page.pixels_mut());
-            page.finish(spec.premultiply, spec.encoding)
+            page.finish(spec.premultiply, encoding)
         });
         for (i, page) in pages.into_iter().enumerate() {
             ctx.emit_labeled(&i.to_string(), assets_runtime::format::KIND_IMAGE, page?)?;

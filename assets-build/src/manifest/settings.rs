@@ -63,13 +63,31 @@ pub struct SettingsError {
 }
 
 /// How pixels are stored in an image or atlas page output (the `encoding`
-/// setting of the `image` processor and of an atlas).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// setting of the `image` processor and of an atlas). Unset, it is
+/// [`Encoding::default_for`] the variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Encoding {
-    /// Raw RGBA8 rows.
-    #[default]
+    /// Raw RGBA8 rows: the largest, nothing to decode.
     Raw,
-    /// A PNG stream.
+    /// A PNG stream: small, slow to decode, needs an image library.
     Png,
+    /// Raw rows as one LZ4 block: fast to make and to decode.
+    Lz4,
+    /// Raw rows as one zstd frame: smaller than LZ4, slower to make.
+    Zstd,
+}
+
+impl Encoding {
+    /// The encoding when a rule or atlas names none: `zstd` for the
+    /// `release` variant (smallest parcels; falls back to `lz4` when
+    /// assets-build's `zstd` feature is off), `lz4` for every other (a dev
+    /// build should be quick).
+    pub fn default_for(variant: &str) -> Encoding {
+        if variant == "release" && cfg!(feature = "zstd") {
+            Encoding::Zstd
+        } else {
+            Encoding::Lz4
+        }
+    }
 }

@@ -77,7 +77,7 @@ pub struct Override {
 /// | `rotate`       | `false` | sprites may be turned 90° to pack tighter |
 /// | `power-of-two` | `false` | page sizes rounded up to powers of two (`max-size` must be one) |
 /// | `premultiply`  | `false` | page colors multiplied by alpha |
-/// | `encoding`     | `"raw"` | pages as `"raw"` pixels or `"png"` |
+/// | `encoding`     | by variant | pages as `"raw"` pixels, `"lz4"` or `"zstd"` compressed rows, or `"png"`; unset: `"zstd"` in release, `"lz4"` otherwise |
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct AtlasSpec {
@@ -94,7 +94,7 @@ pub struct AtlasSpec {
     /// Whether page colors are multiplied by alpha.
     pub premultiply: bool,
     /// How pages are stored.
-    pub encoding: Encoding,
+    pub encoding: Option<Encoding>,
 }
 
 impl Default for AtlasSpec {
@@ -106,7 +106,7 @@ impl Default for AtlasSpec {
             rotate: false,
             power_of_two: false,
             premultiply: false,
-            encoding: Encoding::Raw,
+            encoding: None,
         }
     }
 }

@@ -5,16 +5,17 @@
 //! | key             | default | meaning |
 //! |-----------------|---------|---------|
 //! | `premultiply`   | `false` | multiply color by alpha |
-//! | `encoding`      | `"raw"` | `"raw"` pixels (load with no decode) or `"png"` (smaller) |
+//! | `encoding`      | by variant | `"lz4"` or `"zstd"` compressed rows (decoded by `Image::pixels`), `"raw"` (nothing to decode, largest), or `"png"` (smallest for some art, needs an image library); unset: `"zstd"` in release, `"lz4"` otherwise |
 //! | `max-dimension` | `16384` | width or height above this is an error |
 //!
 //! The output, of kind `image`, is the layout defined (and parsed) by
-//! [`assets_runtime::image`]: a 16-byte header, then raw RGBA8 rows or a PNG.
+//! [`assets_runtime::image`]: a 16-byte header, then RGBA8 rows (raw or
+//! compressed) or a PNG.
 
 use std::io::Cursor;
 
 use assets_runtime::image::{
-    Encoding as StoredEncoding, IMAGE_HEADER_LEN, ImageHeader, PixelFormat,
+    Encoding as StoredEncoding, IMAGE_HEADER_LEN, ImageHeader, PixelFormat, encode_pixels,
 };
 use image::codecs::png::PngEncoder;
 use image::{ExtendedColorType, ImageEncoder, ImageReader, Limits, RgbaImage};
@@ -35,9 +36,9 @@ pub struct ImageSettings {
     /// Multiply color channels by alpha.
     #[serde(default)]
     pub premultiply: bool,
-    /// How pixels are stored.
+    /// How pixels are stored; `None`: [`Encoding::default_for`] the variant.
     #[serde(default)]
-    pub encoding: Encoding,
+    pub encoding: Option<Encoding>,
     /// Largest accepted width or height.
     #[serde(default = "default_max_dimension")]
     pub max_dimension: u32,
@@ -53,7 +54,7 @@ impl Processor for Image {
     }
 
     fn version(&self) -> u32 {
-        1
+        2 // 2: compressed rows by default (lz4 in dev, zstd in release)
     }
 
     fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
@@ -66,7 +67,12 @@ impl Processor for Image {
         let pixels = decode_rgba8(&bytes, settings.max_dimension)?;
         ctx.emit(
             "image",
-            ImageResource::of(&pixels).finish(settings.premultiply, settings.encoding)?,
+            ImageResource::of(&pixels).finish(
+                settings.premultiply,
+                settings
+                    .encoding
+                    .unwrap_or_else(|| Encoding::default_for(ctx.variant())),
+            )?,
         )
     }
 }
@@ -149,7 +155,19 @@ impl ImageResource {
         &mut self.bytes[IMAGE_HEADER_LEN..]
     }
 
-    /// The resource's bytes: premultiplied if asked, stored as `encoding` says.
+    /// The resource as raw rows under `header` (made raw).
+    fn finish_raw(mut self, header: ImageHeader) -> Result<Vec<u8>, ProcessError> {
+        let header = ImageHeader {
+            encoding: StoredEncoding::Raw,
+            ..header
+        };
+        self.bytes[..IMAGE_HEADER_LEN].copy_from_slice(&header.encode());
+        Ok(self.bytes)
+    }
+
+    /// The resource's bytes: premultiplied if asked, stored as `encoding`
+    /// says, except that rows which do not compress are stored raw (the
+    /// reader's `Image::pixels` reads both).
     pub fn finish(
         mut self,
         premultiplied: bool,
@@ -169,12 +187,27 @@ impl ImageResource {
             encoding: match encoding {
                 Encoding::Raw => StoredEncoding::Raw,
                 Encoding::Png => StoredEncoding::Png,
+                Encoding::Lz4 => StoredEncoding::Lz4,
+                Encoding::Zstd => StoredEncoding::Zstd,
             },
         };
         match encoding {
-            Encoding::Raw => {
-                self.bytes[..IMAGE_HEADER_LEN].copy_from_slice(&header.encode());
-                Ok(self.bytes)
+            Encoding::Raw => self.finish_raw(header),
+            Encoding::Lz4 | Encoding::Zstd => {
+                let rows = &self.bytes[IMAGE_HEADER_LEN..];
+                let payload = encode_pixels(header.encoding, rows).ok_or_else(|| {
+                    ProcessError::msg(
+                        "`encoding = \"zstd\"` needs the `zstd` feature of assets-build (on by default)",
+                    )
+                })?;
+                if payload.len() >= rows.len() {
+                    // Noise does not compress: raw is smaller and needs no decoding.
+                    return self.finish_raw(header);
+                }
+                let mut out = Vec::with_capacity(IMAGE_HEADER_LEN + payload.len());
+                out.extend_from_slice(&header.encode());
+                out.extend_from_slice(&payload);
+                Ok(out)
             }
             Encoding::Png => {
                 let mut out = header.encode().to_vec();

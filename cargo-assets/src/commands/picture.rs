@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
-use assets_runtime::image::{Encoding, PixelFormat};
+use assets_runtime::image::{PixelFormat, PixelsError};
 use assets_runtime::{Parcel, ResourceId, SpriteFrame};
 use image::{Rgba, RgbaImage};
 
@@ -37,13 +37,13 @@ pub fn draw(parcel: &Parcel<'_>, atlas: &str, out_dir: &Path) -> anyhow::Result<
             break;
         };
         let mut canvas = checkerboard(page.header.width, page.header.height);
-        let pixels = match page.header.encoding {
-            Encoding::Raw => {
-                RgbaImage::from_raw(page.header.width, page.header.height, page.data.to_vec())
-            }
-            Encoding::Png => image::load_from_memory(page.data)
+        let (width, height) = (page.header.width, page.header.height);
+        let pixels = match page.pixels() {
+            Ok(rows) => RgbaImage::from_raw(width, height, rows.into_owned()),
+            Err(PixelsError::Png) => image::load_from_memory(page.data)
                 .ok()
                 .map(|i| i.into_rgba8()),
+            Err(_) => None,
         }
         .with_context(|| format!("page `{name}` cannot be decoded"))?;
         let premultiplied = page.header.format == PixelFormat::Rgba8Premultiplied;

@@ -1,17 +1,35 @@
 //! A software canvas: draws sprites from their atlas page, premultiplied
 //! alpha "over" an opaque background, and saves a scaled PNG.
+//!
+//! Pages are decoded once, on first use, as a game uploads each page to the
+//! GPU once: `Image::pixels` decompresses (LZ4 in dev builds, zstd in
+//! release); a PNG page is decoded with the `image` crate.
 
-use std::borrow::Cow;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::path::Path;
 
-use assets_runtime::Sprite;
-use assets_runtime::image::{Encoding, PixelFormat};
+use assets_runtime::image::{Image, PixelFormat, PixelsError};
+use assets_runtime::{ResourceId, Sprite};
 
 /// An opaque RGBA8 image.
 pub struct Canvas {
     width: u32,
     height: u32,
     pixels: Vec<[u8; 4]>,
+    pages: HashMap<ResourceId, Vec<u8>>,
+}
+
+/// The raw RGBA8 rows of `page`.
+fn decode(page: &Image<'_>) -> Result<Vec<u8>, String> {
+    match page.pixels() {
+        Ok(rows) => Ok(rows.into_owned()),
+        Err(PixelsError::Png) => Ok(image::load_from_memory(page.data)
+            .map_err(|e| format!("atlas page: {e}"))?
+            .into_rgba8()
+            .into_raw()),
+        Err(e) => Err(format!("atlas page: {e}")),
+    }
 }
 
 impl Canvas {
@@ -20,6 +38,7 @@ impl Canvas {
             width,
             height,
             pixels: vec![background; (width * height) as usize],
+            pages: HashMap::new(),
         }
     }
 
@@ -34,14 +53,9 @@ impl Canvas {
     /// Draws `sprite` with its authored (untrimmed) top-left corner at `(x, y)`.
     pub fn draw(&mut self, sprite: &Sprite<'_>, x: u32, y: u32) -> Result<(), String> {
         let page = &sprite.page;
-        let pixels: Cow<'_, [u8]> = match page.header.encoding {
-            Encoding::Raw => Cow::Borrowed(page.data),
-            Encoding::Png => Cow::Owned(
-                image::load_from_memory(page.data)
-                    .map_err(|e| format!("atlas page: {e}"))?
-                    .into_rgba8()
-                    .into_raw(),
-            ),
+        let pixels = match self.pages.entry(sprite.frame.page) {
+            Entry::Occupied(decoded) => decoded.into_mut(),
+            Entry::Vacant(slot) => slot.insert(decode(page)?),
         };
         let premultiplied = page.header.format == PixelFormat::Rgba8Premultiplied;
         let f = &sprite.frame;
