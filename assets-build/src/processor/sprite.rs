@@ -45,7 +45,7 @@ impl Processor for Sprite {
     }
 
     fn version(&self) -> u32 {
-        1
+        2 // 2: pixels cached LZ4-compressed
     }
 
     fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {

@@ -8,19 +8,25 @@
 //!
 //! ```text
 //! offset size
-//!      0    4  magic "ASRC"
+//!      0    4  magic "ASR2"
 //!      4    4  source width, source height (as authored)
 //!     12    8  trim x, trim y (where the kept pixels start)
 //!     20    8  width, height (the kept pixels)
-//!     28    …  width × height RGBA8 pixels, rows top to bottom, straight alpha
+//!     28    4  1 if the pixels are one LZ4 block, 0 if raw
+//!     32    …  the kept pixels: width × height RGBA8, rows top to bottom,
+//!              straight alpha; LZ4-compressed when that is smaller
 //! ```
+//!
+//! Compressed because a cold build writes every sprite once and the atlas
+//! reads every one back: LZ4 decodes at gigabytes a second, and drawn art
+//! shrinks several times (noise does not, and stays raw).
 
 use super::ProcessError;
 
 /// Output kind of a cached sprite.
 pub const SPRITE_SOURCE_KIND: &str = "sprite-source";
-const MAGIC: [u8; 4] = *b"ASRC";
-const HEADER_LEN: usize = 28;
+const MAGIC: [u8; 4] = *b"ASR2";
+const HEADER_LEN: usize = 32;
 
 /// A decoded sprite: the pixels kept after trimming, and where they were.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,7 +76,10 @@ impl SpriteSource {
 
     /// The bytes stored in the cache.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(HEADER_LEN + self.pixels.len());
+        let packed = lz4_flex::block::compress(&self.pixels);
+        let compressed = packed.len() < self.pixels.len();
+        let pixels = if compressed { &packed } else { &self.pixels };
+        let mut out = Vec::with_capacity(HEADER_LEN + pixels.len());
         out.extend_from_slice(&MAGIC);
         for v in [
             self.source_width,
@@ -82,7 +91,8 @@ impl SpriteSource {
         ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
-        out.extend_from_slice(&self.pixels);
+        out.extend_from_slice(&u32::from(compressed).to_le_bytes());
+        out.extend_from_slice(pixels);
         out
     }
 
@@ -94,20 +104,35 @@ impl SpriteSource {
         }
         let word =
             |i: usize| u32::from_le_bytes(bytes[4 + 4 * i..8 + 4 * i].try_into().expect("4 bytes"));
-        let s = SpriteSource {
+        let (width, height) = (word(4), word(5));
+        let len = u64::from(width)
+            .checked_mul(u64::from(height))
+            .and_then(|n| n.checked_mul(4))
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(bad)?;
+        let stored = &bytes[HEADER_LEN..];
+        let pixels = match word(6) {
+            0 if stored.len() == len => stored.to_vec(),
+            // A block expands at most 255-fold: more is corrupt, refused
+            // before allocating for it.
+            1 if len / 255 <= stored.len() => {
+                let mut pixels = vec![0; len];
+                match lz4_flex::block::decompress_into(stored, &mut pixels) {
+                    Ok(n) if n == len => pixels,
+                    _ => return Err(bad()),
+                }
+            }
+            _ => return Err(bad()),
+        };
+        Ok(SpriteSource {
             source_width: word(0),
             source_height: word(1),
             trim_x: word(2),
             trim_y: word(3),
-            width: word(4),
-            height: word(5),
-            pixels: bytes[HEADER_LEN..].to_vec(),
-        };
-        let expected = u64::from(s.width) * u64::from(s.height) * 4;
-        if expected != s.pixels.len() as u64 {
-            return Err(bad());
-        }
-        Ok(s)
+            width,
+            height,
+            pixels,
+        })
     }
 }
 
@@ -151,6 +176,28 @@ mod tests {
         let s = SpriteSource::new(&RgbaImage::new(5, 5), true);
         assert_eq!((s.width, s.height, s.pixels.len()), (0, 0, 0));
         assert_eq!((s.source_width, s.source_height), (5, 5));
+    }
+
+    #[test]
+    fn drawn_pixels_are_stored_compressed_and_noise_raw() {
+        let flat = RgbaImage::from_fn(40, 30, |x, _| Rgba([(x / 10) as u8 * 60, 10, 20, 255]));
+        let s = SpriteSource::new(&flat, false);
+        let bytes = s.encode();
+        assert!(
+            bytes.len() < HEADER_LEN + s.pixels.len() / 4,
+            "{} bytes",
+            bytes.len()
+        );
+        assert_eq!(SpriteSource::decode(&bytes).unwrap(), s);
+        let mut seed = 1u32;
+        let noise = RgbaImage::from_fn(16, 16, |_, _| {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            Rgba(seed.to_le_bytes())
+        });
+        let s = SpriteSource::new(&noise, false);
+        let bytes = s.encode();
+        assert_eq!(bytes.len(), HEADER_LEN + s.pixels.len());
+        assert_eq!(SpriteSource::decode(&bytes).unwrap(), s);
     }
 
     #[test]
