@@ -170,7 +170,7 @@ fn ninja(corpus: &Corpus) -> Option<impl Fn() -> Duration + '_> {
 /// Every figure for each corpus size; Markdown tables.
 pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
     let mut full_table = String::from(
-        "| assets | images | full build, median (min–max) ms | decode bound (ms) | full / decode | peak RSS (MiB) | steps run |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| assets | images | full build, median (min–max) ms | decode bound (ms) | full / decode | peak RSS (MiB) | steps run | inputs (MB) | cache after it (MB) | cache / inputs | parcel (MB) | parcel / inputs |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let mut incr_table = String::from(
         "| assets | no-op median (min–max) ms | ninja no-op (ms) | no-op / ninja (paired) | hash all inputs (ms) | touch-all median (min–max) ms | touch-all / hash | touch-all / (no-op + hash) | edit one sprite median (min–max) ms | edit / full |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
@@ -192,13 +192,24 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
         progress(&format!("{n}: peak memory"));
         let rss =
             peak_rss_kib(tmp.path()).map_or("-".into(), |k| format!("{:.0}", k as f64 / 1024.0));
+        let inputs: u64 = corpus.files.iter().map(|f| file_len(f)).sum();
+        let cache = tmp.path().join("target/assets");
+        let written = tree_len(&cache);
+        let parcel = tree_len(&cache.join("parcels"));
+        let mb = |bytes: u64| format!("{:.1}", bytes as f64 / 1e6);
+        let per_input = |bytes: u64| format!("{:.2}", bytes as f64 / inputs as f64);
         writeln!(
             full_table,
-            "| {n} | {} | {} | {} | {} | {rss} | {steps} |",
+            "| {n} | {} | {} | {} | {} | {rss} | {steps} | {} | {} | {} | {} | {} |",
             corpus.images.len(),
             full.ms(),
             ms(decode.median()),
             ratio(full.median(), decode.median()),
+            mb(inputs),
+            mb(written),
+            per_input(written),
+            mb(parcel),
+            per_input(parcel),
         )
         .expect("write to String");
 
@@ -262,4 +273,18 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
         .expect("write to String");
     }
     format!("{full_table}\n{incr_table}")
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// Bytes in the files under `dir`.
+fn tree_len(dir: &Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.metadata().map_or(0, |m| m.len()))
+        .sum()
 }
