@@ -190,21 +190,23 @@ pub struct ResourceMessage {
     pub checksum: String,
     /// Whether its bytes match the checksum.
     pub intact: bool,
-    /// For an image: its size.
+    /// For an image: its size and how its pixels are stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<ImageSize>,
+    pub image: Option<ImageMessage>,
     /// For a sprite: its frame.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sprite: Option<FrameMessage>,
 }
 
-/// An image's size in pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ImageSize {
+/// An image's size in pixels, and its storage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageMessage {
     /// Width.
     pub width: u32,
     /// Height.
     pub height: u32,
+    /// `raw`, `png`, `lz4` or `zstd`.
+    pub encoding: String,
 }
 
 /// Where a sprite lies on its atlas page.

@@ -1,11 +1,12 @@
 //! `cargo assets inspect <parcel>`: list a parcel's resources and verify it;
 //! with `--atlas <name>`, also draw that atlas's pages (see [`super::picture`]).
 
+use assets_runtime::image::Encoding;
 use assets_runtime::{ParcelBuf, ParcelError, Resource};
 
 use super::{Exit, picture};
 use crate::cli::InspectArgs;
-use crate::message::{FrameMessage, ImageSize, Message, ResourceMessage};
+use crate::message::{FrameMessage, ImageMessage, Message, ResourceMessage};
 use crate::shell::{Shell, Style};
 
 /// Lists and verifies the parcel `args.parcel`, and draws `args.atlas`.
@@ -38,8 +39,18 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
         let mut detail = String::new();
         if let Some(image) = r.image() {
             let (width, height) = (image.header.width, image.header.height);
-            message.image = Some(ImageSize { width, height });
-            detail = format!(", {width}x{height}");
+            let encoding = match image.header.encoding {
+                Encoding::Raw => "raw",
+                Encoding::Png => "png",
+                Encoding::Lz4 => "lz4",
+                Encoding::Zstd => "zstd",
+            };
+            message.image = Some(ImageMessage {
+                width,
+                height,
+                encoding: encoding.to_owned(),
+            });
+            detail = format!(", {width}x{height} {encoding}");
         }
         if let Some(f) = r.sprite_frame() {
             message.sprite = Some(FrameMessage {
