@@ -15,64 +15,63 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use assets_runtime::image::{
-    Encoding, IMAGE_HEADER_LEN, Image, ImageHeader, PixelFormat, encode_pixels,
+    Encoding, IMAGE_HEADER_LEN, Image, ImageHeader, PixelFormat, ZSTD_LEVEL, encode_pixels,
 };
 use image::codecs::png::PngEncoder;
 use image::{ExtendedColorType, ImageEncoder, RgbaImage};
 
 use crate::measure::{self, Sample};
 
-/// One way to store an image.
-struct Way {
-    name: &'static str,
-    encode: fn(&RgbaImage) -> Vec<u8>,
-    encoding: Encoding,
-}
-
-fn zstd_at(level: i32) -> impl Fn(&RgbaImage) -> Vec<u8> {
-    move |image| zstd::bulk::compress(image.as_raw(), level).expect("compress to memory")
+/// One way to store an image, as the table names it.
+#[derive(Clone, Copy)]
+enum Way {
+    Raw,
+    Png,
+    Lz4,
+    Zstd(i32),
 }
 
 const WAYS: [Way; 7] = [
-    Way {
-        name: "raw",
-        encode: |i| i.as_raw().clone(),
-        encoding: Encoding::Raw,
-    },
-    Way {
-        name: "png (image crate, default)",
-        encode: png,
-        encoding: Encoding::Png,
-    },
-    Way {
-        name: "lz4 (dev default)",
-        encode: |i| lz4(i),
-        encoding: Encoding::Lz4,
-    },
-    Way {
-        name: "zstd 3",
-        encode: |i| zstd_at(3)(i),
-        encoding: Encoding::Zstd,
-    },
-    Way {
-        name: "zstd 9 (release default)",
-        encode: |i| zstd_at(9)(i),
-        encoding: Encoding::Zstd,
-    },
-    Way {
-        name: "zstd 15",
-        encode: |i| zstd_at(15)(i),
-        encoding: Encoding::Zstd,
-    },
-    Way {
-        name: "zstd 19",
-        encode: |i| zstd_at(19)(i),
-        encoding: Encoding::Zstd,
-    },
+    Way::Raw,
+    Way::Png,
+    Way::Lz4,
+    Way::Zstd(3),
+    Way::Zstd(9),
+    Way::Zstd(15),
+    Way::Zstd(19),
 ];
 
-fn lz4(image: &RgbaImage) -> Vec<u8> {
-    encode_pixels(Encoding::Lz4, image.as_raw()).expect("lz4 is always there")
+impl Way {
+    fn name(self) -> String {
+        match self {
+            Way::Raw => "raw".into(),
+            Way::Png => "png (image crate, default)".into(),
+            Way::Lz4 => "lz4 (dev default)".into(),
+            Way::Zstd(level) if level == ZSTD_LEVEL => format!("zstd {level} (release default)"),
+            Way::Zstd(level) => format!("zstd {level}"),
+        }
+    }
+
+    fn encoding(self) -> Encoding {
+        match self {
+            Way::Raw => Encoding::Raw,
+            Way::Png => Encoding::Png,
+            Way::Lz4 => Encoding::Lz4,
+            Way::Zstd(_) => Encoding::Zstd,
+        }
+    }
+
+    /// The payload after the image header.
+    fn encode(self, image: &RgbaImage) -> Vec<u8> {
+        match self {
+            Way::Raw => image.as_raw().clone(),
+            Way::Png => png(image),
+            Way::Lz4 => encode_pixels(Encoding::Lz4, image.as_raw()).expect("lz4 is always there"),
+            Way::Zstd(level) => {
+                zstd::bulk::compress(image.as_raw(), level).expect("compress to memory")
+            }
+        }
+    }
 }
 
 fn png(image: &RgbaImage) -> Vec<u8> {
@@ -105,11 +104,11 @@ pub fn run(quick: bool, dir: Option<&Path>) -> String {
         raw_bytes as f64 / 1e6,
     );
     for way in &WAYS {
-        let payloads: Vec<Vec<u8>> = images.iter().map(way.encode).collect();
+        let payloads: Vec<Vec<u8>> = images.iter().map(|i| way.encode(i)).collect();
         let encode = Sample::of(runs, || {
             measure::time(|| {
                 for image in &images {
-                    std::hint::black_box((way.encode)(image));
+                    std::hint::black_box(way.encode(image));
                 }
             })
         });
@@ -121,7 +120,7 @@ pub fn run(quick: bool, dir: Option<&Path>) -> String {
                     width: image.width(),
                     height: image.height(),
                     format: PixelFormat::Rgba8,
-                    encoding: way.encoding,
+                    encoding: way.encoding(),
                 };
                 let mut bytes = header.encode().to_vec();
                 bytes.extend_from_slice(payload);
@@ -133,7 +132,7 @@ pub fn run(quick: bool, dir: Option<&Path>) -> String {
         let _ = writeln!(
             out,
             "| {} | {:.2} MB | {:.2} | {} ms | {} ms |",
-            way.name,
+            way.name(),
             stored as f64 / 1e6,
             stored as f64 / source_bytes as f64,
             measure::ms(encode.median()),
