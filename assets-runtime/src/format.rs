@@ -37,11 +37,12 @@
 //!
 //! | when                  | what |
 //! |-----------------------|------|
-//! | `Parcel::from_bytes`  | magic, version, every offset and length (with overflow checks), the table checksum, buckets consistent with ids, ids strictly increasing, names and kinds UTF-8, resources inside the data area, 16-aligned, not overlapping, zero padding everywhere else, text resources UTF-8, image headers consistent with their length, sprite frames well-formed and inside an image resource of the parcel |
-//! | `Parcel::verify`      | each resource's data checksum (reading every byte, so it is not done at open) |
+//! | `Parcel::from_bytes`  | magic, version, every offset and length (with overflow checks), the table checksum, buckets consistent with ids, ids strictly increasing, names and kinds UTF-8, resources inside the data area, 16-aligned, not overlapping, zero padding in the tables and names, text resources UTF-8, image headers consistent with their length, sprite frames well-formed and inside an image resource of the parcel |
+//! | `Parcel::verify`      | each resource's data checksum and the zero padding between resources (reading every byte of the data area, so it is not done at open) |
 //!
 //! Every byte of a file is therefore covered: the header and tables by the
-//! table checksum, padding by the zero check, resource bytes by their checksums.
+//! table checksum, padding by the zero checks (the tables' at open, the data
+//! area's by `verify`), resource bytes by their checksums.
 
 /// The first eight bytes of every parcel.
 pub const MAGIC: [u8; 8] = *b"CAPARCEL";

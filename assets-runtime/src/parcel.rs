@@ -168,9 +168,36 @@ impl<'a> Parcel<'a> {
         (0..self.layout.count).map(move |i| this.entry(i))
     }
 
-    /// Checks every resource's bytes against its checksum.
+    /// Checks every resource's bytes against its checksum, and that the
+    /// padding between resources is zero: every byte of the data area, which
+    /// opening does not read (a mapped parcel's resource pages stay
+    /// untouched until used).
     pub fn verify(&self) -> Result<(), ParcelError> {
-        self.iter().try_for_each(|r| r.verify())
+        self.iter().try_for_each(|r| r.verify())?;
+        let l = &self.layout;
+        let data = &self.bytes[l.data_at..];
+        // Validation checked that spans lie inside the data area and do not
+        // overlap; sorted, the gaps between them are the padding.
+        let mut spans: Vec<(usize, usize)> = (0..l.count)
+            .map(|i| {
+                let e = l.entries_at + i * ENTRY_LEN;
+                (
+                    u64_at(self.bytes, e + 24) as usize,
+                    u64_at(self.bytes, e + 32) as usize,
+                )
+            })
+            .collect();
+        spans.sort_unstable();
+        let mut cursor = 0;
+        for (start, len) in spans.into_iter().chain([(data.len(), 0)]) {
+            if let Some(i) = data[cursor..start].iter().position(|&b| b != 0) {
+                return Err(ParcelError::NonZeroPadding {
+                    offset: l.data_at + cursor + i,
+                });
+            }
+            cursor = start + len;
+        }
+        Ok(())
     }
 
     fn entry(&self, i: usize) -> Resource<'a> {
@@ -324,18 +351,11 @@ fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
                 second: index,
             });
         }
-        if let Some(i) = data[cursor..start].iter().position(|&b| b != 0) {
-            return Err(ParcelError::NonZeroPadding {
-                offset: data_at + cursor + i,
-            });
-        }
+        // The padding between resources is checked by `verify`, with their
+        // bytes: reading it here would touch a page of the data area per
+        // resource, and a mapped parcel would no longer open lazily.
         cursor = start + len;
         last = Some(index);
-    }
-    if let Some(i) = data[cursor..].iter().position(|&b| b != 0) {
-        return Err(ParcelError::NonZeroPadding {
-            offset: data_at + cursor + i,
-        });
     }
     let layout = Layout {
         count,

@@ -497,3 +497,34 @@ fn an_opened_parcel_reads_like_its_bytes_and_survives_a_rename_over_it() {
     assert!(ParcelBuf::open(&path).is_err());
     assert!(ParcelBuf::open(&dir.path().join("missing.parcel")).is_err());
 }
+
+/// Padding in the data area is not read at open (a mapped parcel stays
+/// untouched until used) and is checked by `verify`, which reads the data
+/// area anyway; padding in the tables is still refused at open.
+#[test]
+fn data_padding_is_checked_by_verify_and_table_padding_at_open() {
+    let mut w = ParcelWriter::new();
+    w.add("a.txt", "text", b"abc".to_vec()); // 13 bytes of padding follow
+    w.add("b.bin", "bytes", vec![7; 16]);
+    let bytes = w.finish().unwrap();
+    let data_at = usize::try_from(u64::from_le_bytes(bytes[40..48].try_into().unwrap())).unwrap();
+    let parcel = Parcel::from_bytes(&bytes).unwrap();
+    let a = parcel.by_name("a.txt").unwrap();
+    let gap = a.data.as_ptr() as usize - bytes.as_ptr() as usize + a.data.len();
+    assert!(gap >= data_at && bytes[gap..gap + 13].iter().all(|&b| b == 0));
+
+    let mut dirty = bytes.clone();
+    dirty[gap + 5] = 1;
+    let parcel = Parcel::from_bytes(&dirty).expect("opening does not read the data area");
+    assert_eq!(
+        parcel.verify(),
+        Err(ParcelError::NonZeroPadding { offset: gap + 5 })
+    );
+    let mut names = bytes.clone();
+    names[data_at - 1] = 1; // padding after the names
+    resign(&mut names);
+    assert!(matches!(
+        Parcel::from_bytes(&names),
+        Err(ParcelError::NonZeroPadding { .. })
+    ));
+}
