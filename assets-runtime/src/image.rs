@@ -54,6 +54,17 @@ pub enum Encoding {
 }
 
 impl Encoding {
+    /// Its name, as the pipeline's `encoding` setting spells it: `raw`,
+    /// `png`, `lz4`, `zstd`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Raw => "raw",
+            Encoding::Png => "png",
+            Encoding::Lz4 => "lz4",
+            Encoding::Zstd => "zstd",
+        }
+    }
+
     fn byte(self) -> u8 {
         match self {
             Encoding::Raw => 0,

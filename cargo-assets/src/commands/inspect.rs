@@ -1,7 +1,6 @@
 //! `cargo assets inspect <parcel>`: list a parcel's resources and verify it;
 //! with `--atlas <name>`, also draw that atlas's pages (see [`super::picture`]).
 
-use assets_runtime::image::Encoding;
 use assets_runtime::{ParcelBuf, ParcelError, Resource};
 
 use super::{Exit, picture};
@@ -39,12 +38,7 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
         let mut detail = String::new();
         if let Some(image) = r.image() {
             let (width, height) = (image.header.width, image.header.height);
-            let encoding = match image.header.encoding {
-                Encoding::Raw => "raw",
-                Encoding::Png => "png",
-                Encoding::Lz4 => "lz4",
-                Encoding::Zstd => "zstd",
-            };
+            let encoding = image.header.encoding.name();
             message.image = Some(ImageMessage {
                 width,
                 height,
