@@ -78,6 +78,18 @@ pub enum Encoding {
     Zstd,
 }
 
+/// The setting, as the image layout stores it (`assets_runtime::image`).
+impl From<Encoding> for assets_runtime::image::Encoding {
+    fn from(encoding: Encoding) -> Self {
+        match encoding {
+            Encoding::Raw => Self::Raw,
+            Encoding::Png => Self::Png,
+            Encoding::Lz4 => Self::Lz4,
+            Encoding::Zstd => Self::Zstd,
+        }
+    }
+}
+
 impl Encoding {
     /// The encoding when a rule or atlas names none: `zstd` for the
     /// `release` variant (smallest parcels; falls back to `lz4` when

@@ -184,12 +184,7 @@ impl ImageResource {
             } else {
                 PixelFormat::Rgba8
             },
-            encoding: match encoding {
-                Encoding::Raw => StoredEncoding::Raw,
-                Encoding::Png => StoredEncoding::Png,
-                Encoding::Lz4 => StoredEncoding::Lz4,
-                Encoding::Zstd => StoredEncoding::Zstd,
-            },
+            encoding: encoding.into(),
         };
         match encoding {
             Encoding::Raw => self.finish_raw(header),
