@@ -14,6 +14,12 @@
 //! never torn), then its table of contents, then its key; a kill in between
 //! only means it is rewritten next time.
 //!
+//! Resources are compressed as the parcel's `compression` key (or its
+//! variant's default, see [`ParcelSpec::compression_for`]) asks, by the
+//! writer, resource by resource where it pays (see
+//! [`assets_runtime::write`]); the choice is part of the parcel's key, so
+//! changing it rewrites the parcel.
+//!
 //! A parcel that holds a failed or skipped asset is not written: the last
 //! good one stays, and the report says why.
 //!
@@ -30,6 +36,7 @@ use std::sync::Arc;
 
 use std::io::Seek as _;
 
+use assets_runtime::Compression;
 use assets_runtime::format::KIND_SPRITE;
 use assets_runtime::line_escape::{escape, unescape};
 use assets_runtime::sprite::SPRITE_LEN;
@@ -50,9 +57,11 @@ pub fn default_parcel_dir(cache_dir: &Path, package: &str, variant: &str) -> Pat
     crate::CacheLayout::new(cache_dir).parcel_dir(package, variant)
 }
 
-/// Writes every parcel of `manifest` into `dir` from `steps` (in plan order).
+/// Writes every parcel of `manifest` for `variant` into `dir` from `steps`
+/// (in plan order).
 pub(crate) fn write_parcels(
     manifest: &Manifest,
+    variant: &str,
     store: &Store,
     dir: &Path,
     plan: &Plan,
@@ -65,8 +74,11 @@ pub(crate) fn write_parcels(
         .map(|spec| {
             let path = dir.join(format!("{}.parcel", spec.name));
             let outcome = match select(spec, plan, steps) {
-                Ok(selection) => write_one(store, &path, &selection, retired)
-                    .unwrap_or_else(|error| ParcelOutcome::Failed { error }),
+                Ok(selection) => {
+                    let compression = spec.compression_for(variant);
+                    write_one(store, &path, &selection, compression, retired)
+                }
+                .unwrap_or_else(|error| ParcelOutcome::Failed { error }),
                 Err(failed) => ParcelOutcome::Blocked { failed },
             };
             ParcelReport {
@@ -194,9 +206,10 @@ fn write_one(
     store: &Store,
     path: &Path,
     planned: &[Planned],
+    compression: Compression,
     retired: &mut Retired,
 ) -> Result<ParcelOutcome, StoreError> {
-    let key = parcel_key(planned);
+    let key = parcel_key(planned, compression);
     let key_path = path.with_extension("parcel.key");
     let toc_path = path.with_extension("parcel.toc");
     let resources = planned.len();
@@ -207,7 +220,7 @@ fn write_one(
     }
     // Streamed: one resource's bytes in memory at a time, read from the
     // store (and checked against its hash) as it is written.
-    let mut writer = ParcelWriter::new();
+    let mut writer = ParcelWriter::compressed(compression);
     for p in planned {
         let len = match p.source {
             Source::Blob { len, .. } => len,
@@ -320,11 +333,13 @@ fn toc_describes(toc: &Path, parcel: &Path) -> bool {
     toc::parse(&text).ok().map(|t| t.parcel_len) == len
 }
 
-/// The identity of a parcel's contents: the format version and every
-/// resource's name, kind and bytes (by blob hash, and range for a slice).
-fn parcel_key(planned: &[Planned]) -> ContentHash {
+/// The identity of a parcel's contents: the format version, the
+/// compression, and every resource's name, kind and bytes (by blob hash,
+/// and range for a slice).
+fn parcel_key(planned: &[Planned], compression: Compression) -> ContentHash {
     let mut h = blake3::Hasher::new();
     h.update(&assets_runtime::format::VERSION.to_le_bytes());
+    h.update(&[compression.byte()]);
     for p in planned {
         let (hash, range) = match p.source {
             Source::Blob { hash, .. } => (hash, None),

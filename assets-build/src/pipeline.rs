@@ -152,8 +152,15 @@ impl Pipeline {
             None => default_parcel_dir(store.dir(), package_key(&manifest), &o.variant),
         };
         let mut retired = Retired::default();
-        let mut parcels =
-            write_parcels(&manifest, &store, &parcel_dir, &plan, &steps, &mut retired);
+        let mut parcels = write_parcels(
+            &manifest,
+            &o.variant,
+            &store,
+            &parcel_dir,
+            &plan,
+            &steps,
+            &mut retired,
+        );
         // A parcel that could not be written may have met a corrupt blob
         // (removed when found). Then every output is checked at once, the
         // steps that made damaged ones run again, and the parcels are
@@ -165,8 +172,15 @@ impl Pipeline {
             let damaged = damaged_steps(&store, &steps);
             if !damaged.is_empty() {
                 steps = scheduler.rebuild(&damaged, o.jobs);
-                parcels =
-                    write_parcels(&manifest, &store, &parcel_dir, &plan, &steps, &mut retired);
+                parcels = write_parcels(
+                    &manifest,
+                    &o.variant,
+                    &store,
+                    &parcel_dir,
+                    &plan,
+                    &steps,
+                    &mut retired,
+                );
             }
         }
         drop(scheduler);

@@ -1,8 +1,9 @@
-//! [`ParcelError`]: why bytes are not a valid parcel.
+//! [`ParcelError`]: why bytes are not a valid parcel, or a resource could not be read.
 
 use std::fmt;
 
-/// Why a parcel was rejected. Every variant says where.
+/// Why a parcel was rejected, or one of its resources could not be read.
+/// Every variant says where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ParcelError {
@@ -58,6 +59,39 @@ pub enum ParcelError {
         /// What is wrong.
         what: &'static str,
     },
+    /// No resource has the id asked for.
+    Missing {
+        /// The id.
+        id: crate::ResourceId,
+    },
+    /// The resource is not of the kind asked for.
+    WrongKind {
+        /// The resource's name.
+        name: String,
+        /// Its kind.
+        kind: String,
+        /// The kind asked for.
+        expected: &'static str,
+    },
+    /// A compressed resource does not decompress to the length recorded for it.
+    Decompress {
+        /// The resource's name.
+        name: String,
+        /// Its compression's name.
+        compression: &'static str,
+    },
+    /// A compressed resource uses a codec this build of assets-runtime leaves out.
+    Disabled {
+        /// The resource's name.
+        name: String,
+        /// The cargo feature of assets-runtime that reads it.
+        feature: &'static str,
+    },
+    /// A compressed text resource is not UTF-8 once decompressed.
+    NotUtf8 {
+        /// The resource's name.
+        name: String,
+    },
     /// Reading the file failed.
     Io {
         /// The OS error's message.
@@ -98,6 +132,25 @@ impl fmt::Display for ParcelError {
             }
             ParcelError::BadSprite { name, what } => {
                 write!(f, "corrupt parcel: sprite `{name}`: {what}")
+            }
+            ParcelError::Missing { id } => {
+                write!(f, "the parcel has no resource with id {:016x}", id.raw())
+            }
+            ParcelError::WrongKind {
+                name,
+                kind,
+                expected,
+            } => write!(f, "resource `{name}` is of kind `{kind}`, not `{expected}`"),
+            ParcelError::Decompress { name, compression } => write!(
+                f,
+                "corrupt parcel: resource `{name}` does not decompress ({compression}) to its recorded length"
+            ),
+            ParcelError::Disabled { name, feature } => write!(
+                f,
+                "resource `{name}` is compressed with {feature}; enable the `{feature}` feature of assets-runtime"
+            ),
+            ParcelError::NotUtf8 { name } => {
+                write!(f, "corrupt parcel: text resource `{name}` is not UTF-8")
             }
             ParcelError::Io { message } => write!(f, "could not read parcel: {message}"),
         }

@@ -1,17 +1,17 @@
-//! The parcel file format, version 1. Every integer is little-endian.
+//! The parcel file format, version 2. Every integer is little-endian.
 //!
 //! ```text
 //! offset        size            contents
 //! 0             64              header
 //! 64            4 × (B + 1)     bucket table: B = 2^bucket_bits; u32 start index per bucket, then count
-//! …             48 × count      entry table, sorted by id
+//! …             72 × count      entry table, sorted by id
 //! names_offset  names_len       UTF-8 names and kind names, referenced by entries
 //! …             0–15            zero padding to a multiple of 16
-//! data_offset   data_len        resource bytes, each starting at a multiple of 16, zero padding between
+//! data_offset   data_len        resource bytes as stored, each starting at a multiple of 16, zero padding between
 //!
 //! header
 //!  0   8  magic            "CAPARCEL"
-//!  8   2  version          1; a reader rejects any other
+//!  8   2  version          2; a reader rejects any other
 //! 10   2  header_len       64
 //! 12   4  flags            0 (reserved)
 //! 16   4  count            number of entries
@@ -29,16 +29,29 @@
 //! 16   4  kind_offset      into the names area: "bytes", "text", "image" or a user kind
 //! 20   4  kind_len
 //! 24   8  data_offset      relative to data_offset of the header, a multiple of 16
-//! 32   8  data_len
-//! 40   8  data_checksum    xxh3-64 of the resource bytes
+//! 32   8  stored_len       bytes in the data area
+//! 40   8  stored_checksum  xxh3-64 of the stored bytes
+//! 48   8  len              bytes once decompressed; = stored_len when not compressed
+//! 56   8  checksum         xxh3-64 of the bytes once decompressed; = stored_checksum when not compressed
+//! 64   1  compression      0 = none, 1 = one LZ4 block, 2 = one zstd frame (see `Compression`)
+//! 65   7  zero (reserved)
 //! ```
+//!
+//! Version 2 added compression (version 1 entries were 48 bytes: no
+//! `len`, `checksum` or `compression`). Compression is per resource: the
+//! writer compresses a resource when that makes it smaller, and never
+//! compresses `image` and `sprite` resources, whose layouts the reader
+//! checks at open (an image's rows have their own encodings, see
+//! [`crate::image`]). A resource that is not compressed is read in place,
+//! without a copy; a compressed one is decompressed when asked for.
 //!
 //! What is checked, and when:
 //!
 //! | when                  | what |
 //! |-----------------------|------|
-//! | `Parcel::from_bytes`  | magic, version, every offset and length (with overflow checks), the table checksum, buckets consistent with ids, ids strictly increasing, names and kinds UTF-8, resources inside the data area, 16-aligned, not overlapping, zero padding in the tables and names, text resources UTF-8, image headers consistent with their length, sprite frames well-formed and inside an image resource of the parcel |
-//! | `Parcel::verify`      | each resource's data checksum and the zero padding between resources (reading every byte of the data area, so it is not done at open) |
+//! | `Parcel::from_bytes`  | magic, version, every offset and length (with overflow checks), the table checksum, buckets consistent with ids, ids strictly increasing, names and kinds UTF-8, resources inside the data area, 16-aligned, not overlapping, zero padding in the tables and names, known compression and zero reserved bytes, lengths and checksums equal when not compressed, no compressed image or sprite, a compressed length within what its codec can expand to, text resources UTF-8 (when not compressed), image headers consistent with their length, sprite frames well-formed and inside an image resource of the parcel |
+//! | reading a compressed resource | its stored checksum, that it decompresses to exactly `len` bytes with `checksum`, and (text) UTF-8 |
+//! | `Parcel::verify`      | each resource's stored checksum, each compressed resource as when read, and the zero padding between resources (reading every byte of the data area, so it is not done at open) |
 //!
 //! Every byte of a file is therefore covered: the header and tables by the
 //! table checksum, padding by the zero checks (the tables' at open, the data
@@ -47,15 +60,65 @@
 /// The first eight bytes of every parcel.
 pub const MAGIC: [u8; 8] = *b"CAPARCEL";
 /// The format version this crate reads and writes.
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 /// Length of the header.
 pub const HEADER_LEN: usize = 64;
 /// Length of one entry.
-pub const ENTRY_LEN: usize = 48;
+pub const ENTRY_LEN: usize = 72;
 /// Alignment of the data area and of every resource in it.
 pub const DATA_ALIGN: usize = 16;
 /// The largest `bucket_bits` a reader accepts (16M buckets).
 pub const MAX_BUCKET_BITS: u32 = 24;
+
+/// How a resource's bytes are stored: the entry's `compression` byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// As they are: read in place.
+    None,
+    /// One LZ4 block (`lz4_flex`'s block format, no size prefix): fast to
+    /// decompress (feature `lz4`).
+    Lz4,
+    /// One zstd frame: smaller (feature `zstd`).
+    Zstd,
+}
+
+impl Compression {
+    /// Its name, as the pipeline's `compression` setting spells it: `none`,
+    /// `lz4`, `zstd`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Lz4 => "lz4",
+            Compression::Zstd => "zstd",
+        }
+    }
+
+    /// The compression named `name`, as [`name`](Compression::name) spells it.
+    pub fn from_name(name: &str) -> Option<Compression> {
+        [Compression::None, Compression::Lz4, Compression::Zstd]
+            .into_iter()
+            .find(|c| c.name() == name)
+    }
+
+    /// The entry's byte for it.
+    pub fn byte(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Lz4 => 1,
+            Compression::Zstd => 2,
+        }
+    }
+
+    /// The compression an entry's byte names, if any.
+    pub fn from_byte(byte: u8) -> Option<Compression> {
+        Some(match byte {
+            0 => Compression::None,
+            1 => Compression::Lz4,
+            2 => Compression::Zstd,
+            _ => return None,
+        })
+    }
+}
 
 /// Kind name of raw bytes.
 pub const KIND_BYTES: &str = "bytes";

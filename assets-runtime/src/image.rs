@@ -16,13 +16,14 @@
 //! validated at open (sizes, sprites inside their pages) without
 //! decompressing anything. [`Image::pixels`] gives the raw rows: borrowed
 //! when raw, decompressed otherwise (features `lz4` and `zstd`, default).
-//! It allocates the declared `width × height × 4` bytes: a game reading
-//! parcels it did not build checks [`ImageHeader::raw_len`] against its own
-//! limit first. The writer's half, `encode_pixels`, is behind `write`.
+//! It allocates up to the declared `width × height × 4` bytes: a game
+//! reading parcels it did not build checks [`ImageHeader::raw_len`] against
+//! its own limit first. The writer's half, `encode_pixels`, is behind `write`.
 
 use std::borrow::Cow;
 use std::fmt;
 
+use crate::codec::{self, DecodeError};
 use crate::format::{u16_at, u32_at};
 
 /// Magic bytes of an image resource.
@@ -170,8 +171,8 @@ impl<'a> Image<'a> {
         match self.header.encoding {
             Encoding::Raw => Ok(Cow::Borrowed(self.data)),
             Encoding::Png => Err(PixelsError::Png),
-            Encoding::Lz4 => decode_lz4(self.data, len).map(Cow::Owned),
-            Encoding::Zstd => decode_zstd(self.data, len).map(Cow::Owned),
+            Encoding::Lz4 => Ok(Cow::Owned(codec::decode_lz4(self.data, len)?)),
+            Encoding::Zstd => Ok(Cow::Owned(codec::decode_zstd(self.data, len)?)),
         }
     }
 }
@@ -210,38 +211,13 @@ impl fmt::Display for PixelsError {
 
 impl std::error::Error for PixelsError {}
 
-#[cfg(feature = "lz4")]
-fn decode_lz4(data: &[u8], len: usize) -> Result<Vec<u8>, PixelsError> {
-    // An LZ4 block expands at most 255-fold: a header claiming more than
-    // that is corrupt, and is refused before allocating for it.
-    if len / 255 > data.len() {
-        return Err(PixelsError::Corrupt);
+impl From<DecodeError> for PixelsError {
+    fn from(e: DecodeError) -> PixelsError {
+        match e {
+            DecodeError::Disabled(feature) => PixelsError::Disabled { feature },
+            DecodeError::Corrupt => PixelsError::Corrupt,
+        }
     }
-    let mut out = vec![0; len];
-    match lz4_flex::block::decompress_into(data, &mut out) {
-        Ok(n) if n == len => Ok(out),
-        _ => Err(PixelsError::Corrupt),
-    }
-}
-
-#[cfg(not(feature = "lz4"))]
-fn decode_lz4(_: &[u8], _: usize) -> Result<Vec<u8>, PixelsError> {
-    Err(PixelsError::Disabled { feature: "lz4" })
-}
-
-#[cfg(feature = "zstd")]
-fn decode_zstd(data: &[u8], len: usize) -> Result<Vec<u8>, PixelsError> {
-    let mut out = vec![0; len];
-    let mut decoder = ruzstd::decoding::FrameDecoder::new();
-    match decoder.decode_all(data, &mut out) {
-        Ok(n) if n == len => Ok(out),
-        _ => Err(PixelsError::Corrupt),
-    }
-}
-
-#[cfg(not(feature = "zstd"))]
-fn decode_zstd(_: &[u8], _: usize) -> Result<Vec<u8>, PixelsError> {
-    Err(PixelsError::Disabled { feature: "zstd" })
 }
 
 /// The payload of an image stored with `encoding` whose raw rows are `raw`
@@ -252,25 +228,14 @@ pub fn encode_pixels(encoding: Encoding, raw: &[u8]) -> Option<Vec<u8>> {
     match encoding {
         Encoding::Raw => Some(raw.to_vec()),
         Encoding::Png => None,
-        Encoding::Lz4 => Some(lz4_flex::block::compress(raw)),
-        Encoding::Zstd => encode_zstd(raw),
+        Encoding::Lz4 => Some(codec::encode_lz4(raw)),
+        Encoding::Zstd => codec::encode_zstd(raw),
     }
 }
 
-/// The zstd level of [`encode_pixels`]: measured on game art in
-/// BENCHMARKS.md (the "Image encodings" table).
+/// The zstd level of [`encode_pixels`] (and of compressed resources).
 #[cfg(feature = "write")]
-pub const ZSTD_LEVEL: i32 = 9;
-
-#[cfg(feature = "write-zstd")]
-fn encode_zstd(raw: &[u8]) -> Option<Vec<u8>> {
-    Some(zstd_encoder::bulk::compress(raw, ZSTD_LEVEL).expect("compressing to memory cannot fail"))
-}
-
-#[cfg(all(feature = "write", not(feature = "write-zstd")))]
-fn encode_zstd(_: &[u8]) -> Option<Vec<u8>> {
-    None
-}
+pub use crate::codec::ZSTD_LEVEL;
 
 #[cfg(test)]
 mod tests {

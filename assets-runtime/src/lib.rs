@@ -4,7 +4,8 @@
 //! your own kinds), written by the cargo-assets pipeline. This crate reads it:
 //! [`Parcel::from_bytes`] validates the bytes once (bounds, overlaps, version,
 //! checksums of the tables) and then every lookup is a slice into them, found
-//! in O(1) by [`ResourceId`]. The bytes may be untrusted: corrupt or hostile
+//! in O(1) by [`ResourceId`]; a resource the parcel stores compressed is
+//! decompressed when read. The bytes may be untrusted: corrupt or hostile
 //! input is an error, never a panic or an out-of-bounds read.
 //!
 //! ```
@@ -12,9 +13,9 @@
 //! # fn show(bytes: &[u8]) -> Result<(), assets_runtime::ParcelError> {
 //! let parcel = Parcel::from_bytes(bytes)?;
 //! const HELLO: ResourceId = ResourceId::of("greeting.txt");
-//! if let Some(text) = parcel.text(HELLO) {
-//!     println!("{text}");
-//! }
+//! // Borrowed from `bytes` when stored as it is, else decompressed.
+//! let text = parcel.text(HELLO)?;
+//! println!("{text}");
 //! # Ok(()) }
 //! ```
 //!
@@ -38,11 +39,13 @@
 //!
 //! The only `unsafe` is the memory map of a parcel file (`mapped.rs`, with
 //! its safety argument and the stance on files changed underneath); it
-//! depends on `xxhash-rust`, `memmap2` (feature `mmap`, default), and
-//! `assets-macros` for the macro.
+//! depends on `xxhash-rust`, `memmap2` (feature `mmap`, default), the pure
+//! Rust decoders `lz4_flex` and `ruzstd` (features `lz4` and `zstd`,
+//! default), and `assets-macros` for the macro.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)] // a library read by games: it never prints
 
+mod codec;
 mod error;
 pub mod format;
 pub mod id;
@@ -62,6 +65,7 @@ pub mod write;
 #[cfg(feature = "macros")]
 pub use assets_macros::include_parcel;
 pub use error::ParcelError;
+pub use format::Compression;
 pub use id::ResourceId;
 pub use parcel::{Parcel, ParcelBuf, Resource};
 pub use sprite::{Sprite, SpriteFrame};

@@ -1,17 +1,22 @@
 //! [`Parcel`]: a validated view of parcel bytes, and [`ParcelBuf`], which owns them.
 //!
 //! `Parcel::from_bytes` checks everything that can be checked without reading
-//! every resource byte (see [`crate::format`]); afterwards every accessor is
-//! infallible and copies nothing. Values are read with `from_le_bytes` on
+//! every resource byte (see [`crate::format`]); afterwards lookups are
+//! infallible and copy nothing. Reading a resource's bytes or text returns a
+//! `Result` (a missing resource, a wrong kind, or compressed bytes that turn
+//! out corrupt when decompressed); images and sprites, never compressed and
+//! checked at open, are `Option`s: absence is their only failure. Values are read with `from_le_bytes` on
 //! slices, never by casting, so the bytes may sit at any alignment (as
 //! `include_bytes!` data does).
 
+use std::borrow::Cow;
 use std::path::Path;
 
+use crate::codec::{self, DecodeError};
 use crate::error::ParcelError;
 use crate::format::{
-    DATA_ALIGN, ENTRY_LEN, HEADER_LEN, KIND_IMAGE, KIND_SPRITE, KIND_TEXT, MAGIC, MAX_BUCKET_BITS,
-    VERSION, bucket_of, data_checksum, table_checksum, u16_at, u32_at, u64_at,
+    Compression, DATA_ALIGN, ENTRY_LEN, HEADER_LEN, KIND_IMAGE, KIND_SPRITE, KIND_TEXT, MAGIC,
+    MAX_BUCKET_BITS, VERSION, bucket_of, data_checksum, table_checksum, u16_at, u32_at, u64_at,
 };
 use crate::id::ResourceId;
 use crate::image::{IMAGE_HEADER_LEN, Image, ImageHeader};
@@ -45,17 +50,69 @@ pub struct Resource<'a> {
     pub name: &'a str,
     /// Its kind: `bytes`, `text`, `image`, or a user processor's kind.
     pub kind: &'a str,
-    /// Its bytes.
-    pub data: &'a [u8],
+    stored: &'a [u8],
+    compression: Compression,
+    len: u64,
+    stored_checksum: u64,
     checksum: u64,
 }
 
 impl<'a> Resource<'a> {
-    /// The text, if this is a `text` resource (checked to be UTF-8 at open).
-    pub fn text(&self) -> Option<&'a str> {
-        (self.kind == KIND_TEXT)
-            .then(|| std::str::from_utf8(self.data).ok())
-            .flatten()
+    /// Its bytes: borrowed from the parcel when stored as they are (the
+    /// parcel's writer never compresses `image` or `sprite` resources),
+    /// else decompressed, after checking the stored bytes against their
+    /// checksum, and checked against the length and checksum recorded for
+    /// them. A game reading parcels it did not build checks
+    /// [`len`](Resource::len) against its own limit first: that many bytes
+    /// may be allocated.
+    pub fn bytes(&self) -> Result<Cow<'a, [u8]>, ParcelError> {
+        if self.compression == Compression::None {
+            return Ok(Cow::Borrowed(self.stored));
+        }
+        self.verify_stored()?;
+        let corrupt = || ParcelError::Decompress {
+            name: self.name.to_owned(),
+            compression: self.compression.name(),
+        };
+        // Validated at open: a compressed length is within what the stored
+        // bytes can expand to, which is less than the address space.
+        let len = usize::try_from(self.len).map_err(|_| corrupt())?;
+        let bytes = codec::decode(self.compression, self.stored, len).map_err(|e| match e {
+            DecodeError::Disabled(feature) => ParcelError::Disabled {
+                name: self.name.to_owned(),
+                feature,
+            },
+            DecodeError::Corrupt => corrupt(),
+        })?;
+        if data_checksum(&bytes) != self.checksum {
+            return Err(ParcelError::DataChecksum {
+                name: self.name.to_owned(),
+            });
+        }
+        Ok(Cow::Owned(bytes))
+    }
+
+    /// The text of a `text` resource: borrowed when stored as it is (checked
+    /// to be UTF-8 at open), else decompressed and checked.
+    pub fn text(&self) -> Result<Cow<'a, str>, ParcelError> {
+        if self.kind != KIND_TEXT {
+            return Err(self.wrong_kind(KIND_TEXT));
+        }
+        let not_utf8 = || ParcelError::NotUtf8 {
+            name: self.name.to_owned(),
+        };
+        Ok(match self.bytes()? {
+            Cow::Borrowed(b) => Cow::Borrowed(std::str::from_utf8(b).map_err(|_| not_utf8())?),
+            Cow::Owned(b) => Cow::Owned(String::from_utf8(b).map_err(|_| not_utf8())?),
+        })
+    }
+
+    fn wrong_kind(&self, expected: &'static str) -> ParcelError {
+        ParcelError::WrongKind {
+            name: self.name.to_owned(),
+            kind: self.kind.to_owned(),
+            expected,
+        }
     }
 
     /// The image, if this is an `image` resource (header checked at open).
@@ -63,28 +120,59 @@ impl<'a> Resource<'a> {
         if self.kind != KIND_IMAGE {
             return None;
         }
-        let header = ImageHeader::parse(self.data)?;
+        let header = ImageHeader::parse(self.stored)?;
         Some(Image {
             header,
-            data: &self.data[IMAGE_HEADER_LEN..],
+            data: &self.stored[IMAGE_HEADER_LEN..],
         })
     }
 
     /// The frame, if this is a `sprite` resource (checked at open).
     pub fn sprite_frame(&self) -> Option<SpriteFrame> {
         (self.kind == KIND_SPRITE)
-            .then(|| SpriteFrame::parse(self.data))
+            .then(|| SpriteFrame::parse(self.stored))
             .flatten()
     }
 
-    /// The xxh3-64 checksum stored for the bytes.
+    /// Its length once decompressed: what [`bytes`](Resource::bytes) gives.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether it has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// How its bytes are stored.
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// Its bytes as stored in the parcel (compressed, if it is).
+    pub fn stored(&self) -> &'a [u8] {
+        self.stored
+    }
+
+    /// The xxh3-64 checksum of its bytes once decompressed: the same
+    /// whichever compression stores them.
     pub fn checksum(&self) -> u64 {
         self.checksum
     }
 
-    /// Checks the bytes against the checksum stored for them.
+    /// Checks the stored bytes against their checksum and, when compressed,
+    /// that they decompress to what the entry records (and, for text, to
+    /// UTF-8).
     pub fn verify(&self) -> Result<(), ParcelError> {
-        if data_checksum(self.data) == self.checksum {
+        match self.compression {
+            Compression::None => self.verify_stored(),
+            _ if self.kind == KIND_TEXT => self.text().map(drop),
+            _ => self.bytes().map(drop),
+        }
+    }
+
+    fn verify_stored(&self) -> Result<(), ParcelError> {
+        if data_checksum(self.stored) == self.stored_checksum {
             Ok(())
         } else {
             Err(ParcelError::DataChecksum {
@@ -139,14 +227,21 @@ impl<'a> Parcel<'a> {
         self.get(ResourceId::of(name)).filter(|r| r.name == name)
     }
 
-    /// The bytes of resource `id`, whatever its kind.
-    pub fn bytes(&self, id: impl Into<ResourceId>) -> Option<&'a [u8]> {
-        self.get(id).map(|r| r.data)
+    /// The resource with `id`, or [`ParcelError::Missing`].
+    fn require(&self, id: ResourceId) -> Result<Resource<'a>, ParcelError> {
+        self.get(id).ok_or(ParcelError::Missing { id })
     }
 
-    /// The text of resource `id`, if it is a `text` resource.
-    pub fn text(&self, id: impl IdOf<kind::Text>) -> Option<&'a str> {
-        self.get(id.resource_id())?.text()
+    /// The bytes of resource `id`, whatever its kind: borrowed when stored
+    /// as they are, else decompressed (see [`Resource::bytes`]).
+    pub fn bytes(&self, id: impl Into<ResourceId>) -> Result<Cow<'a, [u8]>, ParcelError> {
+        self.require(id.into())?.bytes()
+    }
+
+    /// The text of resource `id`, which must be a `text` resource (see
+    /// [`Resource::text`]).
+    pub fn text(&self, id: impl IdOf<kind::Text>) -> Result<Cow<'a, str>, ParcelError> {
+        self.require(id.resource_id())?.text()
     }
 
     /// The image of resource `id`, if it is an `image` resource.
@@ -168,10 +263,10 @@ impl<'a> Parcel<'a> {
         (0..self.layout.count).map(move |i| this.entry(i))
     }
 
-    /// Checks every resource's bytes against its checksum, and that the
-    /// padding between resources is zero: every byte of the data area, which
-    /// opening does not read (a mapped parcel's resource pages stay
-    /// untouched until used).
+    /// Checks every resource's bytes against its checksums (decompressing
+    /// the compressed ones), and that the padding between resources is zero:
+    /// every byte of the data area, which opening does not read (a mapped
+    /// parcel's resource pages stay untouched until used).
     pub fn verify(&self) -> Result<(), ParcelError> {
         self.iter().try_for_each(|r| r.verify())?;
         let l = &self.layout;
@@ -210,13 +305,16 @@ impl<'a> Parcel<'a> {
             std::str::from_utf8(&b[start..start + len]).unwrap_or_default()
         };
         let data_start = l.data_at + u64_at(b, e + 24) as usize;
-        let data_len = u64_at(b, e + 32) as usize;
+        let stored_len = u64_at(b, e + 32) as usize;
         Resource {
             id: ResourceId::from_raw(u64_at(b, e)),
             name: text(8, 12),
             kind: text(16, 20),
-            data: &b[data_start..data_start + data_len],
-            checksum: u64_at(b, e + 40),
+            stored: &b[data_start..data_start + stored_len],
+            stored_checksum: u64_at(b, e + 40),
+            len: u64_at(b, e + 48),
+            checksum: u64_at(b, e + 56),
+            compression: Compression::from_byte(b[e + 64]).unwrap_or(Compression::None),
         }
     }
 }
@@ -329,7 +427,38 @@ fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
             .checked_add(len)
             .and_then(|end| data.get(start..end))
             .ok_or(bad("data is outside the file"))?;
-        if kind == KIND_TEXT && std::str::from_utf8(resource).is_err() {
+        let compression =
+            Compression::from_byte(bytes[e + 64]).ok_or(bad("unknown compression"))?;
+        if bytes[e + 65..e + ENTRY_LEN].iter().any(|&b| b != 0) {
+            return Err(bad("reserved bytes are not zero"));
+        }
+        let stored_len = len as u64;
+        let (stored_checksum, full_len, checksum) = (
+            u64_at(bytes, e + 40),
+            u64_at(bytes, e + 48),
+            u64_at(bytes, e + 56),
+        );
+        if compression == Compression::None {
+            if full_len != stored_len || checksum != stored_checksum {
+                return Err(bad(
+                    "an uncompressed resource's lengths or checksums differ",
+                ));
+            }
+        } else {
+            if kind == KIND_IMAGE || kind == KIND_SPRITE {
+                return Err(bad("image and sprite resources are never compressed"));
+            }
+            if usize::try_from(full_len).map_or(true, |n| n > codec::expand_bound(compression, len))
+            {
+                return Err(bad(
+                    "compressed length is more than its bytes can expand to",
+                ));
+            }
+        }
+        if kind == KIND_TEXT
+            && compression == Compression::None
+            && std::str::from_utf8(resource).is_err()
+        {
             return Err(bad("text resource is not UTF-8"));
         }
         if kind == KIND_IMAGE && ImageHeader::parse(resource).is_none() {

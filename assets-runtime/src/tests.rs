@@ -1,6 +1,9 @@
 //! Round trips, the pinned header layout, and hostile input.
 
-use crate::format::{ENTRY_LEN, HEADER_LEN, table_checksum};
+use std::borrow::Cow;
+
+use crate::Compression;
+use crate::format::{ENTRY_LEN, HEADER_LEN, table_checksum, u64_at};
 use crate::image::{Encoding, ImageHeader, PixelFormat};
 use crate::write::ParcelWriter;
 use crate::{Parcel, ParcelBuf, ParcelError, ResourceId};
@@ -20,7 +23,13 @@ fn image_bytes(w: u32, h: u32) -> Vec<u8> {
 /// Reads every view of `r`, pixels included (when they fit in 64 MiB, as a
 /// game reading untrusted parcels would limit them).
 fn read_all(r: &crate::Resource<'_>) {
-    let _ = (r.text(), r.verify());
+    let _ = r.verify();
+    if r.len() <= 64 << 20 {
+        if let Ok(bytes) = r.bytes() {
+            assert_eq!(bytes.len() as u64, r.len());
+        }
+        let _ = r.text();
+    }
     if let Some(image) = r.image()
         && image.header.raw_len().is_some_and(|n| n <= 64 << 20)
         && let Ok(rows) = image.pixels()
@@ -43,9 +52,20 @@ fn compressed_image_bytes(w: u32, h: u32, encoding: Encoding) -> Vec<u8> {
     out
 }
 
+/// A story long and repetitive enough to be worth compressing.
+const STORY: &str =
+    "Once upon a time a sprite was packed. Once upon a time a sprite was packed again.\n";
+
 fn sample() -> Vec<u8> {
-    let mut w = ParcelWriter::new();
+    sample_with(Compression::None)
+}
+
+/// The sample parcel with its compressible resources compressed.
+fn sample_with(compression: Compression) -> Vec<u8> {
+    let mut w = ParcelWriter::compressed(compression);
     w.add("greeting.txt", "text", b"hello\n".to_vec());
+    w.add("story.txt", "text", STORY.repeat(4).into_bytes());
+    w.add("levels/two.lvl", "level", [7u8; 300].to_vec());
     w.add("sprites/hero.png", "image", image_bytes(2, 3));
     w.add(
         "textures/wall.png",
@@ -57,43 +77,124 @@ fn sample() -> Vec<u8> {
     w.finish().unwrap()
 }
 
+/// The compressions this build can write.
+fn compressions() -> Vec<Compression> {
+    let mut all = vec![Compression::None, Compression::Lz4];
+    if cfg!(feature = "write-zstd") {
+        all.push(Compression::Zstd);
+    }
+    all
+}
+
 #[test]
 fn every_kind_reads_back_as_written() {
-    let bytes = sample();
-    let p = Parcel::from_bytes(&bytes).unwrap();
-    assert_eq!(p.len(), 5);
-    assert_eq!(p.text(ResourceId::of("greeting.txt")), Some("hello\n"));
-    let image = p.image(ResourceId::of("sprites/hero.png")).unwrap();
-    assert_eq!(
-        (image.header.width, image.header.height, image.data.len()),
-        (2, 3, 24)
-    );
-    assert_eq!(image.data[5], 5);
-    let level = p.by_name("levels/one.lvl#collision").unwrap();
-    assert_eq!((level.kind, level.data), ("level", &[1u8, 2, 3, 4, 5][..]));
-    assert_eq!(p.bytes(ResourceId::of("empty.bin")), Some(&[][..]));
-    assert_eq!(p.get(ResourceId::of("missing.png")), None);
-    assert_eq!(
-        p.text(ResourceId::of("sprites/hero.png")),
-        None,
-        "kinds are checked"
-    );
-    let wall = p.image(ResourceId::of("textures/wall.png")).unwrap();
-    assert_eq!(wall.header.encoding, Encoding::Lz4);
-    let rows = wall.pixels().unwrap();
-    assert_eq!((rows.len(), rows[16], rows[511]), (16 * 8 * 4, 1, 31));
-    let names: Vec<&str> = p.iter().map(|r| r.name).collect();
-    assert_eq!(names.len(), 5);
-    assert!(
-        p.iter()
-            .all(|r| r.data.as_ptr() as usize % 16 == bytes.as_ptr() as usize % 16)
-    );
-    p.verify().unwrap();
-    let owned = ParcelBuf::from_vec(bytes.clone()).unwrap();
-    assert_eq!(
-        owned.parcel().text(ResourceId::of("greeting.txt")),
-        Some("hello\n")
-    );
+    for compression in compressions() {
+        let bytes = sample_with(compression);
+        let p = Parcel::from_bytes(&bytes).unwrap();
+        assert_eq!(p.len(), 7);
+        assert_eq!(p.text(ResourceId::of("greeting.txt")).unwrap(), "hello\n");
+        assert_eq!(
+            p.text(ResourceId::of("story.txt")).unwrap(),
+            STORY.repeat(4)
+        );
+        assert_eq!(
+            p.bytes(ResourceId::of("levels/two.lvl")).unwrap(),
+            &[7u8; 300][..]
+        );
+        let image = p.image(ResourceId::of("sprites/hero.png")).unwrap();
+        assert_eq!(
+            (image.header.width, image.header.height, image.data.len()),
+            (2, 3, 24)
+        );
+        assert_eq!(image.data[5], 5);
+        let level = p.by_name("levels/one.lvl#collision").unwrap();
+        assert_eq!(
+            (level.kind, level.bytes().unwrap()),
+            ("level", Cow::Borrowed(&[1u8, 2, 3, 4, 5][..]))
+        );
+        assert_eq!(p.bytes(ResourceId::of("empty.bin")).unwrap(), &[][..]);
+        assert_eq!(p.get(ResourceId::of("missing.png")), None);
+        assert_eq!(
+            p.bytes(ResourceId::of("missing.png")),
+            Err(ParcelError::Missing {
+                id: ResourceId::of("missing.png")
+            })
+        );
+        let err = p.text(ResourceId::of("sprites/hero.png")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "resource `sprites/hero.png` is of kind `image`, not `text`",
+            "kinds are checked"
+        );
+        let wall = p.image(ResourceId::of("textures/wall.png")).unwrap();
+        assert_eq!(wall.header.encoding, Encoding::Lz4);
+        let rows = wall.pixels().unwrap();
+        assert_eq!((rows.len(), rows[16], rows[511]), (16 * 8 * 4, 1, 31));
+        // What is compressed: the story and the level, never images or
+        // what is too small to gain.
+        let compressed: Vec<&str> = p
+            .iter()
+            .filter(|r| r.compression() != Compression::None)
+            .map(|r| r.name)
+            .collect();
+        let expected: &[&str] = if compression == Compression::None {
+            &[]
+        } else {
+            &["levels/two.lvl", "story.txt"]
+        };
+        let mut compressed = compressed;
+        compressed.sort();
+        assert_eq!(compressed, expected, "{compression:?}");
+        for r in p.iter() {
+            assert_eq!(
+                r.compression() == Compression::None,
+                r.stored().len() as u64 == r.len()
+            );
+            assert_eq!(
+                r.checksum(),
+                xxhash_rust::xxh3::xxh3_64(&r.bytes().unwrap())
+            );
+            assert_eq!(
+                r.stored().as_ptr() as usize % 16,
+                bytes.as_ptr() as usize % 16
+            );
+            // Borrowed exactly when stored as it is: zero-copy.
+            let borrowed = matches!(r.bytes().unwrap(), Cow::Borrowed(_));
+            assert_eq!(borrowed, r.compression() == Compression::None, "{}", r.name);
+        }
+        p.verify().unwrap();
+        let owned = ParcelBuf::from_vec(bytes.clone()).unwrap();
+        assert_eq!(
+            owned.parcel().text(ResourceId::of("greeting.txt")).unwrap(),
+            "hello\n"
+        );
+    }
+}
+
+/// A compressed parcel is smaller than the same parcel uncompressed, and
+/// the same bytes come out: the compressions only change what is stored.
+#[test]
+fn compression_changes_what_is_stored_not_what_is_read() {
+    let plain = sample_with(Compression::None);
+    let read = |bytes: &[u8]| -> Vec<(String, u64, Vec<u8>)> {
+        Parcel::from_bytes(bytes)
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r.name.to_owned(),
+                    r.checksum(),
+                    r.bytes().unwrap().into_owned(),
+                )
+            })
+            .collect()
+    };
+    for compression in compressions().into_iter().skip(1) {
+        let packed = sample_with(compression);
+        assert!(packed.len() < plain.len(), "{compression:?}");
+        assert_eq!(read(&packed), read(&plain), "{compression:?}");
+        assert_eq!(packed, sample_with(compression), "deterministic");
+    }
 }
 
 #[test]
@@ -105,18 +206,18 @@ fn the_header_layout_is_pinned_byte_by_byte() {
     #[rustfmt::skip]
     let expected_header: [u8; 56] = [
         b'C', b'A', b'P', b'A', b'R', b'C', b'E', b'L', // magic
-        1, 0,                                           // version 1
+        2, 0,                                           // version 2
         64, 0,                                          // header length
         0, 0, 0, 0,                                     // flags
         1, 0, 0, 0,                                     // count
         0, 0, 0, 0,                                     // bucket bits: 1 bucket
-        120, 0, 0, 0, 0, 0, 0, 0,                       // names at 64 + 4*2 + 48
+        144, 0, 0, 0, 0, 0, 0, 0,                       // names at 64 + 4*2 + 72
         6, 0, 0, 0, 0, 0, 0, 0,                         // names length: "a" + "bytes"
-        128, 0, 0, 0, 0, 0, 0, 0,                       // data at 126 rounded up to 16
+        160, 0, 0, 0, 0, 0, 0, 0,                       // data at 150 rounded up to 16
         16, 0, 0, 0, 0, 0, 0, 0,                        // data length: 3 rounded up to 16
     ];
     assert_eq!(bytes[..56], expected_header);
-    assert_eq!(bytes[56..64], table_checksum(&bytes, 128).to_le_bytes());
+    assert_eq!(bytes[56..64], table_checksum(&bytes, 160).to_le_bytes());
     #[rustfmt::skip]
     let expected_tables: [u8; 8] = [
         0, 0, 0, 0, // bucket 0 starts at entry 0
@@ -133,15 +234,26 @@ fn the_header_layout_is_pinned_byte_by_byte() {
         entry[24..40],
         [0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]
     ); // data 0+3
-    assert_eq!(&bytes[120..126], b"abytes");
-    assert_eq!(bytes[126..128], [0, 0]);
-    assert_eq!(&bytes[128..131], b"xyz");
-    assert_eq!(bytes.len(), 144);
+    let sum = xxhash_rust::xxh3::xxh3_64(b"xyz").to_le_bytes();
+    assert_eq!(entry[40..48], sum); // stored checksum
+    assert_eq!(entry[48..56], 3u64.to_le_bytes()); // length, as stored
+    assert_eq!(entry[56..64], sum); // checksum, as stored
+    assert_eq!(entry[64..72], [0; 8]); // not compressed, reserved
+    assert_eq!(&bytes[144..150], b"abytes");
+    assert_eq!(bytes[150..160], [0; 10]);
+    assert_eq!(&bytes[160..163], b"xyz");
+    assert_eq!(bytes.len(), 176);
 }
 
 #[test]
 fn every_bit_flip_and_every_truncation_is_rejected() {
-    let bytes = sample();
+    for compression in compressions() {
+        every_bit_flip_and_every_truncation_is_rejected_with(compression);
+    }
+}
+
+fn every_bit_flip_and_every_truncation_is_rejected_with(compression: Compression) {
+    let bytes = sample_with(compression);
     for len in 0..bytes.len() {
         assert!(
             Parcel::from_bytes(&bytes[..len]).is_err(),
@@ -155,7 +267,7 @@ fn every_bit_flip_and_every_truncation_is_rejected() {
             let result = Parcel::from_bytes(&copy).and_then(|p| p.verify());
             assert!(
                 result.is_err(),
-                "flip of bit {bit} of byte {i} was accepted"
+                "{compression:?}: flip of bit {bit} of byte {i} was accepted"
             );
             copy[i] ^= 1 << bit;
         }
@@ -168,7 +280,7 @@ fn reading_at_any_alignment_gives_the_same_results() {
     let reference: Vec<(ResourceId, String, Vec<u8>)> = Parcel::from_bytes(&bytes)
         .unwrap()
         .iter()
-        .map(|r| (r.id, r.name.to_owned(), r.data.to_vec()))
+        .map(|r| (r.id, r.name.to_owned(), r.stored().to_vec()))
         .collect();
     let mut buffer = vec![0u8; bytes.len() + 16];
     for offset in 0..16 {
@@ -176,7 +288,7 @@ fn reading_at_any_alignment_gives_the_same_results() {
         let p = Parcel::from_bytes(&buffer[offset..offset + bytes.len()]).unwrap();
         let got: Vec<_> = p
             .iter()
-            .map(|r| (r.id, r.name.to_owned(), r.data.to_vec()))
+            .map(|r| (r.id, r.name.to_owned(), r.stored().to_vec()))
             .collect();
         assert_eq!(got, reference, "at offset {offset}");
         p.verify().unwrap();
@@ -184,18 +296,24 @@ fn reading_at_any_alignment_gives_the_same_results() {
 }
 
 #[test]
-fn a_newer_format_version_is_rejected_clearly() {
-    let mut bytes = sample();
-    bytes[8] = 2;
-    let err = Parcel::from_bytes(&bytes).unwrap_err();
-    assert_eq!(
-        err,
-        ParcelError::UnsupportedVersion {
-            found: 2,
-            supported: 1
-        }
-    );
-    assert!(err.to_string().contains("version 2 is not supported"));
+fn older_and_newer_format_versions_are_rejected_clearly() {
+    for version in [1, 3] {
+        let mut bytes = sample();
+        bytes[8] = version;
+        let err = Parcel::from_bytes(&bytes).unwrap_err();
+        assert_eq!(
+            err,
+            ParcelError::UnsupportedVersion {
+                found: version.into(),
+                supported: 2
+            }
+        );
+        assert!(
+            err.to_string()
+                .contains(&format!("version {version} is not supported")),
+            "{err}"
+        );
+    }
 }
 
 #[test]
@@ -226,7 +344,7 @@ fn const_assert_same(before: &Parcel<'_>, after: &Parcel<'_>, name: &str) {
     let id = ResourceId::of(name);
     assert_eq!(before.get(id).unwrap().name, name);
     assert_eq!(after.get(id).unwrap().name, name);
-    assert_eq!(after.text(id), Some(name));
+    assert_eq!(after.text(id).unwrap(), name);
 }
 
 /// Recomputes the table checksum so corruptions reach the structural checks.
@@ -254,9 +372,15 @@ impl Lcg {
 
 #[test]
 fn structured_corruptions_with_valid_checksums_are_rejected_or_read_safely() {
-    let original = sample();
-    let count = 4;
-    let entries_at = HEADER_LEN + 4 * (4 + 1);
+    for compression in compressions() {
+        structured_corruptions_are_rejected_or_read_safely_with(compression);
+    }
+}
+
+fn structured_corruptions_are_rejected_or_read_safely_with(compression: Compression) {
+    let original = sample_with(compression);
+    let count = u32::from_le_bytes(original[16..20].try_into().unwrap()) as usize;
+    let entries_at = u64_at(&original, 24) as usize - count * ENTRY_LEN;
     // (offset, width) of every numeric field: header fields, then each entry's.
     let mut fields: Vec<(usize, usize)> = vec![
         (16, 4),
@@ -279,6 +403,8 @@ fn structured_corruptions_with_valid_checksums_are_rejected_or_read_safely() {
             (e + 20, 4),
             (e + 24, 8),
             (e + 32, 8),
+            (e + 48, 8),
+            (e + 64, 1),
         ]);
     }
     let len = original.len() as u64;
@@ -470,7 +596,7 @@ fn an_opened_parcel_reads_like_its_bytes_and_survives_a_rename_over_it() {
         let mut v: Vec<(String, Vec<u8>)> = b
             .parcel()
             .iter()
-            .map(|r| (r.name.to_owned(), r.data.to_vec()))
+            .map(|r| (r.name.to_owned(), r.bytes().unwrap().into_owned()))
             .collect();
         v.sort();
         v
@@ -510,7 +636,7 @@ fn data_padding_is_checked_by_verify_and_table_padding_at_open() {
     let data_at = usize::try_from(u64::from_le_bytes(bytes[40..48].try_into().unwrap())).unwrap();
     let parcel = Parcel::from_bytes(&bytes).unwrap();
     let a = parcel.by_name("a.txt").unwrap();
-    let gap = a.data.as_ptr() as usize - bytes.as_ptr() as usize + a.data.len();
+    let gap = a.stored().as_ptr() as usize - bytes.as_ptr() as usize + a.stored().len();
     assert!(gap >= data_at && bytes[gap..gap + 13].iter().all(|&b| b == 0));
 
     let mut dirty = bytes.clone();

@@ -1,17 +1,32 @@
 //! [`ParcelWriter`]: builds parcel bytes (feature `write`, used by assets-build).
 //!
 //! The output is deterministic: entries sorted by id, kind names stored once
-//! in order of first use in that sorted order, zero padding, no timestamps.
+//! in order of first use in that sorted order, zero padding, no timestamps,
+//! and compression a pure function of the bytes.
+//!
+//! Compression ([`ParcelWriter::compressed`]) is decided per resource: never
+//! for `image` and `sprite` resources (their layouts are checked at open;
+//! image rows have their own encodings), nor for resources under
+//! [`MIN_COMPRESSED`] bytes, and kept only where it saves at least a 32nd of
+//! the bytes and at least one 16-byte alignment step: what is not worth a
+//! decompression is stored as it is and read in place.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{Seek, SeekFrom, Write};
 
+use crate::codec;
 use crate::format::{
-    DATA_ALIGN, ENTRY_LEN, HEADER_LEN, MAGIC, VERSION, bucket_bits_for, bucket_of, data_checksum,
-    table_checksum,
+    Compression, DATA_ALIGN, ENTRY_LEN, HEADER_LEN, KIND_IMAGE, KIND_SPRITE, MAGIC, VERSION,
+    bucket_bits_for, bucket_of, data_checksum, table_checksum,
 };
 use crate::id::ResourceId;
+
+pub use crate::codec::ZSTD_LEVEL;
+
+/// Resources shorter than this are never compressed: the saving would be
+/// less than the alignment padding around them.
+pub const MIN_COMPRESSED: usize = 64;
 
 /// Collects resources, then lays them out as a parcel: in memory with
 /// [`finish`](ParcelWriter::finish), or streamed to a file with
@@ -20,6 +35,7 @@ use crate::id::ResourceId;
 #[derive(Debug, Default)]
 pub struct ParcelWriter {
     resources: Vec<Pending>,
+    compression: Option<Compression>,
 }
 
 #[derive(Debug)]
@@ -48,6 +64,14 @@ pub enum WriteError {
     MissingBytes(String),
     /// The caller's `fetch` failed; the caller holds the reason.
     FetchFailed,
+    /// The compression asked for is not in this build: the named cargo
+    /// feature of assets-runtime brings it.
+    CompressionUnavailable {
+        /// The compression.
+        compression: Compression,
+        /// The feature.
+        feature: &'static str,
+    },
     /// Writing failed.
     Io(std::io::Error),
 }
@@ -65,6 +89,14 @@ impl fmt::Display for WriteError {
             }
             WriteError::MissingBytes(n) => write!(f, "resource `{n}` was added without its bytes"),
             WriteError::FetchFailed => f.write_str("a resource's bytes could not be fetched"),
+            WriteError::CompressionUnavailable {
+                compression,
+                feature,
+            } => write!(
+                f,
+                "{} compression needs the `{feature}` feature of assets-runtime",
+                compression.name()
+            ),
             // Transparent: shown, and chained, as the I/O error itself.
             WriteError::Io(e) => fmt::Display::fmt(e, f),
         }
@@ -87,9 +119,18 @@ impl From<std::io::Error> for WriteError {
 }
 
 impl ParcelWriter {
-    /// An empty parcel.
+    /// An empty parcel whose resources are stored as they are.
     pub fn new() -> ParcelWriter {
         ParcelWriter::default()
+    }
+
+    /// An empty parcel whose resources are compressed with `compression`
+    /// where that is worth it (see the module docs).
+    pub fn compressed(compression: Compression) -> ParcelWriter {
+        ParcelWriter {
+            resources: Vec::new(),
+            compression: Some(compression).filter(|&c| c != Compression::None),
+        }
     }
 
     /// Adds a resource with its bytes.
@@ -179,14 +220,6 @@ impl ParcelWriter {
             kind_spans.push(span);
         }
 
-        // Data area: each resource at the next multiple of 16.
-        let align = DATA_ALIGN as u64;
-        let mut data_offsets = Vec::with_capacity(count);
-        let mut data_len = 0u64;
-        for (_, r) in &order {
-            data_offsets.push(data_len);
-            data_len = (data_len + r.len).next_multiple_of(align);
-        }
         let entries_at = HEADER_LEN + 4 * (buckets + 1);
         let names_at = entries_at + count * ENTRY_LEN;
         let data_at = (names_at + names.len()).next_multiple_of(DATA_ALIGN);
@@ -201,7 +234,6 @@ impl ParcelWriter {
         head[24..32].copy_from_slice(&(names_at as u64).to_le_bytes());
         head[32..40].copy_from_slice(&(names.len() as u64).to_le_bytes());
         head[40..48].copy_from_slice(&(data_at as u64).to_le_bytes());
-        head[48..56].copy_from_slice(&data_len.to_le_bytes());
         // Bucket k starts at the first entry whose bucket is >= k.
         let mut entry = 0;
         for k in 0..=buckets {
@@ -213,6 +245,8 @@ impl ParcelWriter {
         }
         head[names_at..names_at + names.len()].copy_from_slice(&names);
 
+        // The data area: each resource at the next multiple of 16, its
+        // stored length known once it is compressed.
         out.seek(SeekFrom::Start(0))?;
         out.write_all(&head)?;
         let mut written = 0u64;
@@ -224,21 +258,47 @@ impl ParcelWriter {
             if data.len() as u64 != r.len {
                 return Err(WriteError::WrongLength(r.name));
             }
+            let checksum = data_checksum(&data);
+            let (compression, stored) = match self.compression {
+                Some(c) if compressible(&r.kind, data.len()) => match codec::encode(c, &data) {
+                    Some(packed) if worth_it(packed.len(), data.len()) => (c, packed),
+                    Some(_) => (Compression::None, data),
+                    None => {
+                        return Err(WriteError::CompressionUnavailable {
+                            compression: c,
+                            feature: "write-zstd",
+                        });
+                    }
+                },
+                _ => (Compression::None, data),
+            };
+            let offset = written.next_multiple_of(DATA_ALIGN as u64);
+            let stored_len = stored.len() as u64;
+            let stored_checksum = if compression == Compression::None {
+                checksum
+            } else {
+                data_checksum(&stored)
+            };
             let e = entries_at + i * ENTRY_LEN;
-            head[e..e + 8].copy_from_slice(&r.id.raw().to_le_bytes());
-            head[e + 8..e + 12].copy_from_slice(&name_spans[i].0.to_le_bytes());
-            head[e + 12..e + 16].copy_from_slice(&name_spans[i].1.to_le_bytes());
-            head[e + 16..e + 20].copy_from_slice(&kind_spans[i].0.to_le_bytes());
-            head[e + 20..e + 24].copy_from_slice(&kind_spans[i].1.to_le_bytes());
-            head[e + 24..e + 32].copy_from_slice(&data_offsets[i].to_le_bytes());
-            head[e + 32..e + 40].copy_from_slice(&r.len.to_le_bytes());
-            head[e + 40..e + 48].copy_from_slice(&data_checksum(&data).to_le_bytes());
-            let padding = data_offsets[i] - written;
-            out.write_all(&ZEROS[..padding as usize])?;
-            out.write_all(&data)?;
-            written = data_offsets[i] + r.len;
+            let entry = &mut head[e..e + ENTRY_LEN];
+            entry[0..8].copy_from_slice(&r.id.raw().to_le_bytes());
+            entry[8..12].copy_from_slice(&name_spans[i].0.to_le_bytes());
+            entry[12..16].copy_from_slice(&name_spans[i].1.to_le_bytes());
+            entry[16..20].copy_from_slice(&kind_spans[i].0.to_le_bytes());
+            entry[20..24].copy_from_slice(&kind_spans[i].1.to_le_bytes());
+            entry[24..32].copy_from_slice(&offset.to_le_bytes());
+            entry[32..40].copy_from_slice(&stored_len.to_le_bytes());
+            entry[40..48].copy_from_slice(&stored_checksum.to_le_bytes());
+            entry[48..56].copy_from_slice(&r.len.to_le_bytes());
+            entry[56..64].copy_from_slice(&checksum.to_le_bytes());
+            entry[64] = compression.byte();
+            out.write_all(&ZEROS[..(offset - written) as usize])?;
+            out.write_all(&stored)?;
+            written = offset + stored_len;
         }
+        let data_len = written.next_multiple_of(DATA_ALIGN as u64);
         out.write_all(&ZEROS[..(data_len - written) as usize])?;
+        head[48..56].copy_from_slice(&data_len.to_le_bytes());
         let checksum = table_checksum(&head, data_at);
         head[56..64].copy_from_slice(&checksum.to_le_bytes());
         out.seek(SeekFrom::Start(0))?;
@@ -246,6 +306,17 @@ impl ParcelWriter {
         out.flush()?;
         Ok(())
     }
+}
+
+/// Whether a resource of `kind` and `len` bytes may be compressed.
+fn compressible(kind: &str, len: usize) -> bool {
+    kind != KIND_IMAGE && kind != KIND_SPRITE && len >= MIN_COMPRESSED
+}
+
+/// Whether `packed` bytes are worth keeping instead of `raw`: a 32nd
+/// smaller, and by at least one alignment step.
+fn worth_it(packed: usize, raw: usize) -> bool {
+    packed <= raw - raw / 32 && packed + DATA_ALIGN <= raw
 }
 
 /// Padding source: never more than `DATA_ALIGN - 1` bytes are needed.

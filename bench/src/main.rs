@@ -133,6 +133,10 @@ fn main() {
     if selected("parcel") {
         progress("parcel");
         println!("## Parcels\n\n{}", parcel::run(quick));
+        println!(
+            "### Reading compressed resources\n\n{}",
+            parcel::decompression(quick)
+        );
     }
     if selected("encodings") {
         progress("encodings");

@@ -182,11 +182,15 @@ pub struct ResourceMessage {
     pub name: String,
     /// Its kind.
     pub kind: String,
-    /// Its size in bytes.
-    pub size: usize,
+    /// Its size in bytes, once decompressed.
+    pub size: u64,
+    /// Its size in the parcel.
+    pub stored_size: u64,
+    /// How it is stored: `none`, `lz4` or `zstd`.
+    pub compression: String,
     /// Its id, 16 hex digits.
     pub id: String,
-    /// Its stored checksum, 16 hex digits.
+    /// The checksum of its bytes once decompressed, 16 hex digits.
     pub checksum: String,
     /// Whether its bytes match the checksum.
     pub intact: bool,

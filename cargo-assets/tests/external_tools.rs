@@ -47,8 +47,8 @@ fn resource_bytes(p: &Project, run: &assets_test_support::Run, name: &str) -> Ve
     let _ = p;
     parcel
         .bytes(assets_runtime::ResourceId::of(name))
-        .unwrap_or_else(|| panic!("no resource `{name}`"))
-        .to_vec()
+        .unwrap_or_else(|e| panic!("resource `{name}`: {e}"))
+        .into_owned()
 }
 
 #[test]

@@ -26,7 +26,7 @@ fn built_model(p: &Project, run: &assets_test_support::Run) -> (Vec<u8>, String,
     let id = assets_runtime::ResourceId::of("models/FlightHelmet/FlightHelmet.gltf");
     assert_eq!(parcel.get(id).unwrap().kind, "gltf");
     let glb = parcel.bytes(id).unwrap();
-    let model = gltf::Gltf::from_slice(glb).expect("the gltf crate loads the packed model");
+    let model = gltf::Gltf::from_slice(&glb).expect("the gltf crate loads the packed model");
     let blob = model.blob.as_deref().expect("a binary chunk");
     assert!(
         model
@@ -43,7 +43,7 @@ fn built_model(p: &Project, run: &assets_test_support::Run) -> (Vec<u8>, String,
     let at = view.offset() + accessor.offset();
     let vertices = blob[at..at + 36].to_vec();
     // What the processor does not know passes through.
-    let json = gltf::binary::Glb::from_slice(glb).unwrap().json;
+    let json = gltf::binary::Glb::from_slice(&glb).unwrap().json;
     let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(json["extensionsUsed"], serde_json::json!(["EXT_made_up"]));
     assert_eq!(json["materials"][0]["extensions"]["EXT_made_up"]["x"], 1);
@@ -190,7 +190,7 @@ fn a_model_requiring_an_extension_the_validator_does_not_know_still_packs() {
             "models/FlightHelmet/FlightHelmet.gltf",
         ))
         .unwrap();
-    let json = gltf::binary::Glb::from_slice(glb).unwrap().json;
+    let json = gltf::binary::Glb::from_slice(&glb).unwrap().json;
     let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(
         json["extensionsRequired"],

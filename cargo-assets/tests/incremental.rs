@@ -250,7 +250,7 @@ fn a_change_that_keeps_size_and_mtime_is_still_seen() {
         let bytes = std::fs::read(run.parcel("main")).unwrap();
         let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
         let text = parcel.text(assets_runtime::ResourceId::of("t.txt"));
-        text.unwrap().to_owned()
+        text.unwrap().into_owned()
     };
 
     // Same size, mtime set back to what the record holds.

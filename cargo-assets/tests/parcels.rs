@@ -294,3 +294,131 @@ processor = "sprite"
         }
     }
 }
+
+/// A level file as games keep them: JSON whose keys repeat.
+fn level_json(entities: usize) -> String {
+    let mut out = String::from("{\"name\": \"meadow\", \"entities\": [\n");
+    for i in 0..entities {
+        out.push_str(&format!(
+            "  {{\"kind\": \"{}\", \"x\": {}, \"y\": {}, \"hp\": {}}},\n",
+            ["tree", "coin", "slime", "door"][i % 4],
+            (i * 37) % 1024,
+            (i * 91) % 768,
+            i % 10
+        ));
+    }
+    out.push_str("]}\n");
+    out
+}
+
+#[test]
+fn text_and_bytes_are_compressed_by_variant_and_by_the_parcels_key() {
+    use assets_runtime::{Compression, ParcelBuf, ResourceId};
+
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    let manifest = |plain: &str| {
+        format!(
+            r#"
+[package.metadata.assets.parcels]
+main = {{ include = ["**"], exclude = ["plain/**"] }}
+plain = {{ include = ["plain/**"], compression = "{plain}" }}
+"#
+        )
+    };
+    p.metadata(&manifest("none"));
+    let level = level_json(400);
+    // Bytes a compressor cannot shrink: stored as they are, whatever the parcel asks.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let noise: Vec<u8> = (0..8192)
+        .map(|_| {
+            // xorshift64*: bytes with no pattern to find.
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            (state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as u8
+        })
+        .collect();
+    p.file("assets/levels/meadow.json", &level)
+        .file("assets/noise.bin", &noise)
+        .file("assets/plain/meadow.json", &level)
+        .png("assets/art.png", 32, 32, 3);
+    let stored = |parcel: &assets_runtime::Parcel<'_>, name: &str| {
+        let r = parcel.by_name(name).unwrap();
+        (r.compression(), r.stored().len())
+    };
+    for (args, expected) in [
+        (&["build"][..], Compression::Lz4),
+        (&["build", "--release"][..], Compression::Zstd),
+    ] {
+        let run = p.run(args);
+        assert!(run.success(), "{}", run.stderr);
+        let buf = ParcelBuf::open(&run.parcel("main")).unwrap();
+        let main = buf.parcel();
+        let (compression, len) = stored(&main, "levels/meadow.json");
+        assert_eq!(compression, expected, "{args:?}");
+        assert!(len * 3 < level.len(), "{args:?}: {len} of {}", level.len());
+        assert_eq!(
+            main.text(ResourceId::of("levels/meadow.json")).unwrap(),
+            level
+        );
+        assert_eq!(stored(&main, "noise.bin"), (Compression::None, noise.len()));
+        assert_eq!(
+            &*main.bytes(ResourceId::of("noise.bin")).unwrap(),
+            &noise[..]
+        );
+        assert_eq!(
+            stored(&main, "art.png").0,
+            Compression::None,
+            "never images"
+        );
+        let buf = ParcelBuf::open(&run.parcel("plain")).unwrap();
+        assert_eq!(
+            stored(&buf.parcel(), "plain/meadow.json"),
+            (Compression::None, level.len()),
+            "the parcel's key wins over the variant"
+        );
+        // inspect decompresses and verifies, and says how each is stored.
+        let (code, messages, stderr) = inspect(&p, &run.parcel("main"));
+        assert_eq!(code, Some(0), "{stderr}");
+        let meadow = messages
+            .iter()
+            .find(|m| m["name"] == "levels/meadow.json")
+            .unwrap();
+        assert_eq!(meadow["compression"], expected.name());
+        assert_eq!(meadow["size"], level.len());
+        assert_eq!(meadow["stored_size"], len);
+        assert_eq!(meadow["intact"], true);
+    }
+
+    // Changing the key rewrites that parcel, and runs no processor.
+    let before = std::fs::read(p.run(&["build"]).parcel("plain")).unwrap();
+    p.metadata(&manifest("lz4"));
+    let run = p.build_ok();
+    assert_eq!(run.build_finished().ran, 0, "{}", run.stderr);
+    let after = std::fs::read(run.parcel("plain")).unwrap();
+    assert!(
+        after.len() * 2 < before.len(),
+        "{} then {}",
+        before.len(),
+        after.len()
+    );
+    let buf = ParcelBuf::from_vec(after).unwrap();
+    assert_eq!(
+        stored(&buf.parcel(), "plain/meadow.json").0,
+        Compression::Lz4
+    );
+
+    // A misspelled compression is a manifest error naming the key and the fix.
+    p.metadata(&manifest("zstandard"));
+    let run = p.run(&["build"]);
+    assert!(!run.success());
+    assert!(
+        run.stderr
+            .contains("package.metadata.assets.parcels.plain.compression")
+            && run
+                .stderr
+                .contains("unknown compression `zstandard`: expected `none`, `lz4` or `zstd`"),
+        "{}",
+        run.stderr
+    );
+}

@@ -261,7 +261,7 @@ fn files_edited_while_a_build_reads_them_are_never_lost() {
         let bytes = parcel(run);
         let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
         let text = parcel.text(assets_runtime::ResourceId::of(name));
-        text.unwrap().to_owned()
+        text.unwrap().into_owned()
     };
     let start = Instant::now();
     for round in 0..scale.edit_rounds {

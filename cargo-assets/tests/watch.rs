@@ -113,8 +113,11 @@ include-dirs = ["lib"]
     let notices = notices_naming(&mut client, &names);
     let parcel = ParcelBuf::open(&notices.last().unwrap().path).unwrap();
     assert_eq!(
-        parcel.parcel().text(ResourceId::of("data/f1999.txt")),
-        Some("file 1999, edited\n")
+        parcel
+            .parcel()
+            .text(ResourceId::of("data/f1999.txt"))
+            .unwrap(),
+        "file 1999, edited\n"
     );
     let builds = watch
         .drain()
@@ -308,5 +311,5 @@ command = ["sh", "-c", "cat \"$0\" tools/palette.txt > \"$1\"; echo \"$1: tools/
     let notices = notices_naming(&mut client, &["one.lvl"]);
     let parcel = ParcelBuf::open(&notices.last().unwrap().path).unwrap();
     let bytes = parcel.parcel().bytes(ResourceId::of("one.lvl")).unwrap();
-    assert_eq!(bytes, b"level\nblue\n");
+    assert_eq!(&*bytes, b"level\nblue\n");
 }

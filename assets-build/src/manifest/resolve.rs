@@ -6,6 +6,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
+use assets_runtime::Compression;
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use toml::Spanned;
 
@@ -313,15 +314,19 @@ impl Resolver<'_> {
                 .help("parcel names start with a letter and use letters, digits, `_` and `-`; they become Rust module names"));
         }
         let span = value.span();
-        let shape = "expected an array of globs or `{ include = [...], exclude = [...] }`";
+        let shape = "expected an array of globs or `{ include = [...], exclude = [...], compression = \"zstd\" }`";
+        let mut compression = None;
         let (include, exclude) = match value.into_inner() {
             toml::Value::Array(a) => (a, Vec::new()),
             toml::Value::Table(mut t) => {
                 let include = t.remove("include");
                 let exclude = t.remove("exclude");
+                if let Some(value) = t.remove("compression") {
+                    compression = Some(self.compression(value, &span, &key)?);
+                }
                 if let Some(unknown) = t.keys().next() {
                     let mut err = self.err(span, key, format!("unknown key `{unknown}` in parcel"));
-                    if let Some(s) = did_you_mean(unknown, ["include", "exclude"]) {
+                    if let Some(s) = did_you_mean(unknown, ["include", "exclude", "compression"]) {
                         err = err.help(format!("did you mean `{s}`?"));
                     }
                     return Err(err);
@@ -368,9 +373,45 @@ impl Resolver<'_> {
             name: name.into_inner(),
             include_patterns,
             exclude_patterns,
+            compression,
             include,
             exclude,
         })
+    }
+
+    /// A parcel's `compression` value: `none`, `lz4` or `zstd` (which needs
+    /// the `zstd` feature of assets-build).
+    fn compression(
+        &self,
+        value: toml::Value,
+        span: &Range<usize>,
+        parcel_key: &str,
+    ) -> Result<Compression, ManifestError> {
+        let key = format!("{parcel_key}.compression");
+        let toml::Value::String(name) = &value else {
+            return Err(self.err(
+                span.clone(),
+                key,
+                "expected `\"none\"`, `\"lz4\"` or `\"zstd\"`",
+            ));
+        };
+        let compression = Compression::from_name(name).ok_or_else(|| {
+            let mut err = self.err(
+                span.clone(),
+                key.clone(),
+                format!("unknown compression `{name}`: expected `none`, `lz4` or `zstd`"),
+            );
+            if let Some(s) = did_you_mean(name, ["none", "lz4", "zstd"]) {
+                err = err.help(format!("did you mean `{s}`?"));
+            }
+            err
+        })?;
+        if compression == Compression::Zstd && !cfg!(feature = "zstd") {
+            return Err(self
+                .err(span.clone(), key, "zstd compression is not in this build")
+                .help("enable the `zstd` feature of assets-build, or use `lz4`"));
+        }
+        Ok(compression)
     }
 
     fn glob(&self, pattern: &Spanned<String>, key: &str) -> Result<Glob, ManifestError> {
@@ -401,6 +442,7 @@ fn default_parcel() -> ParcelSpec {
         name: "main".into(),
         include_patterns: vec!["**".into()],
         exclude_patterns: Vec::new(),
+        compression: None,
         include,
         exclude: GlobSet::empty(),
     }

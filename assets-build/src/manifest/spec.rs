@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::PathBuf;
 
+use assets_runtime::Compression;
 use globset::{GlobMatcher, GlobSet};
 use serde::{Deserialize, Serialize};
 
@@ -126,6 +127,8 @@ pub struct ParcelSpec {
     pub include_patterns: Vec<String>,
     /// Exclude globs as written.
     pub exclude_patterns: Vec<String>,
+    /// The `compression` key, if written; see [`ParcelSpec::compression_for`].
+    pub compression: Option<Compression>,
     pub(super) include: GlobSet,
     pub(super) exclude: GlobSet,
 }
@@ -134,6 +137,20 @@ impl ParcelSpec {
     /// Whether the parcel holds `asset`.
     pub fn contains(&self, asset: &AssetPath) -> bool {
         self.include.is_match(asset.as_str()) && !self.exclude.is_match(asset.as_str())
+    }
+
+    /// How the parcel's resources are compressed in `variant`: as written,
+    /// else `zstd` for `release` (the smallest parcels; `lz4` when
+    /// assets-build's `zstd` feature is off) and `lz4` for every other
+    /// variant (quick to write and to read). Images and sprites are never
+    /// compressed by the parcel: image rows have their own `encoding`.
+    pub fn compression_for(&self, variant: &str) -> Compression {
+        self.compression
+            .unwrap_or(if variant == "release" && cfg!(feature = "zstd") {
+                Compression::Zstd
+            } else {
+                Compression::Lz4
+            })
     }
 }
 

@@ -1,7 +1,7 @@
 //! `cargo assets inspect <parcel>`: list a parcel's resources and verify it;
 //! with `--atlas <name>`, also draw that atlas's pages (see [`super::picture`]).
 
-use assets_runtime::{ParcelBuf, ParcelError, Resource};
+use assets_runtime::{Compression, ParcelBuf, ParcelError, Resource};
 
 use super::{Exit, picture};
 use crate::cli::InspectArgs;
@@ -28,7 +28,9 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
         let mut message = ResourceMessage {
             name: r.name.to_owned(),
             kind: r.kind.to_owned(),
-            size: r.data.len(),
+            size: r.len(),
+            stored_size: r.stored().len() as u64,
+            compression: r.compression().name().to_owned(),
             id: format!("{:016x}", r.id.raw()),
             checksum: format!("{:016x}", r.checksum()),
             intact,
@@ -36,6 +38,13 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
             sprite: None,
         };
         let mut detail = String::new();
+        if r.compression() != Compression::None {
+            detail = format!(
+                ", {} stored with {}",
+                r.stored().len(),
+                r.compression().name()
+            );
+        }
         if let Some(image) = r.image() {
             let (width, height) = (image.header.width, image.header.height);
             let encoding = image.header.encoding.name();
@@ -68,7 +77,7 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
         shell.message(&Message::Resource(message));
         shell.listing(
             r.kind,
-            format!("{} ({} bytes{detail})", r.name, r.data.len()),
+            format!("{} ({} bytes{detail})", r.name, r.len()),
             Style::Note,
         );
     }
@@ -78,7 +87,7 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
     });
     if !corrupt.is_empty() {
         shell.error(format!(
-            "`{}` is corrupt: {} do not match their checksums: {}",
+            "`{}` is corrupt: {} do not match their checksums or do not decompress: {}",
             path.display(),
             corrupt.len(),
             corrupt.join(", ")

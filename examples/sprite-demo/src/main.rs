@@ -51,21 +51,21 @@ fn run() -> Result<(), String> {
     let (out, scale) = arguments()?;
     let parcel = &*main::PARCEL;
     println!("loaded parcel `main`: {} resources", parcel.len());
-    let title = parcel
-        .text(main::data::LEVEL1)
-        .and_then(level::title)
-        .ok_or("data/level1.json has no name")?;
+    // Text and bytes may be stored compressed: they come as a `Cow`,
+    // borrowed from the parcel when stored as they are.
+    let level_json = parcel.text(main::data::LEVEL1).map_err(|e| e.to_string())?;
+    let title = level::title(&level_json).ok_or("data/level1.json has no name")?;
     let shader = parcel
         .text(main::shaders::SPRITE)
-        .ok_or("no sprite shader")?;
+        .map_err(|e| e.to_string())?;
     println!(
         "shader shaders/sprite.wgsl: {} lines",
         shader.lines().count()
     );
-    let map = parcel
+    let map_bytes = parcel
         .bytes(main::levels::MEADOW)
-        .and_then(Level::decode)
-        .ok_or("levels/meadow.lvl is not a level")?;
+        .map_err(|e| e.to_string())?;
+    let map = Level::decode(&map_bytes).ok_or("levels/meadow.lvl is not a level")?;
     println!("level `{title}`: {}x{} tiles", map.width, map.height);
     let mut canvas = Canvas::new(
         u32::from(map.width) * TILE,

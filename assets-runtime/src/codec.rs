@@ -1,0 +1,130 @@
+//! The two compressors the parcel format uses, in one place: LZ4 (one block,
+//! `lz4_flex`'s block format with no size prefix; fast to decode, the dev
+//! default) and zstd (one frame; smaller, the release default). Both the
+//! image layout's compressed rows and compressed resources use them.
+//!
+//! Decoding takes the length the caller was told to expect (the image
+//! header's `width × height × 4`, or the entry's uncompressed length) and
+//! fails unless exactly that many bytes come out. It never allocates more
+//! than the real output: LZ4 expands at most 255-fold, so a claim beyond
+//! that is refused before allocating, and zstd is read as a stream that
+//! stops one byte past the claim. A claim within those bounds is still
+//! allocated as the output grows: a game reading parcels it did not build
+//! checks the claimed length against its own limit first.
+//!
+//! Decoders are pure Rust (features `lz4` and `zstd` of this crate, on by
+//! default), so they build for wasm32 and in build scripts without a C
+//! compiler. The writer's zstd is the C library (feature `write-zstd`).
+
+use crate::format::Compression;
+
+/// Why compressed bytes gave nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DecodeError {
+    /// This build leaves the codec out; the named cargo feature brings it.
+    #[cfg_attr(all(feature = "lz4", feature = "zstd"), allow(dead_code))]
+    Disabled(&'static str),
+    /// The bytes are not a stream of the codec, or do not decompress to the
+    /// length expected.
+    Corrupt,
+}
+
+/// LZ4 expands at most 255-fold (plus a few bytes): the most `stored`
+/// compressed bytes can claim.
+pub(crate) fn lz4_bound(stored: usize) -> usize {
+    stored.saturating_mul(255).saturating_add(16)
+}
+
+/// The most `stored` bytes of `compression` can decompress to: a zstd block
+/// of at least 4 bytes (an RLE block: 3 of header, 1 to repeat) gives at
+/// most 128 KiB.
+pub(crate) fn expand_bound(compression: Compression, stored: usize) -> usize {
+    match compression {
+        Compression::None => stored,
+        Compression::Lz4 => lz4_bound(stored),
+        Compression::Zstd => stored.div_ceil(4).saturating_mul(128 << 10),
+    }
+}
+
+/// Decompresses `data` to exactly `len` bytes.
+pub(crate) fn decode(
+    compression: Compression,
+    data: &[u8],
+    len: usize,
+) -> Result<Vec<u8>, DecodeError> {
+    match compression {
+        Compression::None if data.len() == len => Ok(data.to_vec()),
+        Compression::None => Err(DecodeError::Corrupt),
+        Compression::Lz4 => decode_lz4(data, len),
+        Compression::Zstd => decode_zstd(data, len),
+    }
+}
+
+/// `raw` compressed with `compression`; `None` for zstd without the
+/// `write-zstd` feature.
+#[cfg(feature = "write")]
+pub(crate) fn encode(compression: Compression, raw: &[u8]) -> Option<Vec<u8>> {
+    match compression {
+        Compression::None => Some(raw.to_vec()),
+        Compression::Lz4 => Some(encode_lz4(raw)),
+        Compression::Zstd => encode_zstd(raw),
+    }
+}
+
+#[cfg(feature = "lz4")]
+pub(crate) fn decode_lz4(data: &[u8], len: usize) -> Result<Vec<u8>, DecodeError> {
+    if len > lz4_bound(data.len()) {
+        return Err(DecodeError::Corrupt);
+    }
+    let mut out = vec![0; len];
+    match lz4_flex::block::decompress_into(data, &mut out) {
+        Ok(n) if n == len => Ok(out),
+        _ => Err(DecodeError::Corrupt),
+    }
+}
+
+#[cfg(not(feature = "lz4"))]
+pub(crate) fn decode_lz4(_: &[u8], _: usize) -> Result<Vec<u8>, DecodeError> {
+    Err(DecodeError::Disabled("lz4"))
+}
+
+#[cfg(feature = "zstd")]
+pub(crate) fn decode_zstd(data: &[u8], len: usize) -> Result<Vec<u8>, DecodeError> {
+    use std::io::Read as _;
+    let decoder =
+        ruzstd::decoding::StreamingDecoder::new(data).map_err(|_| DecodeError::Corrupt)?;
+    // Grows with the real output (at most one byte past the claim), so a
+    // frame that claims more than it holds costs only what it holds.
+    let mut out = Vec::with_capacity(len.min(data.len().saturating_mul(8)));
+    let limit = u64::try_from(len).map_or(u64::MAX, |n| n.saturating_add(1));
+    match decoder.take(limit).read_to_end(&mut out) {
+        Ok(n) if n == len => Ok(out),
+        _ => Err(DecodeError::Corrupt),
+    }
+}
+
+#[cfg(not(feature = "zstd"))]
+pub(crate) fn decode_zstd(_: &[u8], _: usize) -> Result<Vec<u8>, DecodeError> {
+    Err(DecodeError::Disabled("zstd"))
+}
+
+/// The zstd level the writer uses, for image rows and resources alike:
+/// measured on game art in BENCHMARKS.md (the "Image encodings" table).
+#[cfg(feature = "write")]
+pub const ZSTD_LEVEL: i32 = 9;
+
+#[cfg(feature = "write")]
+pub(crate) fn encode_lz4(raw: &[u8]) -> Vec<u8> {
+    lz4_flex::block::compress(raw)
+}
+
+/// `None` without the `write-zstd` feature (the C library).
+#[cfg(feature = "write-zstd")]
+pub(crate) fn encode_zstd(raw: &[u8]) -> Option<Vec<u8>> {
+    Some(zstd_encoder::bulk::compress(raw, ZSTD_LEVEL).expect("compressing to memory cannot fail"))
+}
+
+#[cfg(all(feature = "write", not(feature = "write-zstd")))]
+pub(crate) fn encode_zstd(_: &[u8]) -> Option<Vec<u8>> {
+    None
+}
