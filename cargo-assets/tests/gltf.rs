@@ -226,3 +226,32 @@ fn a_glb_with_an_external_texture_is_packed_too() {
     assert_eq!(texture, p.read(TEXTURE));
     assert_eq!(vertices, bin(3.0)[4..]);
 }
+
+#[test]
+fn a_model_with_an_application_specific_attribute_packs() {
+    // Attribute names starting with `_` are the application's own (the
+    // spec's rule; Bevy's barycentric example has `__BARYCENTRIC`), not
+    // invalid semantics.
+    let p = project();
+    p.file(
+        MODEL,
+        gltf_json("Leather%20Parts.png").replace(
+            r#""attributes": {"POSITION": 0}"#,
+            r#""attributes": {"POSITION": 0, "__BARYCENTRIC": 0, "_WEIGHT_PAINT": 0}"#,
+        ),
+    );
+    let run = p.build_ok();
+    built_model(&p, &run);
+    let parcel = std::fs::read(run.parcel("main")).unwrap();
+    let parcel = assets_runtime::Parcel::from_bytes(&parcel).unwrap();
+    let glb = parcel
+        .bytes(assets_runtime::ResourceId::of(
+            "models/FlightHelmet/FlightHelmet.gltf",
+        ))
+        .unwrap();
+    let json = gltf::binary::Glb::from_slice(&glb).unwrap().json;
+    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let attributes = &json["meshes"][0]["primitives"][0]["attributes"];
+    assert_eq!(attributes["__BARYCENTRIC"], 0, "{attributes}");
+    assert_eq!(attributes["_WEIGHT_PAINT"], 0, "{attributes}");
+}
