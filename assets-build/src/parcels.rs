@@ -29,19 +29,18 @@
 //! pages join every parcel holding one of its sprites (see [`crate::atlas`]).
 
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-use std::io::Seek as _;
 
 use assets_runtime::Compression;
 use assets_runtime::format::KIND_SPRITE;
 use assets_runtime::line_escape::{escape, unescape};
 use assets_runtime::sprite::SPRITE_LEN;
 use assets_runtime::toc;
-use assets_runtime::write::{ParcelWriter, WriteError};
+use assets_runtime::write::{ParcelWriter, Payload, WriteError};
+use assets_runtime::{ParcelBuf, Resource};
 
 use crate::asset_path::AssetPath;
 use crate::atlas::FRAMES_LABEL;
@@ -219,7 +218,13 @@ fn write_one(
         return Ok(ParcelOutcome::Unchanged { resources });
     }
     // Streamed: one resource's bytes in memory at a time, read from the
-    // store (and checked against its hash) as it is written.
+    // store (and checked against its hash) as it is written; or, when the
+    // previous version of the parcel holds it unchanged, copied from there
+    // as stored (no store read, no compression).
+    let sums_path = path.with_extension("parcel.sums");
+    let before = fs::read_to_string(&sums_path).unwrap_or_default();
+    let contents: Vec<String> = planned.iter().map(Planned::content).collect();
+    let previous = Previous::open(path, &before, compression);
     let mut writer = ParcelWriter::compressed(compression);
     for p in planned {
         let len = match p.source {
@@ -230,7 +235,13 @@ fn write_one(
     }
     let mut tables: HashMap<ContentHash, Vec<u8>> = HashMap::new();
     let mut store_error = None;
-    let mut fetch = |i: usize| -> Result<Vec<u8>, WriteError> {
+    let mut fetch = |i: usize| -> Result<Payload<'_>, WriteError> {
+        if let Some(r) = previous
+            .as_ref()
+            .and_then(|p| p.unchanged(&planned[i], &contents[i]))
+        {
+            return Ok(Payload::Stored(r));
+        }
         let bytes = match planned[i].source {
             Source::Blob { hash, .. } => store.get(&hash),
             Source::Slice { hash, start, len } => {
@@ -247,56 +258,72 @@ fn write_one(
         };
         // The store's error is kept typed (a corrupt blob heals the cache)
         // and returned below; the writer only needs to stop.
-        bytes.map_err(|e| {
+        bytes.map(Payload::Bytes).map_err(|e| {
             store_error = Some(e);
             WriteError::FetchFailed
         })
     };
     // The previous parcel is freed later, not by the rename below.
     retired.0.extend(store.retire(path));
-    let mut parcel_len = 0;
     let written = store.write_atomic_with(path, |out| {
-        let result = writer
+        writer
             .write_to(out, &mut fetch)
-            .map_err(std::io::Error::other);
-        parcel_len = out.seek(std::io::SeekFrom::End(0))?;
-        result
+            .map_err(std::io::Error::other)
     });
     if let Some(e) = store_error {
         return Err(e);
     }
-    written?;
+    let written = written?;
     let toc = toc::write(
-        parcel_len,
+        written.len,
         planned.iter().map(|p| (p.kind.as_str(), p.name.as_str())),
     );
     store.write_atomic(&toc_path, toc.as_bytes())?;
-    let sums_path = path.with_extension("parcel.sums");
-    let before = fs::read_to_string(&sums_path).unwrap_or_default();
-    let now = sums(planned);
+    let now = sums(planned, &contents, compression, written.table_checksum);
     let changed = changed_names(&before, &now);
     store.write_atomic(&sums_path, now.as_bytes())?;
     store.write_atomic(&key_path, format!("{key}\n").as_bytes())?;
     Ok(ParcelOutcome::Written { resources, changed })
 }
 
-/// `<name>.parcel.sums`: one line per resource, `<content> <name>` where the
-/// content is its blob hash (and range, for a frame, and the sprite's own
-/// pixels' hash after a `+`), so that the next write can tell which
-/// resources changed.
-fn sums(planned: &[Planned]) -> String {
-    let mut out = String::new();
-    for p in planned {
-        match p.source {
-            Source::Blob { hash, .. } => out.push_str(&hash.to_hex()),
-            Source::Slice { hash, start, len } => {
-                out.push_str(&format!("{}:{start}:{len}", hash.to_hex()));
-            }
-        }
-        if let Some(shows) = p.shows {
+impl Planned {
+    /// What the resource holds, as `.sums` records it: its blob hash (and
+    /// range, for a frame, and the sprite's own pixels' hash after a `+`).
+    fn content(&self) -> String {
+        let mut out = match self.source {
+            Source::Blob { hash, .. } => hash.to_hex().to_string(),
+            Source::Slice { hash, start, len } => format!("{}:{start}:{len}", hash.to_hex()),
+        };
+        if let Some(shows) = self.shows {
             out.push('+');
             out.push_str(&shows.to_hex());
         }
+        out
+    }
+}
+
+/// The start of `.sums`'s header line.
+const SUMS_HEADER: &str = "#parcel ";
+
+/// `<name>.parcel.sums`: a header line, `#parcel <compression> <table
+/// checksum>`, then one line per resource, `<content> <name>` (see
+/// [`Planned::content`]), so that the next write can tell which resources
+/// changed, and copy the unchanged ones from this version. The table
+/// checksum ties the lines to the parcel they describe: a build killed
+/// between writing the parcel and its `.sums` leaves lines that name
+/// another parcel's checksum, and nothing is copied from that parcel.
+fn sums(
+    planned: &[Planned],
+    contents: &[String],
+    compression: Compression,
+    table_checksum: u64,
+) -> String {
+    let mut out = format!(
+        "{SUMS_HEADER}{} {table_checksum:016x}\n",
+        compression.name()
+    );
+    for (p, content) in planned.iter().zip(contents) {
+        out.push_str(content);
         out.push(' ');
         out.push_str(&escape(&p.name));
         out.push('\n');
@@ -304,23 +331,65 @@ fn sums(planned: &[Planned]) -> String {
     out
 }
 
+/// The resource lines of a `.sums` text: name to content.
+fn parse_sums(text: &str) -> HashMap<String, &str> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(' '))
+        .map(|(content, name)| (unescape(name), content))
+        .collect()
+}
+
+/// The previous version of a parcel, written with the same compression, and
+/// what each of its resources held.
+struct Previous<'s> {
+    buf: ParcelBuf,
+    contents: HashMap<String, &'s str>,
+}
+
+impl<'s> Previous<'s> {
+    /// The parcel at `path`, if it opens as a valid parcel and `sums` (its
+    /// `.sums` text) describes it (by its table checksum) and says it was
+    /// written with `compression`.
+    fn open(path: &Path, sums: &'s str, compression: Compression) -> Option<Previous<'s>> {
+        let header = sums.lines().next()?.strip_prefix(SUMS_HEADER)?;
+        let (name, checksum) = header.split_once(' ')?;
+        let checksum = u64::from_str_radix(checksum, 16).ok()?;
+        if name != compression.name() {
+            return None;
+        }
+        let buf = ParcelBuf::open(path).ok()?;
+        if buf.parcel().table_checksum() != checksum {
+            return None;
+        }
+        Some(Previous {
+            buf,
+            contents: parse_sums(sums),
+        })
+    }
+
+    /// `p` as this version stores it, if it held the same content (and kind)
+    /// and its stored bytes still match their checksum.
+    fn unchanged(&self, p: &Planned, content: &str) -> Option<Resource<'_>> {
+        if self.contents.get(&p.name).copied() != Some(content) {
+            return None;
+        }
+        let r = self.buf.parcel().by_name(&p.name)?;
+        (r.kind == p.kind && r.verify_stored().is_ok()).then_some(r)
+    }
+}
+
 /// Names whose content differs between two `sums` texts, or that are in
 /// only one of them; sorted.
 fn changed_names(before: &str, now: &str) -> Vec<String> {
-    let parse = |text: &str| -> BTreeMap<String, String> {
-        text.lines()
-            .filter_map(|l| l.split_once(' '))
-            .map(|(sum, name)| (name.to_owned(), sum.to_owned()))
-            .collect()
-    };
-    let (before, now) = (parse(before), parse(now));
+    let (before, now) = (parse_sums(before), parse_sums(now));
     let mut changed: BTreeSet<&String> = now
         .iter()
-        .filter(|(name, sum)| before.get(*name) != Some(sum))
+        .filter(|(name, content)| before.get(*name) != Some(content))
         .map(|(name, _)| name)
         .collect();
     changed.extend(before.keys().filter(|name| !now.contains_key(*name)));
-    changed.into_iter().map(|n| unescape(n)).collect()
+    changed.into_iter().cloned().collect()
 }
 
 /// Whether the table of contents at `toc` is one and describes the parcel

@@ -349,15 +349,16 @@ impl Store {
 
     /// Like [`Store::write_atomic`], with the contents written by `write`
     /// into the temp file (for files too large to build in memory).
-    pub fn write_atomic_with(
+    pub fn write_atomic_with<T>(
         &self,
         dest: &Path,
-        write: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<()>,
-    ) -> Result<(), StoreError> {
+        write: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<T>,
+    ) -> Result<T, StoreError> {
         write_then_rename(&self.temp_path("write"), dest, |f| {
             let mut out = io::BufWriter::with_capacity(1 << 20, f);
-            write(&mut out)?;
-            out.flush()
+            let value = write(&mut out)?;
+            out.flush()?;
+            Ok(value)
         })
         .map_err(io_err("could not write", dest))
     }
@@ -375,13 +376,14 @@ impl Drop for Store {
 
 /// Writes `tmp` with `write`, then renames it to `dest`; `tmp` is removed
 /// if either fails.
-fn write_then_rename(
+fn write_then_rename<T>(
     tmp: &Path,
     dest: &Path,
-    write: impl FnOnce(File) -> io::Result<()>,
-) -> io::Result<()> {
+    write: impl FnOnce(File) -> io::Result<T>,
+) -> io::Result<T> {
     let file = creating_folder(tmp, || File::create(tmp))?;
-    let result = write(file).and_then(|()| creating_folder(dest, || fs::rename(tmp, dest)));
+    let result = write(file)
+        .and_then(|value| creating_folder(dest, || fs::rename(tmp, dest)).map(|()| value));
     if result.is_err() {
         let _ = fs::remove_file(tmp);
     }

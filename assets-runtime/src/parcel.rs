@@ -154,6 +154,11 @@ impl<'a> Resource<'a> {
         self.stored
     }
 
+    /// The xxh3-64 checksum of its stored bytes.
+    pub fn stored_checksum(&self) -> u64 {
+        self.stored_checksum
+    }
+
     /// The xxh3-64 checksum of its bytes once decompressed: the same
     /// whichever compression stores them.
     pub fn checksum(&self) -> u64 {
@@ -171,7 +176,9 @@ impl<'a> Resource<'a> {
         }
     }
 
-    fn verify_stored(&self) -> Result<(), ParcelError> {
+    /// Checks the stored bytes against their checksum, without
+    /// decompressing them.
+    pub fn verify_stored(&self) -> Result<(), ParcelError> {
         if data_checksum(self.stored) == self.stored_checksum {
             Ok(())
         } else {
@@ -206,6 +213,12 @@ impl<'a> Parcel<'a> {
     /// The whole file.
     pub fn as_bytes(&self) -> &'a [u8] {
         self.bytes
+    }
+
+    /// Its table checksum (header bytes 56..64), checked at open: it covers
+    /// the header and every entry, so it names this parcel's contents.
+    pub fn table_checksum(&self) -> u64 {
+        u64_at(self.bytes, 56)
     }
 
     /// The resource with `id`: one bucket lookup, then a scan of the few

@@ -11,6 +11,7 @@
 //! the bytes and at least one 16-byte alignment step: what is not worth a
 //! decompression is stored as it is and read in place.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{Seek, SeekFrom, Write};
@@ -21,6 +22,7 @@ use crate::format::{
     bucket_bits_for, bucket_of, data_checksum, table_checksum,
 };
 use crate::id::ResourceId;
+use crate::parcel::Resource;
 
 pub use crate::codec::ZSTD_LEVEL;
 
@@ -168,14 +170,16 @@ impl ParcelWriter {
     /// Writes the parcel to `out`, from its start: header and tables first
     /// (checksums still zero), then each resource, fetched one at a time
     /// (`fetch(i)` for the `i`-th resource added with [`add_later`]) and
-    /// checksummed as it is written, then the completed header and tables.
+    /// checksummed (and compressed) as it is written, or copied as another
+    /// parcel stores it ([`Payload::Stored`]), then the completed header and
+    /// tables.
     ///
     /// [`add_later`]: ParcelWriter::add_later
-    pub fn write_to<W: Write + Seek>(
+    pub fn write_to<'p, W: Write + Seek>(
         self,
         out: &mut W,
-        mut fetch: impl FnMut(usize) -> Result<Vec<u8>, WriteError>,
-    ) -> Result<(), WriteError> {
+        mut fetch: impl FnMut(usize) -> Result<Payload<'p>, WriteError>,
+    ) -> Result<Written, WriteError> {
         let mut order: Vec<(usize, Pending)> = self.resources.into_iter().enumerate().collect();
         order.sort_by(|(_, a), (_, b)| (a.id, &a.name).cmp(&(b.id, &b.name)));
         for pair in order.windows(2) {
@@ -250,35 +254,29 @@ impl ParcelWriter {
         out.seek(SeekFrom::Start(0))?;
         out.write_all(&head)?;
         let mut written = 0u64;
-        for (i, (index, r)) in order.into_iter().enumerate() {
-            let data = match r.data {
-                Some(data) => data,
+        for (i, (index, mut r)) in order.into_iter().enumerate() {
+            let payload = match r.data.take() {
+                Some(data) => Payload::Bytes(data),
                 None => fetch(index)?,
             };
-            if data.len() as u64 != r.len {
-                return Err(WriteError::WrongLength(r.name));
-            }
-            let checksum = data_checksum(&data);
-            let (compression, stored) = match self.compression {
-                Some(c) if compressible(&r.kind, data.len()) => match codec::encode(c, &data) {
-                    Some(packed) if worth_it(packed.len(), data.len()) => (c, packed),
-                    Some(_) => (Compression::None, data),
-                    None => {
-                        return Err(WriteError::CompressionUnavailable {
-                            compression: c,
-                            feature: "write-zstd",
-                        });
-                    }
+            let packed = match payload {
+                Payload::Bytes(data) => pack(&r, data, self.compression)?,
+                Payload::Stored(from) if from.len() == r.len && from.kind == r.kind => Packed {
+                    compression: from.compression(),
+                    stored: Cow::Borrowed(from.stored()),
+                    checksum: from.checksum(),
+                    stored_checksum: from.stored_checksum(),
                 },
-                _ => (Compression::None, data),
+                Payload::Stored(_) => return Err(WriteError::WrongLength(r.name)),
             };
+            let Packed {
+                compression,
+                stored,
+                checksum,
+                stored_checksum,
+            } = packed;
             let offset = written.next_multiple_of(DATA_ALIGN as u64);
             let stored_len = stored.len() as u64;
-            let stored_checksum = if compression == Compression::None {
-                checksum
-            } else {
-                data_checksum(&stored)
-            };
             let e = entries_at + i * ENTRY_LEN;
             let entry = &mut head[e..e + ENTRY_LEN];
             entry[0..8].copy_from_slice(&r.id.raw().to_le_bytes());
@@ -304,7 +302,77 @@ impl ParcelWriter {
         out.seek(SeekFrom::Start(0))?;
         out.write_all(&head)?;
         out.flush()?;
-        Ok(())
+        Ok(Written {
+            len: data_at as u64 + data_len,
+            table_checksum: checksum,
+        })
+    }
+}
+
+/// What [`ParcelWriter::write_to`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    /// The parcel's length in bytes.
+    pub len: u64,
+    /// Its table checksum (header bytes 56..64): it covers every entry, and
+    /// so every resource's checksum, so it tells one parcel from another.
+    pub table_checksum: u64,
+}
+
+/// A resource's bytes for [`ParcelWriter::write_to`].
+#[derive(Debug)]
+pub enum Payload<'p> {
+    /// The bytes, as they are: the writer checksums them and compresses
+    /// them as the parcel asks.
+    Bytes(Vec<u8>),
+    /// The same resource as another parcel stores it (the previous version
+    /// of this parcel, say): copied as it is stored, neither decompressed
+    /// nor compressed again. The caller vouches that it holds the right
+    /// bytes, and checks them first ([`Resource::verify_stored`] costs a
+    /// hash of the stored bytes); it keeps that parcel's compression.
+    Stored(Resource<'p>),
+}
+
+/// A resource as it will be stored.
+struct Packed<'p> {
+    compression: Compression,
+    stored: Cow<'p, [u8]>,
+    checksum: u64,
+    stored_checksum: u64,
+}
+
+/// `data`, checked against the length `r` announced, checksummed, and
+/// compressed with `compression` where that pays.
+fn pack<'p>(
+    r: &Pending,
+    data: Vec<u8>,
+    compression: Option<Compression>,
+) -> Result<Packed<'p>, WriteError> {
+    if data.len() as u64 != r.len {
+        return Err(WriteError::WrongLength(r.name.clone()));
+    }
+    let checksum = data_checksum(&data);
+    let plain = |data| Packed {
+        compression: Compression::None,
+        stored: Cow::Owned(data),
+        checksum,
+        stored_checksum: checksum,
+    };
+    let Some(c) = compression.filter(|_| compressible(&r.kind, data.len())) else {
+        return Ok(plain(data));
+    };
+    match codec::encode(c, &data) {
+        Some(packed) if worth_it(packed.len(), data.len()) => Ok(Packed {
+            compression: c,
+            stored_checksum: data_checksum(&packed),
+            stored: Cow::Owned(packed),
+            checksum,
+        }),
+        Some(_) => Ok(plain(data)),
+        None => Err(WriteError::CompressionUnavailable {
+            compression: c,
+            feature: "write-zstd",
+        }),
     }
 }
 

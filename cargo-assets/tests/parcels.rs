@@ -422,3 +422,57 @@ plain = {{ include = ["plain/**"], compression = "{plain}" }}
         run.stderr
     );
 }
+
+/// A parcel rewritten after an edit copies its unchanged resources from its
+/// previous version; it must come out byte for byte as a clean build writes
+/// it, even when that previous version is damaged or is not the one its
+/// `.sums` describes (a build killed between writing the two).
+#[test]
+fn a_rewritten_parcel_is_what_a_clean_build_writes_whatever_its_previous_version_holds() {
+    let files = |p: &Project, edit: &str| {
+        p.metadata("")
+            .file("assets/levels/a.json", level_json(300))
+            .file("assets/levels/b.json", level_json(200) + edit)
+            .file("assets/notes.txt", "short\n")
+            .png("assets/art.png", 16, 16, 5);
+    };
+    let clean_build = |edit: &str| {
+        let fresh = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+        files(&fresh, edit);
+        std::fs::read(fresh.build_ok().parcel("main")).unwrap()
+    };
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    files(&p, "");
+    let parcel = p.build_ok().parcel("main");
+    let sums = parcel.with_extension("parcel.sums");
+    let first_sums = std::fs::read(&sums).unwrap();
+
+    // An edit: b.json changes, a.json is copied from the previous parcel.
+    files(&p, " ");
+    p.build_ok();
+    assert_eq!(std::fs::read(&parcel).unwrap(), clean_build(" "));
+
+    // The previous parcel damaged where a.json is stored: not copied, read
+    // from the cache instead.
+    let bytes = std::fs::read(&parcel).unwrap();
+    let a = assets_runtime::Parcel::from_bytes(&bytes)
+        .unwrap()
+        .by_name("levels/a.json")
+        .unwrap();
+    assert_ne!(a.compression(), assets_runtime::Compression::None);
+    let at = a.stored().as_ptr() as usize - bytes.as_ptr() as usize + 5;
+    let mut damaged = bytes.clone();
+    damaged[at] ^= 0x40;
+    std::fs::write(&parcel, &damaged).unwrap();
+    files(&p, "  ");
+    p.build_ok();
+    assert_eq!(std::fs::read(&parcel).unwrap(), clean_build("  "));
+
+    // `.sums` from an older version than the parcel on disk (as a kill
+    // between the parcel's rename and the `.sums` write leaves it): its
+    // lines say b.json holds the first build's content, which it does not.
+    std::fs::write(&sums, &first_sums).unwrap();
+    files(&p, "");
+    p.build_ok();
+    assert_eq!(std::fs::read(&parcel).unwrap(), clean_build(""));
+}
