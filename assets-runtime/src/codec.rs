@@ -67,7 +67,7 @@ pub(crate) fn encode(compression: Compression, raw: &[u8]) -> Option<Vec<u8>> {
     match compression {
         Compression::None => Some(raw.to_vec()),
         Compression::Lz4 => Some(encode_lz4(raw)),
-        Compression::Zstd => encode_zstd(raw),
+        Compression::Zstd => encode_zstd(raw, RESOURCE_ZSTD_LEVEL),
     }
 }
 
@@ -108,10 +108,18 @@ pub(crate) fn decode_zstd(_: &[u8], _: usize) -> Result<Vec<u8>, DecodeError> {
     Err(DecodeError::Disabled("zstd"))
 }
 
-/// The zstd level the writer uses, for image rows and resources alike:
-/// measured on game art in BENCHMARKS.md (the "Image encodings" table).
+/// The zstd level of image rows: measured on game art in BENCHMARKS.md (the
+/// "Image encodings" table): level 3 leaves real art at 1.15× its PNG files,
+/// level 9 at 0.98×.
 #[cfg(feature = "write")]
 pub const ZSTD_LEVEL: i32 = 9;
+
+/// The zstd level of compressed resources (text, models, bytes): on the
+/// non-image files of a real tree (BENCHMARKS.md, "A real asset tree"),
+/// level 9 saves 1.3% over level 3 for four times the time, a cost every
+/// release build that rewrites a parcel would pay.
+#[cfg(feature = "write")]
+pub const RESOURCE_ZSTD_LEVEL: i32 = 3;
 
 #[cfg(feature = "write")]
 pub(crate) fn encode_lz4(raw: &[u8]) -> Vec<u8> {
@@ -120,11 +128,11 @@ pub(crate) fn encode_lz4(raw: &[u8]) -> Vec<u8> {
 
 /// `None` without the `write-zstd` feature (the C library).
 #[cfg(feature = "write-zstd")]
-pub(crate) fn encode_zstd(raw: &[u8]) -> Option<Vec<u8>> {
-    Some(zstd_encoder::bulk::compress(raw, ZSTD_LEVEL).expect("compressing to memory cannot fail"))
+pub(crate) fn encode_zstd(raw: &[u8], level: i32) -> Option<Vec<u8>> {
+    Some(zstd_encoder::bulk::compress(raw, level).expect("compressing to memory cannot fail"))
 }
 
 #[cfg(all(feature = "write", not(feature = "write-zstd")))]
-pub(crate) fn encode_zstd(_: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn encode_zstd(_: &[u8], _: i32) -> Option<Vec<u8>> {
     None
 }

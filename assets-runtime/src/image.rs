@@ -229,7 +229,7 @@ pub fn encode_pixels(encoding: Encoding, raw: &[u8]) -> Option<Vec<u8>> {
         Encoding::Raw => Some(raw.to_vec()),
         Encoding::Png => None,
         Encoding::Lz4 => Some(codec::encode_lz4(raw)),
-        Encoding::Zstd => codec::encode_zstd(raw),
+        Encoding::Zstd => codec::encode_zstd(raw, ZSTD_LEVEL),
     }
 }
 

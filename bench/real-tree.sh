@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Parcel size against source bytes on a real asset tree, dev and release,
+# with the default manifest and with a model's textures left to its GLB.
+#
+#   bench/real-tree.sh ASSETS_DIR [CARGO_ASSETS_BINARY...]
+#
+# ASSETS_DIR is copied into a temporary package as `assets/`; each binary
+# (default: this checkout's release build) builds it from a cold cache. With
+# two binaries (an older build first, say) the rows sit side by side.
+# BENCHMARKS.md, "A real asset tree", used Bevy's `assets/` folder.
+set -euo pipefail
+src=${1:?usage: bench/real-tree.sh ASSETS_DIR [CARGO_ASSETS_BINARY...]}
+shift
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [ $# -eq 0 ]; then
+    cargo build --release -q -p cargo-assets --manifest-path "$here/Cargo.toml"
+    set -- "$here/target/release/cargo-assets"
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/src"
+touch "$work/src/lib.rs"
+cp -r "$src" "$work/assets"
+source_bytes=$(find "$work/assets" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
+files=$(find "$work/assets" -type f | wc -l)
+package='[package]
+name = "real-tree"
+version = "0.1.0"
+edition = "2021"
+'
+echo "$files files, $source_bytes bytes"
+echo
+echo "| manifest | binary | variant | parcel bytes | / source bytes | build, cold |"
+echo "|---|---|---|---:|---:|---:|"
+for manifest in default model-textures-in-glb; do
+    printf '%s' "$package" > "$work/Cargo.toml"
+    if [ "$manifest" = model-textures-in-glb ]; then
+        printf '\n[package.metadata.assets.parcels]\nmain = { include = ["**"], exclude = ["models/**/*.{png,jpg,jpeg,ktx2}"] }\n' >> "$work/Cargo.toml"
+    fi
+    for bin in "$@"; do
+        for variant in dev release; do
+            rm -rf "$work/target"
+            flag=()
+            [ "$variant" = release ] && flag=(--release)
+            start=$(date +%s%N)
+            (cd "$work" && "$bin" assets build "${flag[@]}" -q >/dev/null)
+            end=$(date +%s%N)
+            bytes=$(stat -c %s "$work/target/assets/parcels/real-tree/$variant/main.parcel")
+            awk -v m="$manifest" -v b="$bin" -v v="$variant" -v p="$bytes" -v s="$source_bytes" -v t=$(((end - start) / 1000000)) \
+                'BEGIN {printf "| %s | %s | %s | %d | %.2f | %d ms |\n", m, b, v, p, p / s, t}'
+        done
+    done
+done
