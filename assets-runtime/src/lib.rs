@@ -59,7 +59,7 @@ pub mod sprite;
 mod static_parcel;
 pub mod toc;
 pub mod typed;
-#[cfg(any(test, feature = "write"))]
+#[cfg(feature = "write")]
 pub mod write;
 
 #[cfg(feature = "macros")]
