@@ -84,6 +84,7 @@ pub(crate) mod record_log;
 pub mod report;
 mod scheduler;
 pub(crate) mod store;
+pub mod verify;
 
 pub use asset_path::AssetPath;
 pub use build_script::{BuildScriptError, Builder, build};
@@ -97,3 +98,4 @@ pub use processor::{Context, ProcessError, Processor, Registry};
 pub use record::{DirtyReason, Record};
 pub use report::{BuildReport, Outcome, ParcelOutcome, ParcelReport, StepReport};
 pub use store::Store;
+pub use verify::{Verification, Verify};

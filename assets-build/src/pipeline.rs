@@ -26,6 +26,7 @@ use crate::record_log::RecordLog;
 use crate::report::{BuildReport, ParcelOutcome, Retired};
 use crate::scheduler::Scheduler;
 use crate::store::{BlobMemory, Store, StoreError};
+use crate::verify::Verify;
 
 /// What to build and where.
 #[derive(Debug, Clone)]
@@ -41,6 +42,9 @@ pub struct BuildOptions {
     /// Where parcels are written; `None` for the cache's
     /// `parcels/<package>/<variant>/` (see [`CacheLayout`](crate::CacheLayout)).
     pub parcel_dir: Option<PathBuf>,
+    /// Fresh steps to build again and compare with the cache (see
+    /// [`crate::verify`]); `None` trusts the cache.
+    pub verify: Option<Verify>,
 }
 
 impl BuildOptions {
@@ -53,6 +57,7 @@ impl BuildOptions {
             variant: "dev".into(),
             jobs: parallel::cores(),
             parcel_dir: None,
+            verify: None,
         }
     }
 }
@@ -117,6 +122,11 @@ impl Pipeline {
         &self.options
     }
 
+    /// The options, to change before a build.
+    pub fn options_mut(&mut self) -> &mut BuildOptions {
+        &mut self.options
+    }
+
     /// Runs one build, reporting progress to `events`.
     pub fn build(&self, events: EventHandler<'_>) -> Result<BuildReport, BuildError> {
         let start = Instant::now();
@@ -145,7 +155,8 @@ impl Pipeline {
         events(&Event::Planned {
             steps: plan.steps.len(),
         });
-        let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events);
+        let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events)
+            .verifying(o.verify);
         let mut steps = scheduler.run(o.jobs);
         let parcel_dir = match &o.parcel_dir {
             Some(dir) => dir.clone(),

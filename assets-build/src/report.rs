@@ -45,6 +45,9 @@ pub struct StepReport {
     pub outcome: Outcome,
     /// The step's record when it succeeded: its outputs, inputs and dependencies.
     pub record: Option<Arc<Record>>,
+    /// For a fresh step the build was asked to check ([`crate::Verify`]):
+    /// what building it again found.
+    pub verification: Option<crate::Verification>,
 }
 
 /// What happened to one parcel.
@@ -154,6 +157,28 @@ impl BuildReport {
         self.count(|o| matches!(o, Outcome::Skipped { .. }))
     }
 
+    /// Fresh steps built again to check the cache ([`crate::Verify`]).
+    pub fn verified(&self) -> usize {
+        self.steps
+            .iter()
+            .filter(|s| s.verification.is_some())
+            .count()
+    }
+
+    /// Checked steps whose rebuild did not reproduce the cache: different
+    /// outputs, or a failure.
+    pub fn unreproduced(&self) -> Vec<&StepReport> {
+        self.steps
+            .iter()
+            .filter(|s| {
+                s.verification
+                    .as_ref()
+                    .is_some_and(|v| !matches!(v, crate::Verification::Same))
+            })
+            .map(|s| &**s)
+            .collect()
+    }
+
     /// One line saying what failed, or `None` on success:
     /// `could not build 2 of 40 assets (1 skipped): a.png, b.wgsl`.
     pub fn failure_summary(&self) -> Option<String> {
@@ -161,6 +186,16 @@ impl BuildReport {
             return None;
         }
         let (failed, skipped, total) = (self.failed(), self.skipped(), self.steps.len());
+        let unreproduced = self.unreproduced();
+        if !unreproduced.is_empty() && failed == 0 && skipped == 0 {
+            let names: Vec<&str> = unreproduced.iter().map(|s| s.asset.as_str()).collect();
+            return Some(format!(
+                "{} of {} checked did not reproduce the cache: {}",
+                plural(names.len(), "asset"),
+                self.verified(),
+                names.join(", ")
+            ));
+        }
         if failed == 0 && skipped == 0 {
             let n = self
                 .parcels
@@ -219,6 +254,7 @@ impl BuildReport {
     pub fn success(&self) -> bool {
         self.failed() == 0
             && self.skipped() == 0
+            && self.unreproduced().is_empty()
             && self.parcels.iter().all(|p| {
                 matches!(
                     p.outcome,

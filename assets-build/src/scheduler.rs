@@ -42,6 +42,7 @@ use crate::record::{
 use crate::record_log::RecordLog;
 use crate::report::{Outcome, StepReport};
 use crate::store::Store;
+use crate::verify::{self, Verification, Verify};
 
 /// Stack size of worker threads: inline dependency chains recurse.
 const WORKER_STACK: usize = 64 << 20;
@@ -55,6 +56,8 @@ pub(crate) struct Scheduler<'a> {
     pub events: EventHandler<'a>,
     /// Each root's directory with links resolved, once per build.
     real_roots: Vec<PathBuf>,
+    /// Which fresh steps to build again and compare.
+    verify: Option<Verify>,
     state: Mutex<State>,
     done: Condvar,
 }
@@ -94,12 +97,19 @@ impl<'a> Scheduler<'a> {
             records,
             events,
             real_roots,
+            verify: None,
             state: Mutex::new(State {
                 slots,
                 waits_for: HashMap::new(),
             }),
             done: Condvar::new(),
         }
+    }
+
+    /// Checks the fresh steps `verify` selects (see [`crate::verify`]).
+    pub fn verifying(mut self, verify: Option<Verify>) -> Scheduler<'a> {
+        self.verify = verify;
+        self
     }
 
     /// Runs every step on `jobs` threads; returns reports in plan order.
@@ -260,14 +270,22 @@ impl<'a> Scheduler<'a> {
             processor: step.processor.name().to_owned(),
             outcome,
             record,
+            verification: None,
+        };
+        let fresh = |record: Arc<Record>| StepReport {
+            verification: self
+                .verify
+                .filter(|v| v.selects(&step.asset))
+                .map(|_| self.reproduce(i, &record)),
+            ..report(Outcome::Fresh, Some(record))
         };
         let reason = match self.records.get(&step.asset) {
             None => DirtyReason::NoRecord,
             Some(record) => match self.check(i, record) {
-                Verdict::Fresh(None) => return report(Outcome::Fresh, Some(Arc::clone(record))),
+                Verdict::Fresh(None) => return fresh(Arc::clone(record)),
                 Verdict::Fresh(Some(refreshed)) => {
                     return match self.records.append(&refreshed) {
-                        Ok(()) => report(Outcome::Fresh, Some(Arc::new(*refreshed))),
+                        Ok(()) => fresh(Arc::new(*refreshed)),
                         Err(e) => report(
                             Outcome::Failed {
                                 reason: None,
@@ -312,11 +330,29 @@ impl<'a> Scheduler<'a> {
         })
     }
 
-    /// Runs step `i`'s processor and stores what it made; the record goes last.
-    fn process(&self, i: usize, reason: &DirtyReason) -> Result<Record, Failure> {
+    /// Runs fresh step `i`'s processor again, without looking at the cache
+    /// for it, and compares what it makes with `record`'s outputs. Nothing
+    /// is stored and no record written.
+    fn reproduce(&self, i: usize, record: &Record) -> Verification {
         let step = &self.plan.steps[i];
-        let started_ns = system_time_ns(SystemTime::now());
-        let info = StepInfo {
+        let info = self.step_info(i);
+        let mut ctx = Context::new(info, self.manifest, self.variant, self.store, self);
+        for (root, path) in &step.extra_inputs {
+            let file = self.manifest.roots[*root].dir.join(path.as_str());
+            if let Err(e) = ctx.record_input_file(&file) {
+                return Verification::Failed(e);
+            }
+        }
+        match self.run_processor(i, &mut ctx) {
+            Ok(()) => verify::compare(record, &ctx.finish().outputs),
+            Err(e) => Verification::Failed(e),
+        }
+    }
+
+    /// What a processor is told about step `i`.
+    fn step_info(&self, i: usize) -> StepInfo<'_> {
+        let step = &self.plan.steps[i];
+        StepInfo {
             index: i,
             asset: &step.asset,
             root: &self.manifest.roots[step.root],
@@ -324,7 +360,25 @@ impl<'a> Scheduler<'a> {
             processor: step.processor.name(),
             settings: &step.settings,
             origin: step.origin.as_ref(),
-        };
+        }
+    }
+
+    /// Runs step `i`'s processor on `ctx`, a panic turned into an error.
+    fn run_processor(&self, i: usize, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+        let processor = &self.plan.steps[i].processor;
+        catch_unwind(AssertUnwindSafe(|| processor.process(ctx))).unwrap_or_else(|panic| {
+            Err(ProcessError::msg(format!(
+                "processor panicked: {}",
+                panic_message(&panic)
+            )))
+        })
+    }
+
+    /// Runs step `i`'s processor and stores what it made; the record goes last.
+    fn process(&self, i: usize, reason: &DirtyReason) -> Result<Record, Failure> {
+        let step = &self.plan.steps[i];
+        let started_ns = system_time_ns(SystemTime::now());
+        let info = self.step_info(i);
         // A dependency's output found corrupt is rebuilt and the step run
         // again, so that one build heals the cache; a few rounds at most.
         let mut heals = 0;
@@ -334,13 +388,7 @@ impl<'a> Scheduler<'a> {
                 let file = self.manifest.roots[*root].dir.join(path.as_str());
                 ctx.record_input_file(&file).map_err(Failure::Error)?;
             }
-            let result = catch_unwind(AssertUnwindSafe(|| step.processor.process(&mut ctx)))
-                .unwrap_or_else(|panic| {
-                    Err(ProcessError::msg(format!(
-                        "processor panicked: {}",
-                        panic_message(&panic)
-                    )))
-                });
+            let result = self.run_processor(i, &mut ctx);
             let recorded = ctx.finish();
             match result {
                 Ok(()) => break recorded,

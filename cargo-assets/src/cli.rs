@@ -21,6 +21,9 @@ pub struct Cli {
 pub enum Command {
     /// Build the package's assets.
     Build(BuildArgs),
+    /// Build, then build every fresh step again without the cache and fail
+    /// if any output differs (`--verify-fraction` checks a share).
+    Verify(BuildArgs),
     /// Remove the asset cache (`<target-dir>/assets`).
     Clean(PackageArgs),
     /// List a parcel's resources and verify its checksums.
@@ -147,6 +150,27 @@ pub struct BuildArgs {
     /// The variant to build.
     #[command(flatten)]
     pub variant: VariantArgs,
+    /// Build this fraction of the fresh steps again (0 to 1, chosen by
+    /// `--verify-seed`) and fail if their outputs differ from the cache.
+    #[arg(long, value_name = "F")]
+    pub verify_fraction: Option<f64>,
+    /// Which steps `--verify-fraction` chooses.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub verify_seed: u64,
+}
+
+impl BuildArgs {
+    /// The cache check `--verify-fraction` asks for.
+    pub fn verify(&self) -> anyhow::Result<Option<assets_build::Verify>> {
+        match self.verify_fraction {
+            None => Ok(None),
+            Some(f) if (0.0..=1.0).contains(&f) => Ok(Some(assets_build::Verify {
+                fraction: f,
+                seed: self.verify_seed,
+            })),
+            Some(f) => anyhow::bail!("`--verify-fraction` must be between 0 and 1, not {f}"),
+        }
+    }
 }
 
 /// Output options.

@@ -53,6 +53,7 @@ pub fn run(
     let shell = Shell::new(&cli.output);
     let result = match &cli.command {
         Command::Build(args) => commands::build::exec(args, &shell, processors),
+        Command::Verify(args) => commands::build::verify(args, &shell, processors),
         Command::Clean(args) => commands::clean::exec(args, &shell),
         Command::Inspect(args) => commands::inspect::exec(args, &shell),
         Command::Watch(args) => commands::watch::exec(args, &shell, processors),

@@ -51,6 +51,19 @@ pub enum Message {
         /// Why it ran; `null` when it failed before running.
         why: Option<DirtyReason>,
     },
+    /// A fresh step built again to check the cache (`verify`), whose
+    /// rebuild differs from what the cache holds, or failed.
+    AssetUnreproduced {
+        /// The asset.
+        asset: AssetPath,
+        /// Its processor.
+        processor: String,
+        /// The outputs that differ (empty when the rebuild failed).
+        outputs: Vec<OutputMismatchMessage>,
+        /// The rebuild's error, if it failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// A step not built because a dependency failed.
     AssetSkipped {
         /// The asset.
@@ -152,6 +165,17 @@ impl Message {
     }
 }
 
+/// One output of an `asset-unreproduced` message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutputMismatchMessage {
+    /// The output's label (empty for the main output).
+    pub label: String,
+    /// Its blake3 hash in the cache, or `null` if the cache has no such output.
+    pub cached: Option<String>,
+    /// Its hash when built again, or `null` if the rebuild made none.
+    pub rebuilt: Option<String>,
+}
+
 /// The `build-finished` message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BuildFinished {
@@ -168,6 +192,12 @@ pub struct BuildFinished {
     pub failed: usize,
     /// Steps skipped.
     pub skipped: usize,
+    /// Fresh steps built again to check the cache (absent when none were).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub verified: usize,
+    /// Of those, the ones that did not reproduce it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unreproduced: usize,
     /// Each parcel on disk (written or unchanged) by name.
     pub parcels: BTreeMap<String, PathBuf>,
     /// Why the build could not start.
@@ -298,6 +328,11 @@ impl From<&Use> for Via {
             Use::LookedFor => Via::LookedFor,
         }
     }
+}
+
+/// Counts that are usually zero are left out of the message when they are.
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

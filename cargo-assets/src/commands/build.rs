@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use assets_build::report::plural;
 use assets_build::{
     BuildError, BuildOptions, BuildReport, Event, Outcome, ParcelOutcome, Pipeline, Registry,
-    StepReport,
+    StepReport, Verification, Verify,
 };
 
 use super::Exit;
 use crate::cli::{BuildArgs, VariantArgs};
-use crate::message::{BuildFinished, Message};
+use crate::message::{BuildFinished, Message, OutputMismatchMessage};
 use crate::runner;
 use crate::shell::{Shell, Style, Verbosity};
 use crate::workspace::{self, Package};
@@ -23,6 +23,16 @@ use crate::workspace::{self, Package};
 /// [`crate::runner`]).
 pub fn exec(
     args: &BuildArgs,
+    shell: &Shell,
+    processors: &[fn(&mut Registry)],
+) -> anyhow::Result<Exit> {
+    build_packages(args, args.verify()?, shell, processors)
+}
+
+/// Builds the selected packages, checking the fresh steps `verify` selects.
+fn build_packages(
+    args: &BuildArgs,
+    verify: Option<Verify>,
     shell: &Shell,
     processors: &[fn(&mut Registry)],
 ) -> anyhow::Result<Exit> {
@@ -38,7 +48,8 @@ pub fn exec(
         let exit = match runner::delegate_if_needed(package, shell)? {
             Some(code) => Exit::Delegated(code),
             None => {
-                let pipeline = pipeline(package, args.jobs, &args.variant, processors)?;
+                let mut pipeline = pipeline(package, args.jobs, &args.variant, processors)?;
+                pipeline.options_mut().verify = verify;
                 finish(shell, package, &build_once(&pipeline, shell)?)
             }
         };
@@ -47,6 +58,19 @@ pub fn exec(
         }
     }
     Ok(Exit::Success)
+}
+
+/// `cargo assets verify`: a build whose fresh steps (all, or
+/// `--verify-fraction` of them) are built again and compared with the
+/// cache. Steps that had to run are built first, so that on a clean cache
+/// the second of two runs checks everything.
+pub fn verify(
+    args: &BuildArgs,
+    shell: &Shell,
+    processors: &[fn(&mut Registry)],
+) -> anyhow::Result<Exit> {
+    let verify = args.verify()?.unwrap_or_else(Verify::all);
+    build_packages(args, Some(verify), shell, processors)
 }
 
 /// The pipeline for `package` with these options and processors.
@@ -83,6 +107,8 @@ pub fn build_once(pipeline: &Pipeline, shell: &Shell) -> Result<BuildReport, Bui
             fresh: 0,
             failed: 0,
             skipped: 0,
+            verified: 0,
+            unreproduced: 0,
             parcels: BTreeMap::new(),
             error: Some(e.to_string()),
         }));
@@ -128,6 +154,9 @@ fn step_finished(shell: &Shell, step: &StepReport) {
                 asset: step.asset.clone(),
                 processor: step.processor.clone(),
             });
+            if let Some(verification) = &step.verification {
+                verified(shell, step, verification);
+            }
         }
         Outcome::Ran { reason } => {
             shell.message(&Message::AssetProcessed {
@@ -160,6 +189,61 @@ fn step_finished(shell: &Shell, step: &StepReport) {
     }
 }
 
+/// Reports what building a fresh step again found, when it is not the cache.
+fn verified(shell: &Shell, step: &StepReport, verification: &Verification) {
+    let (outputs, error) = match verification {
+        Verification::Same => {
+            if shell.verbosity() >= Verbosity::Verbose {
+                shell.status("Verified", step.asset.as_str(), Style::Note);
+            }
+            return;
+        }
+        Verification::Differs(outputs) => (outputs.as_slice(), None),
+        Verification::Failed(error) => (&[][..], Some(error.to_string())),
+        _ => return,
+    };
+    let short = |h: &Option<assets_build::ContentHash>| match h {
+        Some(h) => h.to_hex()[..16].to_owned(),
+        None => "nothing".to_owned(),
+    };
+    let what = match &error {
+        Some(e) => format!("building it again failed: {e}"),
+        None => outputs
+            .iter()
+            .map(|o| {
+                let name = if o.label.is_empty() {
+                    "its output".to_owned()
+                } else {
+                    format!("output `{}`", o.label)
+                };
+                format!(
+                    "{name} is {} in the cache, {} when built again",
+                    short(&o.cached),
+                    short(&o.rebuilt)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+    };
+    shell.error(format!(
+        "`{}` ({}) does not reproduce its cached outputs: {what}",
+        step.asset, step.processor
+    ));
+    shell.message(&Message::AssetUnreproduced {
+        asset: step.asset.clone(),
+        processor: step.processor.clone(),
+        outputs: outputs
+            .iter()
+            .map(|o| OutputMismatchMessage {
+                label: o.label.clone(),
+                cached: o.cached.map(|h| h.to_hex()),
+                rebuilt: o.rebuilt.map(|h| h.to_hex()),
+            })
+            .collect(),
+        error,
+    });
+}
+
 /// Renders the end of a build: parcels, the summary, `build-finished`.
 pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
     let (ran, fresh, failed, skipped) = (
@@ -176,6 +260,8 @@ pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
         fresh,
         failed,
         skipped,
+        verified: report.verified(),
+        unreproduced: report.unreproduced().len(),
         parcels,
         error: None,
     }));
