@@ -19,7 +19,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use assets_build::{BuildOptions, BuildReport, Event, Pipeline};
+use assets_build::{BuildOptions, BuildReport, Event, Pipeline, Verify};
 
 use crate::corpus::{self, Corpus};
 use crate::measure::{Sample, cold_builds, ms, paired_ratio, ratio, time};
@@ -38,8 +38,14 @@ pub fn build(dir: &Path) -> (Duration, BuildReport) {
 
 /// One build of the corpus at `dir` with its cache in `cache`.
 fn build_into(dir: &Path, cache: &Path) -> (Duration, BuildReport) {
+    build_with(dir, cache, None)
+}
+
+/// One build, checking the fresh steps `verify` selects.
+fn build_with(dir: &Path, cache: &Path, verify: Option<Verify>) -> (Duration, BuildReport) {
     let mut options = BuildOptions::new(dir.join("Cargo.toml"), cache.to_owned());
     options.jobs = cores();
+    options.verify = verify;
     let mut pipeline = Pipeline::new(options);
     corpus::register(pipeline.registry_mut());
     let mut report = None;
@@ -51,7 +57,11 @@ fn build_into(dir: &Path, cache: &Path) -> (Duration, BuildReport) {
         )
     });
     let report = report.expect("built");
-    assert!(report.success(), "the corpus builds without failures");
+    assert!(
+        report.success(),
+        "the corpus builds without failures: {}",
+        report.failure_summary().unwrap_or_default()
+    );
     (t, report)
 }
 
@@ -175,6 +185,9 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
     let mut incr_table = String::from(
         "| assets | no-op median (min–max) ms | ninja no-op (ms) | no-op / ninja (paired) | hash all inputs (ms) | touch-all median (min–max) ms | touch-all / hash | touch-all / (no-op + hash) | edit one sprite median (min–max) ms | edit / full |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
+    let mut verify_table = String::from(
+        "| assets | steps checked | verify every step, ms | verify / full build | outputs that differ |\n|---:|---:|---:|---:|---:|\n",
+    );
     let (cold_runs, noop_runs, touch_runs, edits) =
         if quick { (1, 3, 1, 1) } else { (3, 11, 3, 5) };
     for &n in scales {
@@ -271,8 +284,28 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
             ratio(edit.median(), full.median()),
         )
         .expect("write to String");
+
+        // Every fresh step built again and compared: every built-in
+        // processor and the corpus's own is deterministic.
+        progress(&format!("{n}: verify"));
+        let (t, report) = build_with(tmp.path(), &cache, Some(Verify::all()));
+        let differ = report.unreproduced();
+        writeln!(
+            verify_table,
+            "| {n} | {} | {} | {} | {} |",
+            report.verified(),
+            ms(t),
+            ratio(t, full.median()),
+            differ.len(),
+        )
+        .expect("write to String");
+        assert!(
+            differ.is_empty(),
+            "steps that do not reproduce the cache: {:?}",
+            differ.iter().map(|s| s.asset.as_str()).collect::<Vec<_>>()
+        );
     }
-    format!("{full_table}\n{incr_table}")
+    format!("{full_table}\n{incr_table}\n{verify_table}")
 }
 
 fn file_len(path: &Path) -> u64 {
