@@ -23,7 +23,7 @@ use crate::parcels::{default_parcel_dir, write_parcels};
 use crate::plan::plan;
 use crate::processor::Registry;
 use crate::record_log::RecordLog;
-use crate::report::{BuildReport, ParcelOutcome, Retired};
+use crate::report::{BuildReport, ParcelOutcome, Retired, StepReport};
 use crate::scheduler::Scheduler;
 use crate::store::{BlobMemory, Store, StoreError};
 use crate::verify::Verify;
@@ -163,15 +163,18 @@ impl Pipeline {
             None => default_parcel_dir(store.dir(), package_key(&manifest), &o.variant),
         };
         let mut retired = Retired::default();
-        let mut parcels = write_parcels(
-            &manifest,
-            &o.variant,
-            &store,
-            &parcel_dir,
-            &plan,
-            &steps,
-            &mut retired,
-        );
+        let write = |steps: &[Arc<StepReport>], retired: &mut Retired| {
+            write_parcels(
+                &manifest,
+                &o.variant,
+                &store,
+                &parcel_dir,
+                &plan,
+                steps,
+                retired,
+            )
+        };
+        let mut parcels = write(&steps, &mut retired);
         // A parcel that could not be written may have met a corrupt blob
         // (removed when found). Then every output is checked at once, the
         // steps that made damaged ones run again, and the parcels are
@@ -183,15 +186,7 @@ impl Pipeline {
             let damaged = damaged_steps(&store, &steps);
             if !damaged.is_empty() {
                 steps = scheduler.rebuild(&damaged, o.jobs);
-                parcels = write_parcels(
-                    &manifest,
-                    &o.variant,
-                    &store,
-                    &parcel_dir,
-                    &plan,
-                    &steps,
-                    &mut retired,
-                );
+                parcels = write(&steps, &mut retired);
             }
         }
         drop(scheduler);

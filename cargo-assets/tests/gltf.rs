@@ -43,8 +43,7 @@ fn built_model(p: &Project, run: &assets_test_support::Run) -> (Vec<u8>, String,
     let at = view.offset() + accessor.offset();
     let vertices = blob[at..at + 36].to_vec();
     // What the processor does not know passes through.
-    let json = gltf::binary::Glb::from_slice(&glb).unwrap().json;
-    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let json = packed_json(run);
     assert_eq!(json["extensionsUsed"], serde_json::json!(["EXT_made_up"]));
     assert_eq!(json["materials"][0]["extensions"]["EXT_made_up"]["x"], 1);
     assert_eq!(json["images"][0]["name"], "leather");
@@ -170,6 +169,19 @@ fn broken_models_fail_by_name_and_keep_the_last_good_parcel() {
     }
 }
 
+/// The JSON chunk of the model's GLB in the built parcel.
+fn packed_json(run: &assets_test_support::Run) -> serde_json::Value {
+    let parcel = std::fs::read(run.parcel("main")).unwrap();
+    let parcel = assets_runtime::Parcel::from_bytes(&parcel).unwrap();
+    let glb = parcel
+        .bytes(assets_runtime::ResourceId::of(
+            "models/FlightHelmet/FlightHelmet.gltf",
+        ))
+        .unwrap();
+    let json = gltf::binary::Glb::from_slice(&glb).unwrap().json;
+    serde_json::from_slice(&json).unwrap()
+}
+
 #[test]
 fn a_model_requiring_an_extension_the_validator_does_not_know_still_packs() {
     // Draco or meshopt models require extensions the `gltf` crate does not
@@ -182,16 +194,7 @@ fn a_model_requiring_an_extension_the_validator_does_not_know_still_packs() {
             r#""extensionsUsed": ["EXT_made_up"], "extensionsRequired": ["EXT_made_up"],"#,
         ),
     );
-    let run = p.build_ok();
-    let parcel = std::fs::read(run.parcel("main")).unwrap();
-    let parcel = assets_runtime::Parcel::from_bytes(&parcel).unwrap();
-    let glb = parcel
-        .bytes(assets_runtime::ResourceId::of(
-            "models/FlightHelmet/FlightHelmet.gltf",
-        ))
-        .unwrap();
-    let json = gltf::binary::Glb::from_slice(&glb).unwrap().json;
-    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let json = packed_json(&p.build_ok());
     assert_eq!(
         json["extensionsRequired"],
         serde_json::json!(["EXT_made_up"])
@@ -242,15 +245,7 @@ fn a_model_with_an_application_specific_attribute_packs() {
     );
     let run = p.build_ok();
     built_model(&p, &run);
-    let parcel = std::fs::read(run.parcel("main")).unwrap();
-    let parcel = assets_runtime::Parcel::from_bytes(&parcel).unwrap();
-    let glb = parcel
-        .bytes(assets_runtime::ResourceId::of(
-            "models/FlightHelmet/FlightHelmet.gltf",
-        ))
-        .unwrap();
-    let json = gltf::binary::Glb::from_slice(&glb).unwrap().json;
-    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let json = packed_json(&run);
     let attributes = &json["meshes"][0]["primitives"][0]["attributes"];
     assert_eq!(attributes["__BARYCENTRIC"], 0, "{attributes}");
     assert_eq!(attributes["_WEIGHT_PAINT"], 0, "{attributes}");
