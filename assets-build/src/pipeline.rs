@@ -206,9 +206,16 @@ impl Pipeline {
 /// is removed as it is found), every blob read and checked on all cores.
 fn damaged_steps(store: &Store, steps: &[Arc<crate::report::StepReport>]) -> Vec<usize> {
     let damaged = parallel::map(steps, |s| {
-        s.record
-            .as_ref()
-            .is_some_and(|r| r.outputs.iter().any(|o| store.get(&o.hash).is_err()))
+        // Every output is read, not only up to the first damaged one: a
+        // corrupt blob left unread would keep its size and be trusted by
+        // the rebuild's `put` (a blob shared by several outputs, say).
+        s.record.as_ref().is_some_and(|r| {
+            r.outputs
+                .iter()
+                .filter(|o| store.get(&o.hash).is_err())
+                .count()
+                > 0
+        })
     });
     damaged
         .into_iter()

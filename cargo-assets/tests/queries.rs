@@ -21,7 +21,7 @@ include-dirs = ["lib"]
     )
     .png("assets/sprites/a.png", 4, 4, 1)
     .png("assets/sprites/b.png", 3, 5, 2)
-    .file("assets/lib/common.wgsl", "fn common() {}\n")
+    .file("assets/lib/common.wgsl", "fn helper() {}\n")
     .file(
         "assets/shaders/main.wgsl",
         "#include \"common.wgsl\"\nfn main() {}\n",
@@ -107,7 +107,7 @@ fn why_says_what_happened_and_what_will() {
         "shaders/main.wgsl: last built because never built before\n\
          shaders/main.wgsl: fresh; the next build reuses it\n"
     );
-    p.file("assets/lib/common.wgsl", "fn common() { /* changed */ }\n");
+    p.file("assets/lib/common.wgsl", "fn helper() { /* changed */ }\n");
     let (out, _, _) = human(&p, &["why", "shaders/main.wgsl"]);
     assert!(
         out.ends_with(

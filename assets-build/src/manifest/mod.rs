@@ -86,7 +86,8 @@ pub struct Manifest {
 pub fn default_processor(extension: Option<&str>) -> &'static str {
     match extension.map(str::to_ascii_lowercase).as_deref() {
         Some("png" | "jpg" | "jpeg") => "image",
-        Some("txt" | "json" | "ron" | "toml" | "wgsl" | "wesl" | "glsl") => "text",
+        Some("txt" | "json" | "ron" | "toml" | "glsl") => "text",
+        Some("wgsl" | "wesl") => "shader",
         #[cfg(feature = "gltf")]
         Some("gltf" | "glb") => "gltf",
         _ => "copy",

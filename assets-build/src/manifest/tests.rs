@@ -23,7 +23,7 @@ fn no_assets_section_means_defaults() {
     assert_eq!(m.parcels[0].name, "main");
     assert!(m.parcels[0].contains(&asset("deep/down/x.png")));
     assert_eq!(m.assign(&asset("a/b.PNG")).processor, "image");
-    assert_eq!(m.assign(&asset("shader.wgsl")).processor, "text");
+    assert_eq!(m.assign(&asset("shader.wgsl")).processor, "shader");
     assert_eq!(m.assign(&asset("level.bin")).processor, "copy");
     assert_eq!(m.assign(&asset("noext")).processor, "copy");
 }

@@ -30,6 +30,7 @@ pub mod depfile;
 #[cfg(feature = "gltf")]
 pub mod gltf;
 pub mod image;
+pub mod shader;
 pub mod sprite;
 pub mod sprite_source;
 pub mod text;
@@ -76,12 +77,14 @@ impl Registry {
         Registry::default()
     }
 
-    /// The built-in processors: `copy`, `text`, `image`, `sprite`, `command`,
-    /// and `gltf` (with the cargo feature of that name, on by default).
+    /// The built-in processors: `copy`, `text`, `shader`, `image`, `sprite`,
+    /// `command`, and `gltf` (with the cargo feature of that name, on by
+    /// default).
     pub fn with_builtins() -> Registry {
         let mut r = Registry::empty();
         r.register(copy::Copy);
         r.register(text::Text);
+        r.register(shader::Shader);
         r.register(image::Image);
         r.register(sprite::Sprite);
         r.register(command::Command);

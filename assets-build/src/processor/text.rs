@@ -54,17 +54,7 @@ impl Processor for Text {
 
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
         let settings: TextSettings = ctx.settings()?;
-        let bytes = ctx.source()?;
-        let mut text = match String::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(e) => {
-                let at = e.utf8_error().valid_up_to();
-                let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
-                return Err(ProcessError::msg(format!(
-                    "not valid UTF-8: invalid byte at offset {at} (line {line}); save the file as UTF-8 or use `processor = \"copy\"`"
-                )));
-            }
-        };
+        let mut text = read_utf8(ctx)?;
         if settings.normalize {
             text = normalize(&text);
         }
@@ -75,13 +65,26 @@ impl Processor for Text {
     }
 }
 
-fn normalize(text: &str) -> String {
+/// The asset's source as UTF-8, or an error naming the first bad byte.
+pub(super) fn read_utf8(ctx: &mut Context<'_>) -> Result<String, ProcessError> {
+    String::from_utf8(ctx.source()?).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        ProcessError::msg(format!(
+            "not valid UTF-8: invalid byte at offset {at} (line {line}); save the file as UTF-8 or use `processor = \"copy\"`"
+        ))
+    })
+}
+
+/// No BOM, LF line ends: a Windows checkout builds the same bytes.
+pub(super) fn normalize(text: &str) -> String {
     text.strip_prefix('\u{feff}')
         .unwrap_or(text)
         .replace("\r\n", "\n")
 }
 
-fn expand_includes(
+/// `text` with each `#include "path"` line replaced by that file's text.
+pub(super) fn expand_includes(
     ctx: &mut Context<'_>,
     text: &str,
     dirs: &[String],
@@ -105,7 +108,8 @@ fn expand_includes(
             return Err(at(format!("not found (looked for {})", looked.join(", "))));
         };
         let included = ctx.dependency(found.as_str())?;
-        if included.outputs().first().is_none_or(|o| o.kind != "text") {
+        let main = included.outputs().iter().find(|o| o.label.is_empty());
+        if main.is_none_or(|o| o.kind != "text") {
             return Err(at(format!("`{found}` is not processed as text")));
         }
         let body = String::from_utf8(included.bytes("")?).map_err(|_| at("not UTF-8".into()))?;

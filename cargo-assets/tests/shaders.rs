@@ -1,0 +1,257 @@
+//! The `shader` processor through the real binary, on shaders shaped like a
+//! game's: WESL `import`s of a noise library and of a sibling module, a
+//! quoted naga_oil `#import`, storage buffers, textures and samplers, a
+//! compute shader, one that imports another package's modules, and one
+//! with an error. Imports are dependencies found while building; naga
+//! validates; errors carry file:line:col of the original source.
+
+use assets_test_support::Project;
+use serde_json::Value;
+
+const NOISE: &str = "\
+// Value noise, two octaves.
+fn hash(p: vec2<f32>) -> f32 {
+    return fract(sin(dot(p, vec2<f32>(12.9898, 78.233))) * 43758.5453);
+}
+
+fn fbm(p: vec2<f32>) -> f32 {
+    return 0.5 * hash(p) + 0.25 * hash(p * 2.0);
+}
+";
+
+const COMMON: &str = "\
+struct Light {
+    direction: vec3<f32>,
+    intensity: f32,
+}
+
+const PI: f32 = 3.14159265;
+";
+
+const WATER: &str = "\
+import package::shaders::lib::noise::fbm;
+import super::common::{Light, PI};
+
+@group(0) @binding(0) var<uniform> light: Light;
+@group(0) @binding(1) var<storage, read> heights: array<f32>;
+@group(1) @binding(0) var foam: texture_2d<f32>;
+@group(1) @binding(1) var foam_sampler: sampler;
+
+@fragment
+fn fs_main(@location(0) uv: vec2<f32>) -> @location(0) vec4<f32> {
+    let n = fbm(uv * PI) * light.intensity + heights[0];
+    return textureSample(foam, foam_sampler, uv) * n;
+}
+";
+
+const PARTICLES: &str = "\
+#import \"shaders/common.wgsl\"
+
+struct Particle {
+    position: vec2<f32>,
+    velocity: vec2<f32>,
+}
+
+@group(0) @binding(0) var<storage, read_write> particles: array<Particle>;
+
+@compute @workgroup_size(64)
+fn step(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    particles[i].position += particles[i].velocity * PI;
+}
+";
+
+const BROKEN: &str = "\
+@fragment
+fn fs_main() -> @location(0) vec4<f32> {
+    let x: f32 = 1u;
+    return vec4<f32>(x);
+}
+";
+
+const BEVY_MATERIAL: &str = "\
+import bevy_pbr::forward_io::VertexOutput;
+
+@fragment
+fn fragment(mesh: VertexOutput) -> @location(0) vec4<f32> {
+    return vec4<f32>(1.0);
+}
+";
+
+fn project() -> Project {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata("")
+        .file("assets/shaders/lib/noise.wesl", NOISE)
+        .file("assets/shaders/common.wgsl", COMMON)
+        .file("assets/shaders/water.wesl", WATER)
+        .file("assets/shaders/particles.wgsl", PARTICLES)
+        .file("assets/shaders/bevy_material.wesl", BEVY_MATERIAL);
+    p
+}
+
+/// The reflection JSON of `shader` in the built parcel.
+fn reflection(run: &assets_test_support::Run, shader: &str) -> Value {
+    let bytes = std::fs::read(run.parcel("main")).unwrap();
+    let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+    let text = parcel
+        .text(assets_runtime::ResourceId::of(&format!(
+            "{shader}#reflection"
+        )))
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn shaders_are_validated_and_reflected_through_their_imports() {
+    let p = project();
+    let run = p.build_ok();
+    let water = reflection(&run, "shaders/water.wesl");
+    assert_eq!(water["validated"], true, "{water}");
+    assert_eq!(
+        water["imports"],
+        serde_json::json!(["shaders/lib/noise.wesl", "shaders/common.wgsl"])
+    );
+    assert_eq!(
+        water["entry_points"],
+        serde_json::json!([{"name": "fs_main", "stage": "fragment"}])
+    );
+    let bindings: Vec<(u64, u64, &str, &str)> = water["bindings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["group"].as_u64().unwrap(),
+                b["binding"].as_u64().unwrap(),
+                b["name"].as_str().unwrap(),
+                b["holds"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        bindings,
+        [
+            (0, 0, "light", "uniform"),
+            (0, 1, "heights", "storage read"),
+            (1, 0, "foam", "texture d2"),
+            (1, 1, "foam_sampler", "sampler"),
+        ]
+    );
+    let particles = reflection(&run, "shaders/particles.wgsl");
+    assert_eq!(particles["validated"], true, "{particles}");
+    assert_eq!(
+        particles["entry_points"],
+        serde_json::json!([{"name": "step", "stage": "compute", "workgroup_size": [64, 1, 1]}])
+    );
+    assert_eq!(particles["bindings"][0]["holds"], "storage read_write");
+    // Another package's modules are not in the tree: built, not validated.
+    let bevy = reflection(&run, "shaders/bevy_material.wesl");
+    assert_eq!(bevy["validated"], false);
+    assert_eq!(bevy["external"], serde_json::json!(["bevy_pbr"]));
+    assert!(
+        bevy["not_validated_because"]
+            .as_str()
+            .unwrap()
+            .contains("imports `bevy_pbr`, a module of another package")
+    );
+    // The shader's own text is kept as written, imports and all.
+    let bytes = std::fs::read(run.parcel("main")).unwrap();
+    let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+    let text = parcel
+        .text(assets_runtime::ResourceId::of("shaders/water.wesl"))
+        .unwrap();
+    assert_eq!(text, WATER);
+
+    // Who uses the noise library: the importer, found while building.
+    let rdeps = p
+        .command(["rdeps", "shaders/lib/noise.wesl"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(rdeps.stdout).unwrap(),
+        "shaders/water.wesl uses the outputs of shaders/lib/noise.wesl\n"
+    );
+
+    // Editing the module rebuilds it and exactly its importer.
+    p.file(
+        "assets/shaders/lib/noise.wesl",
+        NOISE.replace("0.25", "0.3"),
+    );
+    let run = p.build_ok();
+    assert_eq!(
+        run.processed(),
+        ["shaders/lib/noise.wesl", "shaders/water.wesl"]
+    );
+    // Editing the quoted `#import` rebuilds the common module and both users.
+    p.file(
+        "assets/shaders/common.wgsl",
+        COMMON.replace("3.14159265", "3.1415927"),
+    );
+    let mut processed = p.build_ok().processed();
+    processed.sort();
+    assert_eq!(
+        processed,
+        [
+            "shaders/common.wgsl",
+            "shaders/particles.wgsl",
+            "shaders/water.wesl"
+        ]
+    );
+}
+
+#[test]
+fn an_invalid_shader_fails_by_name_with_its_line_and_column_and_the_rest_builds() {
+    let p = project();
+    p.file("assets/shaders/broken.wgsl", BROKEN);
+    let run = p.run(&["build"]);
+    assert!(!run.success());
+    let message = run.failure_message("shaders/broken.wgsl");
+    assert!(
+        message.starts_with("shaders/broken.wgsl:3:9: ")
+            && message.contains("expected to be `f32`, but got `u32`"),
+        "{message}"
+    );
+    let finished = run.build_finished();
+    assert_eq!((finished.failed, finished.ran), (1, 6), "{}", run.stderr);
+
+    // Through an import: the error is the importer's, at its own line.
+    p.remove("assets/shaders/broken.wgsl");
+    p.file(
+        "assets/shaders/water.wesl",
+        WATER.replace("fbm(uv * PI)", "fbm(PI)"),
+    );
+    let run = p.run(&["build"]);
+    let message = run.failure_message("shaders/water.wesl");
+    assert!(
+        message.starts_with("shaders/water.wesl:11:13: ")
+            && message.contains("Argument 0 value [1] doesn't match the type"),
+        "{message}"
+    );
+}
+
+#[test]
+fn creating_a_module_an_import_looked_for_rebuilds_the_importer() {
+    let p = project();
+    p.file(
+        "assets/shaders/water.wesl",
+        WATER.replace(
+            "import super::common::{Light, PI};",
+            "import super::common::{Light, PI};\nimport super::waves::swell;",
+        ),
+    );
+    let run = p.run(&["build"]);
+    let message = run.failure_message("shaders/water.wesl");
+    assert!(
+        message.contains("shaders/water.wesl:3: `import super::waves::swell;`: module not found (looked for `shaders/waves/swell.wesl`, `shaders/waves/swell.wgsl`, `shaders/waves.wesl`, `shaders/waves.wgsl`)"),
+        "{message}"
+    );
+    p.file(
+        "assets/shaders/waves.wgsl",
+        "fn swell(t: f32) -> f32 { return sin(t); }\n",
+    );
+    let run = p.build_ok();
+    let mut processed = run.processed();
+    processed.sort();
+    assert_eq!(processed, ["shaders/water.wesl", "shaders/waves.wgsl"]);
+    assert_eq!(reflection(&run, "shaders/water.wesl")["validated"], true);
+}
