@@ -59,6 +59,10 @@ pub(crate) enum DependencyState {
     Built(ContentHash),
     /// No longer an asset.
     Gone,
+    /// Waiting for it would close a dependency cycle. Not a failure of the
+    /// dependency: the step runs, asks for it again, and fails naming the
+    /// cycle (else every step of the cycle was skipped and none said why).
+    Cycle,
     /// Failed or skipped.
     Failed,
 }
@@ -131,7 +135,7 @@ pub(crate) fn check(
     for dep in &record.dependencies {
         match dependency(&dep.asset) {
             DependencyState::Built(h) if h == dep.outputs_hash => {}
-            DependencyState::Built(_) | DependencyState::Gone => {
+            DependencyState::Built(_) | DependencyState::Gone | DependencyState::Cycle => {
                 return Verdict::Stale(DirtyReason::DependencyChanged {
                     asset: dep.asset.clone(),
                 });

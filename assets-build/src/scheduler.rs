@@ -325,6 +325,7 @@ impl<'a> Scheduler<'a> {
             match self.record_of(i, asset) {
                 Ok(r) => DependencyState::Built(r.outputs_hash()),
                 Err(ProcessError::NoSuchAsset { .. }) => DependencyState::Gone,
+                Err(ProcessError::Cycle { .. }) => DependencyState::Cycle,
                 Err(_) => DependencyState::Failed,
             }
         })
