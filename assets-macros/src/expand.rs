@@ -209,6 +209,7 @@ impl Module {
                 "text" => "::assets_runtime::TextId",
                 "image" => "::assets_runtime::ImageId",
                 "bytes" => "::assets_runtime::BytesId",
+                "shader" => "::assets_runtime::ShaderId",
                 _ => "::assets_runtime::ResourceId",
             };
             let doc = format!("`{}` ({})", entry.name, entry.kind);

@@ -49,8 +49,8 @@
 //!
 //! | when                  | what |
 //! |-----------------------|------|
-//! | `Parcel::from_bytes`  | magic, version, every offset and length (with overflow checks), the table checksum, buckets consistent with ids, ids strictly increasing, names and kinds UTF-8, resources inside the data area, 16-aligned, not overlapping, zero padding in the tables and names, known compression and zero reserved bytes, lengths and checksums equal when not compressed, no compressed image or sprite, a compressed length within what its codec can expand to, text resources UTF-8 (when not compressed), image headers consistent with their length, sprite frames well-formed and inside an image resource of the parcel |
-//! | reading a compressed resource | its stored checksum, that it decompresses to exactly `len` bytes with `checksum`, and (text) UTF-8 |
+//! | `Parcel::from_bytes`  | magic, version, every offset and length (with overflow checks), the table checksum, buckets consistent with ids, ids strictly increasing, names and kinds UTF-8, resources inside the data area, 16-aligned, not overlapping, zero padding in the tables and names, known compression and zero reserved bytes, lengths and checksums equal when not compressed, no compressed image or sprite, a compressed length within what its codec can expand to, text and shader resources UTF-8 (when not compressed), image headers consistent with their length, sprite frames well-formed and inside an image resource of the parcel |
+//! | reading a compressed resource | its stored checksum, that it decompresses to exactly `len` bytes with `checksum`, and (text, shader) UTF-8 |
 //! | `Parcel::verify`      | each resource's stored checksum, each compressed resource as when read, and the zero padding between resources (reading every byte of the data area, so it is not done at open) |
 //!
 //! Every byte of a file is therefore covered: the header and tables by the
@@ -124,6 +124,8 @@ impl Compression {
 pub const KIND_BYTES: &str = "bytes";
 /// Kind name of UTF-8 text.
 pub const KIND_TEXT: &str = "text";
+/// Kind name of shader source (WGSL, WESL): UTF-8 text, checked as text is.
+pub const KIND_SHADER: &str = "shader";
 /// Kind name of images (see [`crate::image`]).
 pub const KIND_IMAGE: &str = "image";
 /// Kind name of sprite frames (see [`crate::sprite`]).

@@ -70,7 +70,7 @@ pub use id::ResourceId;
 pub use parcel::{Parcel, ParcelBuf, Resource};
 pub use sprite::{Sprite, SpriteFrame};
 pub use static_parcel::StaticParcel;
-pub use typed::{BytesId, Id, IdOf, ImageId, SpriteId, TextId};
+pub use typed::{BytesId, Id, IdOf, ImageId, ShaderId, SpriteId, TextId};
 
 #[cfg(test)]
 mod tests;

@@ -15,8 +15,9 @@ use std::path::Path;
 use crate::codec::{self, DecodeError};
 use crate::error::ParcelError;
 use crate::format::{
-    Compression, DATA_ALIGN, ENTRY_LEN, HEADER_LEN, KIND_IMAGE, KIND_SPRITE, KIND_TEXT, MAGIC,
-    MAX_BUCKET_BITS, VERSION, bucket_of, data_checksum, table_checksum, u16_at, u32_at, u64_at,
+    Compression, DATA_ALIGN, ENTRY_LEN, HEADER_LEN, KIND_IMAGE, KIND_SHADER, KIND_SPRITE,
+    KIND_TEXT, MAGIC, MAX_BUCKET_BITS, VERSION, bucket_of, data_checksum, table_checksum, u16_at,
+    u32_at, u64_at,
 };
 use crate::id::ResourceId;
 use crate::image::{IMAGE_HEADER_LEN, Image, ImageHeader};
@@ -92,10 +93,10 @@ impl<'a> Resource<'a> {
         Ok(Cow::Owned(bytes))
     }
 
-    /// The text of a `text` resource: borrowed when stored as it is (checked
-    /// to be UTF-8 at open), else decompressed and checked.
+    /// The text of a `text` or `shader` resource: borrowed when stored as
+    /// it is (checked to be UTF-8 at open), else decompressed and checked.
     pub fn text(&self) -> Result<Cow<'a, str>, ParcelError> {
-        if self.kind != KIND_TEXT {
+        if self.kind != KIND_TEXT && self.kind != KIND_SHADER {
             return Err(self.wrong_kind(KIND_TEXT));
         }
         let not_utf8 = || ParcelError::NotUtf8 {
@@ -171,7 +172,7 @@ impl<'a> Resource<'a> {
     pub fn verify(&self) -> Result<(), ParcelError> {
         match self.compression {
             Compression::None => self.verify_stored(),
-            _ if self.kind == KIND_TEXT => self.text().map(drop),
+            _ if self.kind == KIND_TEXT || self.kind == KIND_SHADER => self.text().map(drop),
             _ => self.bytes().map(drop),
         }
     }
@@ -255,6 +256,17 @@ impl<'a> Parcel<'a> {
     /// [`Resource::text`]).
     pub fn text(&self, id: impl IdOf<kind::Text>) -> Result<Cow<'a, str>, ParcelError> {
         self.require(id.resource_id())?.text()
+    }
+
+    /// The source of shader `id` (WGSL or WESL, imports as written), which
+    /// must be a `shader` resource; its reflection is the `text` resource
+    /// named `<shader>#reflection`.
+    pub fn shader(&self, id: impl IdOf<kind::Shader>) -> Result<Cow<'a, str>, ParcelError> {
+        let r = self.require(id.resource_id())?;
+        if r.kind != KIND_SHADER {
+            return Err(r.wrong_kind(KIND_SHADER));
+        }
+        r.text()
     }
 
     /// The image of resource `id`, if it is an `image` resource.
@@ -468,7 +480,7 @@ fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
                 ));
             }
         }
-        if kind == KIND_TEXT
+        if (kind == KIND_TEXT || kind == KIND_SHADER)
             && compression == Compression::None
             && std::str::from_utf8(resource).is_err()
         {

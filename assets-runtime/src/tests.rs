@@ -654,3 +654,34 @@ fn data_padding_is_checked_by_verify_and_table_padding_at_open() {
         Err(ParcelError::NonZeroPadding { .. })
     ));
 }
+
+#[test]
+fn shaders_read_as_text_through_their_own_accessor_and_are_checked_as_text() {
+    let mut w = ParcelWriter::new();
+    w.add(
+        "shaders/water.wgsl",
+        "shader",
+        b"@fragment fn fs() {}\n".to_vec(),
+    );
+    w.add("notes.txt", "text", b"hello\n".to_vec());
+    let bytes = w.finish().unwrap();
+    let p = Parcel::from_bytes(&bytes).unwrap();
+    let water = crate::ShaderId::of("shaders/water.wgsl");
+    assert_eq!(p.shader(water).unwrap(), "@fragment fn fs() {}\n");
+    assert_eq!(
+        p.shader(ResourceId::of("notes.txt"))
+            .unwrap_err()
+            .to_string(),
+        "resource `notes.txt` is of kind `text`, not `shader`"
+    );
+    // Shader source is UTF-8 like text, checked at open.
+    let mut w = ParcelWriter::new();
+    w.add("shaders/bad.wgsl", "shader", vec![0xff, 0xfe]);
+    assert!(matches!(
+        Parcel::from_bytes(&w.finish().unwrap()),
+        Err(ParcelError::BadEntry {
+            what: "text resource is not UTF-8",
+            ..
+        })
+    ));
+}

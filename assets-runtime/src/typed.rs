@@ -26,6 +26,9 @@ pub mod kind {
     /// `bytes` resources.
     #[derive(Debug)]
     pub enum Bytes {}
+    /// `shader` resources: WGSL or WESL source.
+    #[derive(Debug)]
+    pub enum Shader {}
 }
 
 /// The id of a resource of kind `K`.
@@ -42,6 +45,8 @@ pub type TextId = Id<kind::Text>;
 pub type ImageId = Id<kind::Image>;
 /// The id of a bytes resource.
 pub type BytesId = Id<kind::Bytes>;
+/// The id of a shader.
+pub type ShaderId = Id<kind::Shader>;
 
 impl<K> Id<K> {
     /// The id of the resource named `name`, asserted to be of kind `K`.

@@ -42,7 +42,9 @@ fn include_parcel_errors_name_the_problem_and_the_fix() {
         "main",
         &[
             ("sprite", "sprites/hero-idle.png"),
-            ("text", "shaders/water.wgsl"),
+            ("shader", "shaders/water.wgsl"),
+            ("text", "shaders/water.wgsl#reflection"),
+            ("text", "data/intro.txt"),
             ("level", "levels/one.lvl#collision"),
             ("image", "atlas:main#0"),
             ("sprite", "branding/bevy_bird_dark.png"),

@@ -283,7 +283,7 @@ fn main() {
     let _ = main::fonts::FIRA_SANS_BOLD;
     let _ = main::textures::game_icons::WRENCH;
     let _ = main::textures::_1X1;
-    let shader = parcel.text(main::shaders::CUSTOM_MATERIAL).unwrap();
+    let shader = parcel.shader(main::shaders::CUSTOM_MATERIAL).unwrap();
     println!("shader {} lines", shader.lines().count());
     let hero = parcel.sprite(main::sprites::HERO).unwrap();
     println!("hero {}x{}", hero.frame.source_width, hero.frame.source_height);

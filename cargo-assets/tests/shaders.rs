@@ -157,10 +157,9 @@ fn shaders_are_validated_and_reflected_through_their_imports() {
     // The shader's own text is kept as written, imports and all.
     let bytes = std::fs::read(run.parcel("main")).unwrap();
     let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
-    let text = parcel
-        .text(assets_runtime::ResourceId::of("shaders/water.wesl"))
-        .unwrap();
-    assert_eq!(text, WATER);
+    let water = assets_runtime::ResourceId::of("shaders/water.wesl");
+    assert_eq!(parcel.get(water).unwrap().kind, "shader");
+    assert_eq!(parcel.shader(water).unwrap(), WATER);
 
     // Who uses the noise library: the importer, found while building.
     let rdeps = p

@@ -3,7 +3,8 @@
 //! validated with naga (feature `shaders`, on by default) at build time,
 //! where an error costs a rebuild instead of a crash at pipeline creation.
 //!
-//! The output is the shader's text, as the `text` processor makes it
+//! The output (kind `shader`: `include_parcel!` gives it a `ShaderId`,
+//! `Parcel::shader` reads it) is the shader's text, as the `text` processor makes it
 //! (normalized; `#include "path"` expanded when `includes = true`), imports
 //! left as written: a game links modules at run time (WESL's linker,
 //! naga_oil), from the parcel, where the modules are resources too.
@@ -77,8 +78,9 @@ impl Processor for Shader {
         "shader"
     }
 
+    /// 2: the source's kind is `shader` (was `text`).
     fn version(&self) -> u32 {
-        1
+        2
     }
 
     fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
@@ -123,7 +125,7 @@ impl Processor for Shader {
             Some(why) => reflection.not_validated_because = Some(why),
             None => validate(&linked, &mut reflection)?,
         }
-        ctx.emit("text", source.into_bytes())?;
+        ctx.emit("shader", source.into_bytes())?;
         let json = serde_json::to_vec_pretty(&reflection).expect("reflection serializes");
         ctx.emit_labeled(REFLECTION_LABEL, "text", json)
     }

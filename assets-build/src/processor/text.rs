@@ -109,7 +109,7 @@ pub(super) fn expand_includes(
         };
         let included = ctx.dependency(found.as_str())?;
         let main = included.outputs().iter().find(|o| o.label.is_empty());
-        if main.is_none_or(|o| o.kind != "text") {
+        if main.is_none_or(|o| o.kind != "text" && o.kind != "shader") {
             return Err(at(format!("`{found}` is not processed as text")));
         }
         let body = String::from_utf8(included.bytes("")?).map_err(|_| at("not UTF-8".into()))?;

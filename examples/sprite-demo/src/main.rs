@@ -56,7 +56,7 @@ fn run() -> Result<(), String> {
     let level_json = parcel.text(main::data::LEVEL1).map_err(|e| e.to_string())?;
     let title = level::title(&level_json).ok_or("data/level1.json has no name")?;
     let shader = parcel
-        .text(main::shaders::SPRITE)
+        .shader(main::shaders::SPRITE)
         .map_err(|e| e.to_string())?;
     println!(
         "shader shaders/sprite.wgsl: {} lines",

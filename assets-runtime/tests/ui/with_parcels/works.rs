@@ -3,7 +3,9 @@ assets_runtime::include_parcel!("main");
 
 fn main() {
     let _: assets_runtime::SpriteId = main::sprites::HERO_IDLE;
-    let _: assets_runtime::TextId = main::shaders::WATER;
+    let _: assets_runtime::ShaderId = main::shaders::WATER;
+    let _: assets_runtime::TextId = main::shaders::WATER_REFLECTION;
+    let _: assets_runtime::TextId = main::data::INTRO;
     let _: assets_runtime::ResourceId = main::levels::ONE_COLLISION;
     let _: &str = main::PATH;
     // Same stem in one folder: each carries its extension.
