@@ -41,7 +41,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::text;
+use super::text::{self, yes};
 use super::{Context, ProcessError, Processor};
 use crate::asset_path::AssetPath;
 use crate::manifest::{Settings, SettingsError};
@@ -66,10 +66,6 @@ struct ShaderSettings {
     validate: bool,
 }
 
-fn yes() -> bool {
-    true
-}
-
 /// The label of the reflection output.
 pub const REFLECTION_LABEL: &str = "reflection";
 
@@ -89,13 +85,12 @@ impl Processor for Shader {
 
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
         let settings: ShaderSettings = ctx.settings()?;
-        let mut source = text::read_utf8(ctx)?;
-        if settings.normalize {
-            source = text::normalize(&source);
-        }
-        if settings.includes {
-            source = text::expand_includes(ctx, &source, &settings.include_dirs)?;
-        }
+        let source = text::prepare(
+            ctx,
+            settings.normalize,
+            settings.includes,
+            &settings.include_dirs,
+        )?;
         let own = ctx.asset().clone();
         let mut linked = Linked::default();
         linked.add(ctx, &settings.root, &own, &source)?;

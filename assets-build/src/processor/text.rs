@@ -35,7 +35,7 @@ struct TextSettings {
     include_dirs: Vec<String>,
 }
 
-fn yes() -> bool {
+pub(super) fn yes() -> bool {
     true
 }
 
@@ -53,20 +53,32 @@ impl Processor for Text {
     }
 
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
-        let settings: TextSettings = ctx.settings()?;
-        let mut text = read_utf8(ctx)?;
-        if settings.normalize {
-            text = normalize(&text);
-        }
-        if settings.includes {
-            text = expand_includes(ctx, &text, &settings.include_dirs)?;
-        }
+        let s: TextSettings = ctx.settings()?;
+        let text = prepare(ctx, s.normalize, s.includes, &s.include_dirs)?;
         ctx.emit("text", text.into_bytes())
     }
 }
 
+/// The asset's source as UTF-8, normalized and with its includes expanded
+/// as the settings ask: what the `text` and `shader` processors emit.
+pub(super) fn prepare(
+    ctx: &mut Context<'_>,
+    normalize_it: bool,
+    includes: bool,
+    include_dirs: &[String],
+) -> Result<String, ProcessError> {
+    let mut text = read_utf8(ctx)?;
+    if normalize_it {
+        text = normalize(&text);
+    }
+    if includes {
+        text = expand_includes(ctx, &text, include_dirs)?;
+    }
+    Ok(text)
+}
+
 /// The asset's source as UTF-8, or an error naming the first bad byte.
-pub(super) fn read_utf8(ctx: &mut Context<'_>) -> Result<String, ProcessError> {
+fn read_utf8(ctx: &mut Context<'_>) -> Result<String, ProcessError> {
     String::from_utf8(ctx.source()?).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
@@ -77,14 +89,14 @@ pub(super) fn read_utf8(ctx: &mut Context<'_>) -> Result<String, ProcessError> {
 }
 
 /// No BOM, LF line ends: a Windows checkout builds the same bytes.
-pub(super) fn normalize(text: &str) -> String {
+fn normalize(text: &str) -> String {
     text.strip_prefix('\u{feff}')
         .unwrap_or(text)
         .replace("\r\n", "\n")
 }
 
 /// `text` with each `#include "path"` line replaced by that file's text.
-pub(super) fn expand_includes(
+fn expand_includes(
     ctx: &mut Context<'_>,
     text: &str,
     dirs: &[String],
