@@ -427,6 +427,7 @@ struct Binding {
     holds: String,
 }
 
+#[cfg(feature = "shaders")]
 /// The linked source: every module's text, import lines blanked (so lines
 /// keep their numbers), and where each module starts.
 fn link(linked: &Linked) -> (String, Vec<(usize, &AssetPath)>) {
@@ -455,6 +456,7 @@ fn link(linked: &Linked) -> (String, Vec<(usize, &AssetPath)>) {
     (source, starts)
 }
 
+#[cfg(feature = "shaders")]
 /// `file:line:col` of byte `offset` of the linked source.
 fn locate(source: &str, starts: &[(usize, &AssetPath)], offset: usize) -> String {
     let i = starts
@@ -573,7 +575,6 @@ fn validate(linked: &Linked, reflection: &mut Reflection) -> Result<(), ProcessE
 fn validate(_: &Linked, reflection: &mut Reflection) -> Result<(), ProcessError> {
     reflection.not_validated_because =
         Some("assets-build was built without its `shaders` feature".into());
-    let _ = (link, locate);
     Ok(())
 }
 
