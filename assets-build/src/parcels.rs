@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use assets_runtime::Compression;
-use assets_runtime::format::KIND_SPRITE;
+use assets_runtime::format::{KIND_IMAGE, KIND_SPRITE};
 use assets_runtime::line_escape::{escape, unescape};
 use assets_runtime::sprite::SPRITE_LEN;
 use assets_runtime::toc;
@@ -43,7 +43,7 @@ use assets_runtime::write::{ParcelWriter, Payload, WriteError};
 use assets_runtime::{ParcelBuf, Resource};
 
 use crate::asset_path::AssetPath;
-use crate::atlas::FRAMES_LABEL;
+use crate::atlas::{FRAMES_LABEL, SPRITES_LABEL, member_label};
 use crate::hash::ContentHash;
 use crate::manifest::{Manifest, ParcelSpec};
 use crate::plan::{Group, Plan};
@@ -139,18 +139,37 @@ fn select(
         };
         if let Group::Sprite { atlas, slot } = step.group {
             atlases.insert(atlas);
-            let Some(table) = record(atlas, &mut failed).and_then(|r| r.output(FRAMES_LABEL))
-            else {
+            let Some(packed) = record(atlas, &mut failed) else {
                 continue;
+            };
+            // A member with several sprites (a font): the atlas completed
+            // its resource; a sprite: its frame, a slice of the table.
+            let several = own.output(SPRITES_LABEL).is_some();
+            let (kind, source) = match (several, packed.output(FRAMES_LABEL)) {
+                (true, _) => match packed.output(&member_label(slot)) {
+                    Some(o) => (
+                        o.kind.clone(),
+                        Source::Blob {
+                            hash: o.hash,
+                            len: o.size,
+                        },
+                    ),
+                    None => continue,
+                },
+                (false, Some(table)) => (
+                    KIND_SPRITE.to_owned(),
+                    Source::Slice {
+                        hash: table.hash,
+                        start: slot * SPRITE_LEN,
+                        len: SPRITE_LEN,
+                    },
+                ),
+                (false, None) => continue,
             };
             planned.push(Planned {
                 name: step.asset.to_string(),
-                kind: KIND_SPRITE.to_owned(),
-                source: Source::Slice {
-                    hash: table.hash,
-                    start: slot * SPRITE_LEN,
-                    len: SPRITE_LEN,
-                },
+                kind,
+                source,
                 shows: Some(own.outputs_hash()),
             });
             continue;
@@ -171,7 +190,9 @@ fn select(
         let Some(r) = steps[atlas].record.as_deref() else {
             continue;
         };
-        for o in r.outputs.iter().filter(|o| o.label != FRAMES_LABEL) {
+        // Its pages; the frame table and completed member resources are
+        // planned with their members above.
+        for o in r.outputs.iter().filter(|o| o.kind == KIND_IMAGE) {
             planned.push(Planned {
                 name: resource_name(&r.asset, &o.label),
                 kind: o.kind.clone(),

@@ -98,7 +98,7 @@ pub(crate) fn plan(
             return Err(err.help(help));
         };
         let mut settings = a.settings.clone();
-        if processor.name() == "sprite" {
+        if processor.packs_into_atlas() {
             let atlas = atlas_of(manifest, &d.path, settings.take("atlas"), a.origin.as_ref())?;
             members.entry(atlas).or_default().push(steps.len());
         }

@@ -210,6 +210,7 @@ impl Module {
                 "image" => "::assets_runtime::ImageId",
                 "bytes" => "::assets_runtime::BytesId",
                 "shader" => "::assets_runtime::ShaderId",
+                "font" => "::assets_runtime::FontId",
                 _ => "::assets_runtime::ResourceId",
             };
             let doc = format!("`{}` ({})", entry.name, entry.kind);

@@ -52,9 +52,9 @@ pub enum ParcelError {
         /// The resource's name.
         name: String,
     },
-    /// A sprite does not lie within an image of the parcel.
+    /// A sprite, or a glyph of a font, does not lie within an image of the parcel.
     BadSprite {
-        /// The sprite's name.
+        /// The sprite's (or font's) name.
         name: String,
         /// What is wrong.
         what: &'static str,
@@ -131,7 +131,7 @@ impl fmt::Display for ParcelError {
                 )
             }
             ParcelError::BadSprite { name, what } => {
-                write!(f, "corrupt parcel: sprite `{name}`: {what}")
+                write!(f, "corrupt parcel: sprite or font `{name}`: {what}")
             }
             ParcelError::Missing { id } => {
                 write!(f, "the parcel has no resource with id {:016x}", id.raw())

@@ -130,6 +130,15 @@ pub const KIND_SHADER: &str = "shader";
 pub const KIND_IMAGE: &str = "image";
 /// Kind name of sprite frames (see [`crate::sprite`]).
 pub const KIND_SPRITE: &str = "sprite";
+/// Kind name of baked fonts (see [`crate::font`]).
+pub const KIND_FONT: &str = "font";
+
+/// Whether resources of `kind` are always stored as they are: images,
+/// sprites and fonts, whose layouts are checked when the parcel is opened
+/// (a sprite or glyph against its page) and read in place.
+pub fn stored_uncompressed(kind: &str) -> bool {
+    kind == KIND_IMAGE || kind == KIND_SPRITE || kind == KIND_FONT
+}
 
 /// `bucket_bits` for `count` entries: about one entry per bucket.
 pub fn bucket_bits_for(count: usize) -> u32 {

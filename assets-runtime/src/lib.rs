@@ -23,6 +23,8 @@
 //! - [`id`]: why ids stay stable when assets are added or removed.
 //! - [`image`]: the image resource layout.
 //! - [`sprite`]: sprite frames: where a sprite lies in its atlas page.
+//! - [`font`]: fonts baked into glyphs in atlas pages, with line metrics
+//!   and kerning.
 //! - [`reload`]: the hot-reload client a game polls while `cargo assets watch`
 //!   runs, and the protocol it reads.
 //! - [`toc`]: the parcel's text table of contents; [`line_escape`]: the
@@ -47,6 +49,7 @@
 
 mod codec;
 mod error;
+pub mod font;
 pub mod format;
 pub mod id;
 pub mod image;
@@ -65,12 +68,13 @@ pub mod write;
 #[cfg(feature = "macros")]
 pub use assets_macros::include_parcel;
 pub use error::ParcelError;
+pub use font::{Font, FontSize, Glyph};
 pub use format::Compression;
 pub use id::ResourceId;
 pub use parcel::{Parcel, ParcelBuf, Resource};
 pub use sprite::{Sprite, SpriteFrame};
 pub use static_parcel::StaticParcel;
-pub use typed::{BytesId, Id, IdOf, ImageId, ShaderId, SpriteId, TextId};
+pub use typed::{BytesId, FontId, Id, IdOf, ImageId, ShaderId, SpriteId, TextId};
 
 #[cfg(test)]
 mod tests;

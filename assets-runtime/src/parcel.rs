@@ -14,10 +14,11 @@ use std::path::Path;
 
 use crate::codec::{self, DecodeError};
 use crate::error::ParcelError;
+use crate::font::Font;
 use crate::format::{
-    Compression, DATA_ALIGN, ENTRY_LEN, HEADER_LEN, KIND_IMAGE, KIND_SHADER, KIND_SPRITE,
-    KIND_TEXT, MAGIC, MAX_BUCKET_BITS, VERSION, bucket_of, data_checksum, table_checksum, u16_at,
-    u32_at, u64_at,
+    Compression, DATA_ALIGN, ENTRY_LEN, HEADER_LEN, KIND_FONT, KIND_IMAGE, KIND_SHADER,
+    KIND_SPRITE, KIND_TEXT, MAGIC, MAX_BUCKET_BITS, VERSION, bucket_of, data_checksum,
+    stored_uncompressed, table_checksum, u16_at, u32_at, u64_at,
 };
 use crate::id::ResourceId;
 use crate::image::{IMAGE_HEADER_LEN, Image, ImageHeader};
@@ -132,6 +133,13 @@ impl<'a> Resource<'a> {
     pub fn sprite_frame(&self) -> Option<SpriteFrame> {
         (self.kind == KIND_SPRITE)
             .then(|| SpriteFrame::parse(self.stored))
+            .flatten()
+    }
+
+    /// The font, if this is a `font` resource (checked at open).
+    pub fn font(&self) -> Option<Font<'a>> {
+        (self.kind == KIND_FONT)
+            .then(|| Font::parse(self.stored))
             .flatten()
     }
 
@@ -280,6 +288,13 @@ impl<'a> Parcel<'a> {
         let frame = self.get(id.resource_id())?.sprite_frame()?;
         let page = self.image(frame.page)?;
         Some(Sprite { frame, page })
+    }
+
+    /// The font `id`, if it is a `font` resource: its sizes, glyphs and
+    /// kerning; each glyph's frame lies in a page of this parcel (checked
+    /// at open), read with [`Parcel::image`].
+    pub fn font(&self, id: impl IdOf<kind::Font>) -> Option<Font<'a>> {
+        self.get(id.resource_id())?.font()
     }
 
     /// Every resource, in id order.
@@ -470,8 +485,8 @@ fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
                 ));
             }
         } else {
-            if kind == KIND_IMAGE || kind == KIND_SPRITE {
-                return Err(bad("image and sprite resources are never compressed"));
+            if stored_uncompressed(kind) {
+                return Err(bad("image, sprite and font resources are never compressed"));
             }
             if usize::try_from(full_len).map_or(true, |n| n > codec::expand_bound(compression, len))
             {
@@ -492,6 +507,10 @@ fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
         if kind == KIND_SPRITE {
             let frame = SpriteFrame::parse(resource).ok_or(bad("sprite resource is malformed"))?;
             sprites.push((index, frame));
+        }
+        if kind == KIND_FONT {
+            let font = Font::parse(resource).ok_or(bad("font resource is malformed"))?;
+            sprites.extend(font.frames().map(|frame| (index, frame)));
         }
         spans.push((start, len, index));
     }

@@ -568,7 +568,7 @@ fn sprites_without_their_page_or_outside_it_are_rejected_at_open() {
     let missing = with_sprite("atlas:main#0", frame_on("atlas:other#0", 0, 3)).unwrap_err();
     assert_eq!(
         missing.to_string(),
-        "corrupt parcel: sprite `sprites/a.png`: its page is not an image resource of the parcel"
+        "corrupt parcel: sprite or font `sprites/a.png`: its page is not an image resource of the parcel"
     );
     let outside = with_sprite("atlas:main#0", frame_on("atlas:main#0", 2, 3)).unwrap_err();
     assert!(matches!(outside, ParcelError::BadSprite { what, .. } if what.contains("outside")));
@@ -582,6 +582,77 @@ fn sprites_without_their_page_or_outside_it_are_rejected_at_open() {
             ..
         })
     ));
+}
+
+/// A parcel with a one-size, two-glyph font whose glyphs lie at `frames`,
+/// beside a 4x3 page `atlas:main#0`.
+fn with_font(frames: [crate::SpriteFrame; 2]) -> Result<Vec<u8>, ParcelError> {
+    use crate::font::write::{FontTables, GlyphMetrics};
+    let glyph = |ch| GlyphMetrics {
+        ch,
+        advance: 3.0,
+        left: 0.0,
+        top: 2.0,
+    };
+    let size = crate::FontSize {
+        px: 4.0,
+        ascent: 3.0,
+        descent: -1.0,
+        line_gap: 0.0,
+    };
+    let tables = FontTables {
+        spread: 0.0,
+        sizes: vec![(size, vec![glyph('a'), glyph('b')])],
+        kerning: vec![],
+    };
+    let mut font = tables.encode();
+    for f in frames {
+        font.extend_from_slice(&f.encode());
+    }
+    let mut w = ParcelWriter::compressed(Compression::Lz4);
+    w.add("atlas:main#0", "image", image_bytes(4, 3));
+    w.add("fonts/a.ttf", "font", font);
+    let bytes = w.finish().unwrap();
+    Parcel::from_bytes(&bytes)?;
+    Ok(bytes)
+}
+
+#[test]
+fn fonts_are_stored_as_they_are_and_their_glyphs_checked_against_pages_at_open() {
+    let bytes = with_font([
+        frame_on("atlas:main#0", 0, 2),
+        frame_on("atlas:main#0", 2, 2),
+    ])
+    .unwrap();
+    let p = Parcel::from_bytes(&bytes).unwrap();
+    let id = crate::FontId::of("fonts/a.ttf");
+    assert_eq!(
+        p.get(id).unwrap().compression(),
+        Compression::None,
+        "never compressed"
+    );
+    let font = p.font(id).unwrap();
+    assert_eq!(font.glyph(4.0, 'b').unwrap().frame.x, 2);
+    assert!(
+        p.font(crate::FontId::of("atlas:main#0")).is_none(),
+        "a page is not a font"
+    );
+    let outside = with_font([
+        frame_on("atlas:main#0", 0, 2),
+        frame_on("atlas:main#0", 3, 2),
+    ]);
+    assert!(
+        matches!(outside, Err(ParcelError::BadSprite { ref name, what }) if name == "fonts/a.ttf" && what.contains("outside")),
+        "{outside:?}"
+    );
+    let missing = with_font([
+        frame_on("atlas:main#0", 0, 2),
+        frame_on("atlas:other#0", 0, 2),
+    ]);
+    assert!(
+        matches!(missing, Err(ParcelError::BadSprite { .. })),
+        "{missing:?}"
+    );
 }
 
 #[test]

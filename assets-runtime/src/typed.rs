@@ -1,7 +1,7 @@
 //! Typed ids: [`Id<K>`], an id that also says what kind of resource it names.
 //!
 //! `include_parcel!` generates one constant per resource with the type of its
-//! kind (`SpriteId`, `TextId`, `ImageId`, `BytesId`; `ResourceId` for other
+//! kind (`SpriteId`, `TextId`, `ImageId`, `BytesId`, `ShaderId`, `FontId`; `ResourceId` for other
 //! kinds), and the parcel's accessors take ids of the matching kind:
 //! `parcel.sprite(ui::BUTTON)` compiles, `parcel.text(ui::BUTTON)` does not.
 //! A plain [`ResourceId`] is accepted by every accessor, for names known only
@@ -29,6 +29,9 @@ pub mod kind {
     /// `shader` resources: WGSL or WESL source.
     #[derive(Debug)]
     pub enum Shader {}
+    /// `font` resources: glyphs baked into atlas pages, with metrics.
+    #[derive(Debug)]
+    pub enum Font {}
 }
 
 /// The id of a resource of kind `K`.
@@ -47,6 +50,8 @@ pub type ImageId = Id<kind::Image>;
 pub type BytesId = Id<kind::Bytes>;
 /// The id of a shader.
 pub type ShaderId = Id<kind::Shader>;
+/// The id of a font.
+pub type FontId = Id<kind::Font>;
 
 impl<K> Id<K> {
     /// The id of the resource named `name`, asserted to be of kind `K`.

@@ -18,8 +18,8 @@ use std::io::{Seek, SeekFrom, Write};
 
 use crate::codec;
 use crate::format::{
-    Compression, DATA_ALIGN, ENTRY_LEN, HEADER_LEN, KIND_IMAGE, KIND_SPRITE, MAGIC, VERSION,
-    bucket_bits_for, bucket_of, data_checksum, table_checksum,
+    Compression, DATA_ALIGN, ENTRY_LEN, HEADER_LEN, MAGIC, VERSION, bucket_bits_for, bucket_of,
+    data_checksum, stored_uncompressed, table_checksum,
 };
 use crate::id::ResourceId;
 use crate::parcel::Resource;
@@ -446,7 +446,7 @@ fn pack<'p>(
 
 /// Whether a resource of `kind` and `len` bytes may be compressed.
 fn compressible(kind: &str, len: usize) -> bool {
-    kind != KIND_IMAGE && kind != KIND_SPRITE && len >= MIN_COMPRESSED
+    !stored_uncompressed(kind) && len >= MIN_COMPRESSED
 }
 
 /// Whether `packed` bytes are worth keeping instead of `raw`: a 32nd

@@ -44,6 +44,7 @@ fn include_parcel_errors_name_the_problem_and_the_fix() {
             ("sprite", "sprites/hero-idle.png"),
             ("shader", "shaders/water.wgsl"),
             ("text", "shaders/water.wgsl#reflection"),
+            ("font", "fonts/FiraSans-Bold.ttf"),
             ("text", "data/intro.txt"),
             ("level", "levels/one.lvl#collision"),
             ("image", "atlas:main#0"),

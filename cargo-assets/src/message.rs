@@ -230,6 +230,22 @@ pub struct ResourceMessage {
     /// For a sprite: its frame.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sprite: Option<FrameMessage>,
+    /// For a font: what was baked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub font: Option<FontMessage>,
+}
+
+/// A baked font's sizes and tables.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FontMessage {
+    /// Pixel sizes, smallest first.
+    pub sizes: Vec<f32>,
+    /// Glyphs over all sizes.
+    pub glyphs: usize,
+    /// Kerning pairs.
+    pub kerning_pairs: usize,
+    /// Whether the glyphs are signed distance fields.
+    pub distance_field: bool,
 }
 
 /// An image's size in pixels, and its storage.

@@ -33,7 +33,10 @@ pub(crate) mod stage;
 
 pub use maxrects::MaxRects;
 pub use pack::{PackOptions, Packer, Packing, Placement, Size};
+pub(crate) use stage::member_label;
 pub use stage::{AtlasPacker, FRAMES_KIND, FRAMES_LABEL};
 
 pub use crate::asset_path::ATLAS_PREFIX;
-pub use crate::processor::sprite_source::{SPRITE_SOURCE_KIND, SpriteSource};
+pub use crate::processor::sprite_source::{
+    SPRITE_SOURCE_KIND, SPRITE_SOURCES_KIND, SPRITES_LABEL, SpriteSource,
+};

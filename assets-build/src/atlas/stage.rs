@@ -12,21 +12,30 @@
 //!
 //! Outputs: pages labelled `0`, `1`, … (kind `image`, resources
 //! `atlas:<name>#0`…), and `frames` (kind [`FRAMES_KIND`]): one 72-byte
-//! [`SpriteFrame`] per sprite, in the order of the sprite list. The parcel
+//! [`SpriteFrame`] per member, in the order of the member list. The parcel
 //! stage gives each sprite its frame as a resource named by its own path.
+//!
+//! A member may bring several sprites (a font its glyphs): it emits them
+//! as one output labelled [`SPRITES_LABEL`] (kind [`SPRITE_SOURCES_KIND`])
+//! beside its main output, which holds the tables that say what they are.
+//! They are packed with the others, and the member's parcel resource is its
+//! main output with each of its sprites' 72-byte frames appended, in order:
+//! the atlas emits that as `member-<slot>` (of the main output's kind), and
+//! its record in `frames` stays zero. That is how a font's glyphs share pages,
+//! trimming and compression with the sprites (see `assets_runtime::font`).
 
 use assets_runtime::ResourceId;
-use assets_runtime::sprite::SpriteFrame;
+use assets_runtime::sprite::{SPRITE_LEN, SpriteFrame};
 use serde::Deserialize;
 
 use super::compose::draw_page;
-use super::layout::lay_out;
+use super::layout::{Frame, lay_out};
 use super::maxrects::MaxRects;
 use super::pack::{Size, TooLarge};
 use crate::manifest::{AtlasSpec, Encoding};
 use crate::parallel;
 use crate::processor::image::ImageResource;
-use crate::processor::sprite_source::SpriteSource;
+use crate::processor::sprite_source::{SPRITE_SOURCES_KIND, SPRITES_LABEL, SpriteSource};
 use crate::processor::{Context, DependencyOutputs, ProcessError, Processor};
 
 /// Output kind of an atlas's frame table (an intermediate, never in a parcel).
@@ -58,12 +67,18 @@ impl Processor for AtlasPacker {
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
         let settings: AtlasStepSettings = ctx.settings()?;
         let spec = &settings.atlas;
-        let sprites = settings
+        let dependencies = settings
             .sprites
             .iter()
             .map(|s| ctx.dependency(s))
             .collect::<Result<Vec<_>, _>>()?;
-        let sources = read_sources(&sprites)?;
+        let members = read_members(&dependencies)?;
+        // Every sprite of every member, in member order; `owner[i]` is the
+        // member sprite `i` came from.
+        let sources: Vec<&SpriteSource> = members.iter().flat_map(|m| &m.sprites).collect();
+        let owner: Vec<usize> = (members.iter().enumerate())
+            .flat_map(|(i, m)| std::iter::repeat_n(i, m.sprites.len()))
+            .collect();
         let sizes: Vec<Size> = sources
             .iter()
             .map(|s| Size {
@@ -73,8 +88,7 @@ impl Processor for AtlasPacker {
             .collect();
         let name = ctx.asset().to_string();
         let layout = lay_out(&sizes, spec, &MaxRects::default())
-            .map_err(|e| too_large(&settings, &sizes, &name, e))?;
-        let refs: Vec<&SpriteSource> = sources.iter().collect();
+            .map_err(|e| too_large(&settings, &owner, &sizes, &name, e))?;
         let indices: Vec<u32> = (0..layout.pages.len() as u32).collect();
         let encoding = spec
             .encoding
@@ -82,45 +96,75 @@ impl Processor for AtlasPacker {
         let pages = parallel::map(&indices, |&i| {
             let size = layout.pages[i as usize];
             let mut page = ImageResource::new(size.w, size.h);
-            draw_page(&layout, i, &refs, spec.extrude, page.pixels_mut());
+            draw_page(&layout, i, &sources, spec.extrude, page.pixels_mut());
             page.finish(spec.premultiply, encoding)
         });
         for (i, page) in pages.into_iter().enumerate() {
             ctx.emit_labeled(&i.to_string(), assets_runtime::format::KIND_IMAGE, page?)?;
         }
-        let mut table = Vec::with_capacity(sources.len() * assets_runtime::sprite::SPRITE_LEN);
-        for (frame, source) in layout.frames.iter().zip(&sources) {
-            let page = layout.pages[frame.page as usize];
-            let (pw, ph) = (page.w as f32, page.h as f32);
-            let record = SpriteFrame {
-                page: ResourceId::of(&format!("{name}#{}", frame.page)),
-                page_index: frame.page,
-                x: frame.x,
-                y: frame.y,
-                w: frame.w,
-                h: frame.h,
-                rotated: frame.rotated,
-                trim_x: source.trim_x,
-                trim_y: source.trim_y,
-                source_width: source.source_width,
-                source_height: source.source_height,
-                uv: [
-                    frame.x as f32 / pw,
-                    frame.y as f32 / ph,
-                    (frame.x + frame.w) as f32 / pw,
-                    (frame.y + frame.h) as f32 / ph,
-                ],
-            };
-            table.extend_from_slice(&record.encode());
+        let mut frames = layout.frames.iter().zip(&sources).map(|(frame, source)| {
+            sprite_frame(&name, layout.pages[frame.page as usize], frame, source).encode()
+        });
+        let mut table = Vec::with_capacity(members.len() * SPRITE_LEN);
+        for (slot, member) in members.iter().enumerate() {
+            match &member.tables {
+                None => table.extend(frames.next().expect("one frame per sprite")),
+                Some((kind, tables)) => {
+                    table.extend([0; SPRITE_LEN]);
+                    let mut resource = tables.clone();
+                    for frame in frames.by_ref().take(member.sprites.len()) {
+                        resource.extend(frame);
+                    }
+                    ctx.emit_labeled(&member_label(slot), kind, resource)?;
+                }
+            }
         }
         ctx.emit_labeled(FRAMES_LABEL, FRAMES_KIND, table)
     }
+}
+
+/// The label of the atlas output holding the resource of the member at
+/// `slot` that brought several sprites: its main output with their frames.
+pub(crate) fn member_label(slot: usize) -> String {
+    format!("member-{slot}")
+}
+
+/// Where one sprite lies, as the parcel stores it.
+fn sprite_frame(atlas: &str, page: Size, frame: &Frame, source: &SpriteSource) -> SpriteFrame {
+    let (pw, ph) = (page.w as f32, page.h as f32);
+    SpriteFrame {
+        page: ResourceId::of(&format!("{atlas}#{}", frame.page)),
+        page_index: frame.page,
+        x: frame.x,
+        y: frame.y,
+        w: frame.w,
+        h: frame.h,
+        rotated: frame.rotated,
+        trim_x: source.trim_x,
+        trim_y: source.trim_y,
+        source_width: source.source_width,
+        source_height: source.source_height,
+        uv: [
+            frame.x as f32 / pw,
+            frame.y as f32 / ph,
+            (frame.x + frame.w) as f32 / pw,
+            (frame.y + frame.h) as f32 / ph,
+        ],
+    }
+}
+
+/// What one member of the atlas brings: one sprite, or several with the
+/// tables their frames complete (the member's main output and its kind).
+struct Member {
+    sprites: Vec<SpriteSource>,
+    tables: Option<(String, Vec<u8>)>,
 }
 
 /// The error for sprites that fit no page: every one of them, so that one
 /// build shows all there is to fix. `first` is the one the packer hit.
 fn too_large(
     settings: &AtlasStepSettings,
+    owner: &[usize],
     sizes: &[Size],
     name: &str,
     first: TooLarge,
@@ -136,7 +180,7 @@ fn too_large(
     let describe = |i: usize| {
         format!(
             "sprite `{}` is {}x{} pixels (after trimming)",
-            settings.sprites[i], sizes[i].w, sizes[i].h
+            settings.sprites[owner[i]], sizes[i].w, sizes[i].h
         )
     };
     let mut list: Vec<String> = oversized.iter().take(10).map(|&i| describe(i)).collect();
@@ -162,11 +206,33 @@ fn too_large(
     ))
 }
 
-/// Reads the sprites' cached pixels, on every core: the atlas step often
+/// Reads the members' cached pixels, on every core: the atlas step often
 /// runs alone at the end of a build, and thousands of small reads are most of
 /// its time after an edit.
-fn read_sources(sprites: &[DependencyOutputs<'_>]) -> Result<Vec<SpriteSource>, ProcessError> {
-    parallel::map(sprites, |d| SpriteSource::decode(&d.bytes("")?))
-        .into_iter()
-        .collect()
+fn read_members(members: &[DependencyOutputs<'_>]) -> Result<Vec<Member>, ProcessError> {
+    parallel::map(members, |d| {
+        let several = d
+            .outputs()
+            .iter()
+            .any(|o| o.label == SPRITES_LABEL && o.kind == SPRITE_SOURCES_KIND);
+        if !several {
+            let sprite = SpriteSource::decode(&d.bytes("")?)?;
+            return Ok(Member {
+                sprites: vec![sprite],
+                tables: None,
+            });
+        }
+        let kind = (d.outputs().iter())
+            .find(|o| o.label.is_empty())
+            .map(|o| o.kind.clone())
+            .ok_or_else(|| {
+                ProcessError::msg("an atlas member with several sprites has no main output")
+            })?;
+        Ok(Member {
+            sprites: SpriteSource::decode_list(&d.bytes(SPRITES_LABEL)?)?,
+            tables: Some((kind, d.bytes("")?)),
+        })
+    })
+    .into_iter()
+    .collect()
 }

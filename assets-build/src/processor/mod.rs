@@ -20,13 +20,16 @@
 //! [`Processor::version`] whenever the code changes what it produces; every step
 //! that used the processor then reruns.
 //!
-//! Built-ins: [`copy`], [`text`], [`image`], [`sprite`], [`command`], and
-//! `gltf` (cargo feature `gltf`, on by default).
+//! Built-ins: [`copy`], [`text`], [`shader`], [`image`], [`sprite`],
+//! [`command`], `gltf` and `font` (cargo features `gltf` and `fonts`, on by
+//! default).
 
 pub mod command;
 pub(crate) mod context;
 pub mod copy;
 pub mod depfile;
+#[cfg(feature = "fonts")]
+pub mod font;
 #[cfg(feature = "gltf")]
 pub mod gltf;
 pub mod image;
@@ -63,6 +66,17 @@ pub trait Processor: Send + Sync + 'static {
         let _ = settings;
         Ok(())
     }
+
+    /// Whether this processor's assets are packed into an atlas: the
+    /// planner takes their `atlas` setting (default `"main"`) out of the
+    /// settings it passes on, and the atlas step depends on each. Such a
+    /// processor emits a [`sprite_source::SpriteSource`] as its main output,
+    /// or several as an output labelled [`sprite_source::SPRITES_LABEL`]
+    /// beside a main output their frames complete (see [`crate::atlas`]).
+    /// `sprite` and `font` do.
+    fn packs_into_atlas(&self) -> bool {
+        false
+    }
 }
 
 /// Processors by name.
@@ -78,8 +92,8 @@ impl Registry {
     }
 
     /// The built-in processors: `copy`, `text`, `shader`, `image`, `sprite`,
-    /// `command`, and `gltf` (with the cargo feature of that name, on by
-    /// default).
+    /// `command`, `gltf` and `font` (with the cargo features `gltf` and
+    /// `fonts`, on by default).
     pub fn with_builtins() -> Registry {
         let mut r = Registry::empty();
         r.register(copy::Copy);
@@ -90,6 +104,8 @@ impl Registry {
         r.register(command::Command);
         #[cfg(feature = "gltf")]
         r.register(gltf::Gltf);
+        #[cfg(feature = "fonts")]
+        r.register(font::Font);
         r
     }
 

@@ -52,6 +52,10 @@ impl Processor for Sprite {
         settings.get::<SpriteSettings>().map(drop)
     }
 
+    fn packs_into_atlas(&self) -> bool {
+        true
+    }
+
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
         let settings: SpriteSettings = ctx.settings()?;
         let bytes = ctx.source()?;

@@ -25,6 +25,13 @@ use super::ProcessError;
 
 /// Output kind of a cached sprite.
 pub const SPRITE_SOURCE_KIND: &str = "sprite-source";
+/// Output kind of several cached sprites in one blob (a font's glyphs): a
+/// count, then each sprite's length and [`SpriteSource::encode`] bytes (u32
+/// little-endian words). See [`SpriteSource::encode_list`].
+pub const SPRITE_SOURCES_KIND: &str = "sprite-sources";
+/// The label of a [`SPRITE_SOURCES_KIND`] output: an atlas member that
+/// emits one brings all of them to its atlas (see [`crate::atlas`]).
+pub const SPRITES_LABEL: &str = "sprites";
 const MAGIC: [u8; 4] = *b"ASR2";
 const HEADER_LEN: usize = 32;
 
@@ -136,6 +143,41 @@ impl SpriteSource {
     }
 }
 
+impl SpriteSource {
+    /// The bytes of several sprites in one output ([`SPRITE_SOURCES_KIND`]).
+    pub fn encode_list(sprites: &[SpriteSource]) -> Vec<u8> {
+        let mut out = (sprites.len() as u32).to_le_bytes().to_vec();
+        for s in sprites {
+            let bytes = s.encode();
+            out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            out.extend_from_slice(&bytes);
+        }
+        out
+    }
+
+    /// Reads bytes made by [`SpriteSource::encode_list`].
+    pub fn decode_list(bytes: &[u8]) -> Result<Vec<SpriteSource>, ProcessError> {
+        let bad = || ProcessError::msg("cached sprite list is malformed");
+        let word = |at: usize| -> Result<usize, ProcessError> {
+            let b = bytes.get(at..at + 4).ok_or_else(bad)?;
+            Ok(u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize)
+        };
+        let count = word(0)?;
+        let mut at = 4;
+        let mut sprites = Vec::with_capacity(count.min(bytes.len() / HEADER_LEN));
+        for _ in 0..count {
+            let len = word(at)?;
+            let one = bytes.get(at + 4..at + 4 + len).ok_or_else(bad)?;
+            sprites.push(SpriteSource::decode(one)?);
+            at += 4 + len;
+        }
+        if at != bytes.len() {
+            return Err(bad());
+        }
+        Ok(sprites)
+    }
+}
+
 /// The smallest rectangle `(x0, y0, x1, y1)` holding every pixel with alpha
 /// above zero; `None` if there is none.
 fn opaque_bounds(image: &image::RgbaImage) -> Option<(u32, u32, u32, u32)> {
@@ -198,6 +240,22 @@ mod tests {
         let bytes = s.encode();
         assert_eq!(bytes.len(), HEADER_LEN + s.pixels.len());
         assert_eq!(SpriteSource::decode(&bytes).unwrap(), s);
+    }
+
+    #[test]
+    fn lists_round_trip_and_truncated_lists_are_errors() {
+        let a = SpriteSource::new(&RgbaImage::from_pixel(2, 3, Rgba([9; 4])), false);
+        let b = SpriteSource::new(&RgbaImage::new(4, 4), true);
+        let bytes = SpriteSource::encode_list(&[a.clone(), b.clone()]);
+        assert_eq!(SpriteSource::decode_list(&bytes).unwrap(), [a, b]);
+        assert!(
+            SpriteSource::decode_list(&SpriteSource::encode_list(&[]))
+                .unwrap()
+                .is_empty()
+        );
+        for len in 0..bytes.len() {
+            assert!(SpriteSource::decode_list(&bytes[..len]).is_err(), "{len}");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use assets_runtime::{Compression, ParcelBuf, ParcelError, Resource};
 
 use super::{Exit, picture};
 use crate::cli::InspectArgs;
-use crate::message::{FrameMessage, ImageMessage, Message, ResourceMessage};
+use crate::message::{FontMessage, FrameMessage, ImageMessage, Message, ResourceMessage};
 use crate::shell::{Shell, Style};
 
 /// Lists and verifies the parcel `args.parcel`, and draws `args.atlas`.
@@ -36,6 +36,7 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
             intact,
             image: None,
             sprite: None,
+            font: None,
         };
         let mut detail = String::new();
         if r.compression() != Compression::None {
@@ -73,6 +74,27 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
                 " page {} at {},{} {}x{}{turned}",
                 f.page_index, f.x, f.y, f.w, f.h
             );
+        }
+        if let Some(font) = r.font() {
+            let sizes: Vec<f32> = font.sizes().map(|s| s.px).collect();
+            let list: Vec<String> = sizes.iter().map(|px| format!("{px}")).collect();
+            let field = if font.is_distance_field() {
+                format!(", distance field spread {}", font.spread())
+            } else {
+                String::new()
+            };
+            detail = format!(
+                ", {} glyphs at {} px, {} kerning pairs{field}",
+                font.glyph_count(),
+                list.join("/"),
+                font.kerning_pairs()
+            );
+            message.font = Some(FontMessage {
+                sizes,
+                glyphs: font.glyph_count(),
+                kerning_pairs: font.kerning_pairs(),
+                distance_field: font.is_distance_field(),
+            });
         }
         shell.message(&Message::Resource(message));
         shell.listing(

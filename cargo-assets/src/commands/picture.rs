@@ -1,8 +1,9 @@
 //! `inspect --atlas`: an atlas's pages as PNG files a person can look at.
 //!
 //! Each page is drawn over a checkerboard (so transparency shows), and each
-//! sprite's rectangle gets a one-pixel outline in a color derived from its
-//! name, so neighbours differ and the same sprite keeps its color between runs.
+//! sprite's rectangle (and each font glyph's) gets a one-pixel outline in a
+//! color derived from its name, so neighbours differ and the same sprite
+//! keeps its color between runs.
 
 use std::path::{Path, PathBuf};
 
@@ -25,11 +26,18 @@ pub struct Picture {
 
 /// Draws every page of atlas `atlas` in `parcel` into `out_dir/<atlas>-<page>.png`.
 pub fn draw(parcel: &Parcel<'_>, atlas: &str, out_dir: &Path) -> anyhow::Result<Vec<Picture>> {
-    let mut sprites: Vec<(&str, SpriteFrame)> = parcel
-        .iter()
-        .filter_map(|r| Some((r.name, r.sprite_frame()?)))
-        .collect();
-    sprites.sort_by_key(|(name, _)| *name);
+    // Sprites by name, and each font's glyphs as `<font>#<glyph index>`.
+    let mut sprites: Vec<(String, SpriteFrame)> = Vec::new();
+    for r in parcel.iter() {
+        if let Some(frame) = r.sprite_frame() {
+            sprites.push((r.name.to_owned(), frame));
+        }
+        if let Some(font) = r.font() {
+            let glyphs = font.frames().enumerate();
+            sprites.extend(glyphs.map(|(i, frame)| (format!("{}#{i}", r.name), frame)));
+        }
+    }
+    sprites.sort_by(|a, b| a.0.cmp(&b.0));
     let mut pictures = Vec::new();
     for page_index in 0.. {
         let name = format!("atlas:{atlas}#{page_index}");

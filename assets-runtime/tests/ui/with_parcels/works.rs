@@ -6,6 +6,7 @@ fn main() {
     let _: assets_runtime::ShaderId = main::shaders::WATER;
     let _: assets_runtime::TextId = main::shaders::WATER_REFLECTION;
     let _: assets_runtime::TextId = main::data::INTRO;
+    let _: assets_runtime::FontId = main::fonts::FIRA_SANS_BOLD;
     let _: assets_runtime::ResourceId = main::levels::ONE_COLLISION;
     let _: &str = main::PATH;
     // Same stem in one folder: each carries its extension.
