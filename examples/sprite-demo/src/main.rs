@@ -1,10 +1,11 @@
 //! sprite-demo: the cargo-assets example game.
 //!
-//! Its assets (sprites packed into an atlas, a shader, level data, and a map
-//! made by the custom `level` processor) are built by `build.rs` and embedded
-//! with `include_parcel!`, which gives every resource a typed constant. The
-//! game lays the map out on a tile grid, draws each sprite from its atlas page
-//! in software (no GPU needed), and writes the scene as a PNG:
+//! Its assets (sprites packed into an atlas, a font baked into glyphs in the
+//! same atlas, a shader, level data, and a map made by the custom `level`
+//! processor) are built by `build.rs` and embedded with `include_parcel!`,
+//! which gives every resource a typed constant. The game lays the map out on
+//! a tile grid, draws each sprite from its atlas page and the level's title
+//! with the font, in software (no GPU needed), and writes the scene as a PNG:
 //!
 //! ```sh
 //! cargo run -p sprite-demo                       # writes target/debug/sprite-demo.png
@@ -16,7 +17,7 @@ mod level;
 
 use std::path::PathBuf;
 
-use assets_runtime::{SpriteId, include_parcel};
+use assets_runtime::{Font, Parcel, Sprite, SpriteId, include_parcel};
 
 use canvas::Canvas;
 use level::Level;
@@ -27,6 +28,9 @@ include_parcel!("main");
 const TILE: u32 = 16;
 /// The meadow's green.
 const BACKGROUND: [u8; 4] = [0x2b, 0x4a, 0x2f, 0xff];
+/// The title's size (the size the font is baked at) and where its line starts.
+const TITLE_PX: f32 = 20.0;
+const TITLE_PEN: (f32, f32) = (24.0, 30.0);
 
 /// The sprite for a map tile, by its constant: a missing asset would not compile.
 fn sprite_for(tile: u8) -> Option<(SpriteId, &'static str)> {
@@ -92,6 +96,10 @@ fn run() -> Result<(), String> {
             if f.rotated { ", rotated" } else { "" }
         );
     }
+    let font = parcel
+        .font(main::fonts::FIRA_SANS_BOLD_LATIN1)
+        .ok_or("fonts/FiraSans-Bold-Latin1.ttf is not a font")?;
+    draw_text(&mut canvas, parcel, &font, &title, TITLE_PEN)?;
     canvas.save(&out, scale)?;
     println!(
         "wrote {} ({}x{}, scale {scale})",
@@ -99,6 +107,45 @@ fn run() -> Result<(), String> {
         canvas.width() * scale,
         canvas.height() * scale
     );
+    Ok(())
+}
+
+/// Draws `text` on one line at the title size, the pen starting at `pen`
+/// (x, baseline): each glyph from its atlas page, at its bearing, the pen
+/// moving by its advance and the pair's kerning. Glyphs land on whole pixels.
+fn draw_text(
+    canvas: &mut Canvas,
+    parcel: &Parcel<'_>,
+    font: &Font<'_>,
+    text: &str,
+    (mut x, baseline): (f32, f32),
+) -> Result<(), String> {
+    let mut previous = None;
+    for ch in text.chars() {
+        let glyph = font
+            .glyph(TITLE_PX, ch)
+            .ok_or_else(|| format!("the font has no {ch:?} at {TITLE_PX} px"))?;
+        if let Some(p) = previous {
+            x += font.kerning(p, ch, TITLE_PX);
+        }
+        previous = Some(ch);
+        if glyph.frame.w > 0 {
+            let page = parcel
+                .image(glyph.frame.page)
+                .ok_or("a glyph without its page")?;
+            let (gx, gy) = glyph.origin(x, baseline);
+            let (gx, gy) = (gx.round() as u32, gy.round() as u32);
+            // The canvas draws a sprite at its untrimmed corner.
+            let corner = (gx - glyph.frame.trim_x, gy - glyph.frame.trim_y);
+            let sprite = Sprite {
+                frame: glyph.frame,
+                page,
+            };
+            canvas.draw(&sprite, corner.0, corner.1)?;
+            println!("glyph {ch} at {},{}", corner.0, corner.1);
+        }
+        x += glyph.advance;
+    }
     Ok(())
 }
 
