@@ -1,0 +1,170 @@
+//! `shader`: WGSL and WESL sources, the default for `.wgsl` and `.wesl`.
+//! Imports are dependencies found while building, and each shader is
+//! validated with naga (feature `shaders`, on by default) at build time,
+//! where an error costs a rebuild instead of a crash at pipeline creation.
+//!
+//! The output (kind `shader`: `include_parcel!` gives it a `ShaderId`,
+//! `Parcel::shader` reads it) is the shader's text, as the `text` processor makes it
+//! (normalized; `#include "path"` expanded when `includes = true`), imports
+//! left as written: a game links modules at run time (WESL's linker,
+//! naga_oil), from the parcel, where the modules are resources too.
+//!
+//! What counts as an import:
+//!
+//! | form | resolved to |
+//! |---|---|
+//! | WESL `import package::a::b::item;` (also `{...}` lists, `as`) | `a/b.wesl` or `a/b.wgsl` under the shader root (`root`, default the asset root): the longest path of the statement that names a file, so `a/b/item.wesl` first |
+//! | WESL `import super::m::item;` | the same, from the importing file's folder (one folder up per `super`) |
+//! | naga_oil `#import "path/file.wgsl"` | that asset path |
+//! | WESL `import other_crate::...`, naga_oil `#import a::b` | a module of another package: not in this tree, recorded in the reflection as external |
+//!
+//! Every file looked for and not found is recorded as absent, so creating
+//! it rebuilds the importer; an import that resolves to nothing fails the
+//! step with the places looked at. An imported module is used through its
+//! own step's output (so editing it rebuilds exactly its importers, and
+//! `cargo assets rdeps` lists them).
+//!
+//! Validation parses the shader with the modules it imports, each once,
+//! dependencies first, import lines blanked (what a WESL linker produces
+//! when names do not clash), and runs naga's validator. An error names the
+//! file (the importer or the module), line and column of the original
+//! source, with naga's message. A shader that imports another package's
+//! modules, or uses a preprocessor (`#ifdef`, `#define`, WESL `@if`),
+//! cannot be validated alone: it is built, and its reflection says why it
+//! was not validated. `validate = false` skips validation.
+//!
+//! Beside the text, the `reflection` output (kind `text`, JSON) lists the
+//! entry points (stage, workgroup size), the bindings (group, binding,
+//! name, what they hold), the modules imported and the external ones.
+
+mod imports;
+#[cfg(feature = "shaders")]
+mod validate;
+
+use serde::{Deserialize, Serialize};
+
+use super::text::{self, yes};
+use super::{Context, ProcessError, Processor};
+use crate::manifest::{Settings, SettingsError};
+use imports::{Linked, preprocessor};
+#[cfg(feature = "shaders")]
+use validate::validate;
+
+/// Resolves imports, validates, reflects.
+#[derive(Debug, Clone, Copy)]
+pub struct Shader;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct ShaderSettings {
+    #[serde(default = "yes")]
+    normalize: bool,
+    #[serde(default)]
+    includes: bool,
+    #[serde(default)]
+    include_dirs: Vec<String>,
+    /// The folder `package::` starts from, relative to the asset root.
+    #[serde(default)]
+    root: String,
+    #[serde(default = "yes")]
+    validate: bool,
+}
+
+/// The label of the reflection output.
+pub const REFLECTION_LABEL: &str = "reflection";
+
+impl Processor for Shader {
+    fn name(&self) -> &str {
+        "shader"
+    }
+
+    /// 2: the source's kind is `shader` (was `text`).
+    fn version(&self) -> u32 {
+        2
+    }
+
+    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
+        settings.get::<ShaderSettings>().map(drop)
+    }
+
+    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+        let settings: ShaderSettings = ctx.settings()?;
+        let source = text::prepare(
+            ctx,
+            settings.normalize,
+            settings.includes,
+            &settings.include_dirs,
+        )?;
+        let own = ctx.asset().clone();
+        let mut linked = Linked::default();
+        linked.add(ctx, &settings.root, &own, &source)?;
+        let mut reflection = Reflection {
+            imports: linked
+                .modules
+                .iter()
+                .filter(|m| m.asset != own)
+                .map(|m| m.asset.to_string())
+                .collect(),
+            external: linked.external.clone(),
+            validated: false,
+            not_validated_because: None,
+            entry_points: Vec::new(),
+            bindings: Vec::new(),
+        };
+        let blocker = if !settings.validate {
+            Some("`validate = false`".to_owned())
+        } else if let Some(name) = linked.external.first() {
+            Some(format!("it imports `{name}`, a module of another package"))
+        } else {
+            linked.modules.iter().find_map(|m| {
+                preprocessor(&m.text).map(|what| format!("`{}` uses {what}", m.asset))
+            })
+        };
+        match blocker {
+            Some(why) => reflection.not_validated_because = Some(why),
+            None => validate(&linked, &mut reflection)?,
+        }
+        ctx.emit("shader", source.into_bytes())?;
+        let json = serde_json::to_vec_pretty(&reflection).expect("reflection serializes");
+        ctx.emit_labeled(REFLECTION_LABEL, "text", json)
+    }
+}
+
+/// The reflection output.
+#[derive(Debug, Serialize)]
+struct Reflection {
+    /// Modules of this tree it imports (transitively).
+    imports: Vec<String>,
+    /// Packages whose modules it imports.
+    external: Vec<String>,
+    /// Whether naga validated it.
+    validated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_validated_because: Option<String>,
+    entry_points: Vec<EntryPoint>,
+    bindings: Vec<Binding>,
+}
+
+#[derive(Debug, Serialize)]
+struct EntryPoint {
+    name: String,
+    stage: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workgroup_size: Option<[u32; 3]>,
+}
+
+#[derive(Debug, Serialize)]
+struct Binding {
+    group: u32,
+    binding: u32,
+    name: String,
+    /// `uniform`, `storage` (`read` or `read_write`), `texture`, `sampler`...
+    holds: String,
+}
+
+#[cfg(not(feature = "shaders"))]
+fn validate(_: &Linked, reflection: &mut Reflection) -> Result<(), ProcessError> {
+    reflection.not_validated_because =
+        Some("assets-build was built without its `shaders` feature".into());
+    Ok(())
+}
