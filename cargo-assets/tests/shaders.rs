@@ -254,3 +254,224 @@ fn creating_a_module_an_import_looked_for_rebuilds_the_importer() {
     assert_eq!(processed, ["shaders/water.wesl", "shaders/waves.wgsl"]);
     assert_eq!(reflection(&run, "shaders/water.wesl")["validated"], true);
 }
+
+/// A sprite shader a WebGL2 game can take: vertex and fragment stages, a
+/// uniform, a texture and a sampler, no storage buffers.
+const SPRITE: &str = "\
+struct Camera {
+    view_proj: mat4x4<f32>,
+}
+
+struct VertexOut {
+    @builtin(position) position: vec4<f32>,
+    @location(0) uv: vec2<f32>,
+}
+
+@group(0) @binding(0) var<uniform> camera: Camera;
+@group(1) @binding(0) var page: texture_2d<f32>;
+@group(1) @binding(1) var page_sampler: sampler;
+
+@vertex
+fn vs_main(@location(0) position: vec2<f32>, @location(1) uv: vec2<f32>) -> VertexOut {
+    var out: VertexOut;
+    out.position = camera.view_proj * vec4<f32>(position, 0.0, 1.0);
+    out.uv = uv;
+    return out;
+}
+
+@fragment
+fn fs_main(in: VertexOut) -> @location(0) vec4<f32> {
+    return textureSample(page, page_sampler, in.uv);
+}
+";
+
+/// A project whose shaders are translated: the water shader (through its
+/// imports, with a storage buffer) and the compute shader to every language
+/// but GLSL ES (WebGL2 has neither storage buffers nor compute), the sprite
+/// shader to all four.
+fn translated() -> Project {
+    let p = project();
+    p.file("assets/shaders/sprite.wgsl", SPRITE).metadata(
+        "[[package.metadata.assets.rules]]\n\
+         match = \"shaders/sprite.wgsl\"\n\
+         targets = [\"spirv\", \"msl\", \"glsl\", \"glsl-es\"]\n\n\
+         [[package.metadata.assets.rules]]\n\
+         match = \"shaders/{particles.wgsl,water.wesl}\"\n\
+         targets = [\"spirv\", \"msl\", \"glsl\"]\n",
+    );
+    p
+}
+
+/// Runs `tool args... file` if the tool is installed (`tests/install-tools.sh`
+/// installs it; CI runs that first), failing the test on its complaint.
+fn khronos_check(tool: &str, args: &[&str], bytes: &[u8], file_name: &str) -> bool {
+    if std::process::Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("{tool} is not installed (tests/install-tools.sh): skipping its check");
+        return false;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(file_name);
+    std::fs::write(&path, bytes).unwrap();
+    let out = std::process::Command::new(tool)
+        .args(args)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{tool} rejects {file_name}:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    true
+}
+
+#[test]
+fn validated_shaders_are_translated_to_spirv_msl_and_glsl() {
+    let p = translated();
+    let run = p.build_ok();
+    let bytes = std::fs::read(run.parcel("main")).unwrap();
+    let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+    let get = |name: &str| {
+        let r = parcel
+            .get(assets_runtime::ResourceId::of(name))
+            .unwrap_or_else(|| panic!("no resource `{name}`"));
+        (r.kind.to_owned(), r.bytes().unwrap().into_owned())
+    };
+    let mut khronos = 0;
+    for (shader, stage, entry) in [
+        ("shaders/water.wesl", naga::ShaderStage::Fragment, "fs_main"),
+        ("shaders/particles.wgsl", naga::ShaderStage::Compute, "step"),
+    ] {
+        // SPIR-V: words in little-endian order, read back by naga's own
+        // SPIR-V front end (a different parser than the one that wrote
+        // WGSL in), with the entry point intact.
+        let (kind, spirv) = get(&format!("{shader}#spirv"));
+        assert_eq!(kind, "bytes");
+        assert_eq!(spirv[..4], 0x0723_0203u32.to_le_bytes(), "SPIR-V magic");
+        let module = naga::front::spv::parse_u8_slice(&spirv, &Default::default()).unwrap();
+        let eps: Vec<_> = module
+            .entry_points
+            .iter()
+            .map(|e| (e.stage, e.name.as_str()))
+            .collect();
+        assert_eq!(eps, [(stage, entry)], "{shader}");
+        naga::valid::Validator::new(Default::default(), naga::valid::Capabilities::all())
+            .validate(&module)
+            .unwrap();
+        if khronos_check("spirv-val", &[], &spirv, "shader.spv") {
+            khronos += 1;
+        }
+        let (kind, msl) = get(&format!("{shader}#msl"));
+        let msl = String::from_utf8(msl).unwrap();
+        assert_eq!(kind, "text");
+        let qualifier = if stage == naga::ShaderStage::Compute {
+            "kernel"
+        } else {
+            "fragment"
+        };
+        assert!(msl.starts_with("// language: metal2.0"), "{msl}");
+        assert!(
+            msl.contains(&format!("{qualifier} void {entry}("))
+                || msl.contains(&format!("{qualifier} {entry}Output {entry}(")),
+            "{msl}"
+        );
+        let (_, glsl) = get(&format!("{shader}#glsl.{entry}"));
+        let glsl = String::from_utf8(glsl).unwrap();
+        assert!(glsl.starts_with("#version 450 core"), "{glsl}");
+        let extension = if stage == naga::ShaderStage::Compute {
+            "shader.comp"
+        } else {
+            "shader.frag"
+        };
+        if khronos_check("glslangValidator", &[], glsl.as_bytes(), extension) {
+            khronos += 1;
+        }
+    }
+    // The sprite shader: both stages, in each language.
+    let (_, spirv) = get("shaders/sprite.wgsl#spirv");
+    let module = naga::front::spv::parse_u8_slice(&spirv, &Default::default()).unwrap();
+    assert_eq!(module.entry_points.len(), 2);
+    for (entry, extension) in [("vs_main", "shader.vert"), ("fs_main", "shader.frag")] {
+        for (language, version) in [
+            ("glsl", "#version 450 core"),
+            ("glsl-es", "#version 300 es"),
+        ] {
+            let (_, text) = get(&format!("shaders/sprite.wgsl#{language}.{entry}"));
+            let text = String::from_utf8(text).unwrap();
+            assert!(text.starts_with(version), "{text}");
+            if khronos_check("glslangValidator", &[], text.as_bytes(), extension) {
+                khronos += 1;
+            }
+        }
+    }
+    assert!(
+        parcel
+            .get(assets_runtime::ResourceId::of(
+                "shaders/water.wesl#glsl-es.fs_main"
+            ))
+            .is_none(),
+        "not asked for"
+    );
+    eprintln!("{khronos} outputs also checked by the Khronos validators");
+}
+
+#[test]
+fn a_target_that_cannot_take_the_shader_fails_it_by_name_with_the_fix() {
+    let p = translated();
+    p.metadata(
+        "[[package.metadata.assets.rules]]\n\
+         match = \"shaders/particles.wgsl\"\n\
+         targets = [\"glsl-es\"]\n",
+    );
+    let run = p.run(&["build"]);
+    let message = run.failure_message("shaders/particles.wgsl");
+    assert!(
+        message.contains("translating to glsl-es (entry point `step`)")
+            && message.contains("remove `glsl-es` from this shader's `targets`"),
+        "{message}"
+    );
+    // A capability the target's back end cannot write.
+    p.metadata(
+        "[[package.metadata.assets.rules]]\n\
+         match = \"shaders/particles.wgsl\"\n\
+         capabilities = [\"float64\"]\n\
+         targets = [\"msl\"]\n",
+    );
+    let message = p.run(&["build"]).failure_message("shaders/particles.wgsl");
+    assert!(
+        message.contains("`targets` holds `msl`, which cannot use the capabilities float64"),
+        "{message}"
+    );
+    p.metadata(
+        "[[package.metadata.assets.rules]]\n\
+         match = \"shaders/particles.wgsl\"\n\
+         capabilities = [\"float-64\"]\n",
+    );
+    let message = p.run(&["build"]).failure_message("shaders/particles.wgsl");
+    assert!(
+        message.contains(
+            "`capabilities` holds `float-64`, which naga does not know; known: immediates, float64,"
+        ),
+        "{message}"
+    );
+    // A shader that cannot be validated cannot be translated.
+    p.metadata(
+        "[[package.metadata.assets.rules]]\n\
+         match = \"shaders/bevy_material.wesl\"\n\
+         targets = [\"spirv\"]\n",
+    );
+    let message = p
+        .run(&["build"])
+        .failure_message("shaders/bevy_material.wesl");
+    assert!(
+        message.contains(
+            "`targets` needs the shader validated, and it cannot be: it imports `bevy_pbr`"
+        ),
+        "{message}"
+    );
+}

@@ -99,7 +99,7 @@ fn run() -> Result<(), String> {
     let font = parcel
         .font(main::fonts::FIRA_SANS_BOLD_LATIN1)
         .ok_or("fonts/FiraSans-Bold-Latin1.ttf is not a font")?;
-    draw_text(&mut canvas, parcel, &font, &title, TITLE_PEN)?;
+    draw_text(&mut canvas, parcel, &font, title, TITLE_PEN)?;
     canvas.save(&out, scale)?;
     println!(
         "wrote {} ({}x{}, scale {scale})",

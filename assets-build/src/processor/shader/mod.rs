@@ -36,8 +36,22 @@
 //! Beside the text, the `reflection` output (kind `text`, JSON) lists the
 //! entry points (stage, workgroup size), the bindings (group, binding,
 //! name, what they hold), the modules imported and the external ones.
+//!
+//! `capabilities = ["float64", ...]` lets the shader use naga capabilities
+//! beyond its defaults (validation refuses the others). `targets = ["spirv",
+//! "msl", "glsl", "glsl-es"]` translates the validated shader with naga's
+//! back ends (feature `shader-targets`; see `translate.rs`): outputs
+//! `spirv`, `msl`, and `glsl.<entry point>` / `glsl-es.<entry point>`. A
+//! target whose back end cannot write a capability asked for, or cannot take
+//! the shader, fails the step by name.
+//!
+//! Modules: `imports.rs` (what an import is, which files it may name, the
+//! shader linked with its modules), `validate.rs` (naga: parse, validate,
+//! reflect), `translate.rs` (naga's back ends).
 
 mod imports;
+#[cfg(feature = "shader-targets")]
+mod translate;
 #[cfg(feature = "shaders")]
 mod validate;
 
@@ -47,8 +61,6 @@ use super::text::{self, yes};
 use super::{Context, ProcessError, Processor};
 use crate::manifest::{Settings, SettingsError};
 use imports::{Linked, preprocessor};
-#[cfg(feature = "shaders")]
-use validate::validate;
 
 /// Resolves imports, validates, reflects.
 #[derive(Debug, Clone, Copy)]
@@ -68,6 +80,43 @@ struct ShaderSettings {
     root: String,
     #[serde(default = "yes")]
     validate: bool,
+    /// naga capabilities the shader may use beyond the defaults.
+    #[serde(default)]
+    #[cfg_attr(not(feature = "shaders"), allow(dead_code))]
+    capabilities: Vec<String>,
+    /// Languages to translate to.
+    #[serde(default)]
+    targets: Vec<Translation>,
+}
+
+/// One translated output: label, kind, bytes.
+type Translated = (String, &'static str, Vec<u8>);
+
+/// A language naga translates a validated shader to (`targets`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Translation {
+    /// SPIR-V 1.0 (Vulkan), output `spirv` (kind `bytes`, little-endian words).
+    Spirv,
+    /// Metal Shading Language 2.0, output `msl` (kind `text`).
+    Msl,
+    /// GLSL 4.50 core, one output per entry point: `glsl.<entry>`.
+    Glsl,
+    /// GLSL ES 3.00 for WebGL2, one output per entry point: `glsl-es.<entry>`.
+    GlslEs,
+}
+
+impl Translation {
+    /// As written in `targets`, and the output's label (GLSL's gain
+    /// `.<entry point>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Translation::Spirv => "spirv",
+            Translation::Msl => "msl",
+            Translation::Glsl => "glsl",
+            Translation::GlslEs => "glsl-es",
+        }
+    }
 }
 
 /// The label of the reflection output.
@@ -120,13 +169,25 @@ impl Processor for Shader {
                 preprocessor(&m.text).map(|what| format!("`{}` uses {what}", m.asset))
             })
         };
-        match blocker {
-            Some(why) => reflection.not_validated_because = Some(why),
-            None => validate(&linked, &mut reflection)?,
-        }
+        let translated = match blocker {
+            Some(why) if !settings.targets.is_empty() => {
+                return Err(ProcessError::msg(format!(
+                    "`targets` needs the shader validated, and it cannot be: {why}"
+                )));
+            }
+            Some(why) => {
+                reflection.not_validated_because = Some(why);
+                Vec::new()
+            }
+            None => compile(&linked, &settings, &mut reflection)?,
+        };
         ctx.emit("shader", source.into_bytes())?;
         let json = serde_json::to_vec_pretty(&reflection).expect("reflection serializes");
-        ctx.emit_labeled(REFLECTION_LABEL, "text", json)
+        ctx.emit_labeled(REFLECTION_LABEL, "text", json)?;
+        for (label, kind, bytes) in translated {
+            ctx.emit_labeled(&label, kind, bytes)?;
+        }
+        Ok(())
     }
 }
 
@@ -162,9 +223,62 @@ struct Binding {
     holds: String,
 }
 
+/// Validates (and reflects) the linked shader, and translates it to each
+/// of `targets`: the translated outputs.
+#[cfg(feature = "shaders")]
+fn compile(
+    linked: &Linked,
+    settings: &ShaderSettings,
+    reflection: &mut Reflection,
+) -> Result<Vec<Translated>, ProcessError> {
+    let capabilities = validate::capabilities(&settings.capabilities)?;
+    let (module, info) = validate::validate(linked, capabilities, reflection)?;
+    #[cfg(feature = "shader-targets")]
+    {
+        let mut out = Vec::new();
+        for &target in &settings.targets {
+            let missing = capabilities - translate::supported(target);
+            if !missing.is_empty() {
+                return Err(ProcessError::msg(format!(
+                    "`targets` holds `{}`, which cannot use the capabilities {}; \
+                     remove them from `capabilities` or the target from `targets`",
+                    target.name(),
+                    validate::capability_names(missing)
+                )));
+            }
+            out.extend(translate::translate(&module, &info, target)?);
+        }
+        Ok(out)
+    }
+    #[cfg(not(feature = "shader-targets"))]
+    {
+        let _ = (module, info);
+        match settings.targets.first() {
+            Some(t) => Err(without_feature("shader-targets", t.name())),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
 #[cfg(not(feature = "shaders"))]
-fn validate(_: &Linked, reflection: &mut Reflection) -> Result<(), ProcessError> {
+fn compile(
+    _: &Linked,
+    settings: &ShaderSettings,
+    reflection: &mut Reflection,
+) -> Result<Vec<Translated>, ProcessError> {
+    if let Some(t) = settings.targets.first() {
+        return Err(without_feature("shader-targets", t.name()));
+    }
     reflection.not_validated_because =
         Some("assets-build was built without its `shaders` feature".into());
-    Ok(())
+    Ok(Vec::new())
+}
+
+/// The error for a setting that needs a cargo feature this build lacks.
+#[cfg(not(feature = "shader-targets"))]
+fn without_feature(feature: &str, target: &str) -> ProcessError {
+    ProcessError::msg(format!(
+        "`targets` holds `{target}`, and this build of assets-build lacks its `{feature}` feature; \
+         add `features = [\"{feature}\"]` to assets-build in [build-dependencies] (`cargo assets` has it)"
+    ))
 }

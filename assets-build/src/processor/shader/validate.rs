@@ -7,6 +7,7 @@ use super::imports::Linked;
 use super::{Binding, EntryPoint, Reflection};
 use crate::asset_path::AssetPath;
 use crate::processor::ProcessError;
+use naga::valid::{Capabilities, ModuleInfo};
 
 /// The linked source: every module's text, import lines blanked (so lines
 /// keep their numbers), and where each module starts.
@@ -53,8 +54,40 @@ fn locate(source: &str, starts: &[(usize, &AssetPath)], offset: usize) -> String
     format!("{asset}:{line}:{col}")
 }
 
-pub(super) fn validate(linked: &Linked, reflection: &mut Reflection) -> Result<(), ProcessError> {
-    use naga::valid::{Capabilities, ValidationFlags, Validator};
+/// naga's default capabilities and those named (kebab-case: `float64`,
+/// `immediates`, `shader-int64`...); an unknown name is an error listing them.
+pub(super) fn capabilities(names: &[String]) -> Result<Capabilities, ProcessError> {
+    let mut caps = Capabilities::default();
+    for name in names {
+        let flag = Capabilities::from_name(&name.replace('-', "_").to_ascii_uppercase())
+            .ok_or_else(|| {
+                ProcessError::msg(format!(
+                    "`capabilities` holds `{name}`, which naga does not know; known: {}",
+                    capability_names(Capabilities::all())
+                ))
+            })?;
+        caps |= flag;
+    }
+    Ok(caps)
+}
+
+/// `float64, shader-int64`: the flags of `caps` as `capabilities` names them.
+pub(super) fn capability_names(caps: Capabilities) -> String {
+    let names: Vec<String> = caps
+        .iter_names()
+        .map(|(n, _)| n.to_ascii_lowercase().replace('_', "-"))
+        .collect();
+    names.join(", ")
+}
+
+/// Parses and validates the linked shader with `capabilities`, filling the
+/// reflection; the module and its info, for translation.
+pub(super) fn validate(
+    linked: &Linked,
+    capabilities: Capabilities,
+    reflection: &mut Reflection,
+) -> Result<(naga::Module, ModuleInfo), ProcessError> {
+    use naga::valid::{ValidationFlags, Validator};
 
     let (source, starts) = link(linked);
     let module = naga::front::wgsl::parse_str(&source).map_err(|e| {
@@ -75,7 +108,7 @@ pub(super) fn validate(linked: &Linked, reflection: &mut Reflection) -> Result<(
         };
         ProcessError::msg(format!("{at}: {}{detail}", e.message()))
     })?;
-    let info = Validator::new(ValidationFlags::all(), Capabilities::default())
+    let info = Validator::new(ValidationFlags::all(), capabilities)
         .validate(&module)
         .map_err(|e| {
             let at = e
@@ -91,7 +124,6 @@ pub(super) fn validate(linked: &Linked, reflection: &mut Reflection) -> Result<(
             }
             ProcessError::msg(format!("{at}: {message}"))
         })?;
-    drop(info);
     reflection.validated = true;
     for ep in &module.entry_points {
         let stage = match ep.stage {
@@ -146,5 +178,5 @@ pub(super) fn validate(linked: &Linked, reflection: &mut Reflection) -> Result<(
         });
     }
     reflection.bindings.sort_by_key(|b| (b.group, b.binding));
-    Ok(())
+    Ok((module, info))
 }
