@@ -233,6 +233,9 @@ pub struct ResourceMessage {
     /// For a font: what was baked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub font: Option<FontMessage>,
+    /// For a shader: its reflection (the JSON of its `#reflection` resource).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reflection: Option<serde_json::Value>,
 }
 
 /// A baked font's sizes and tables.

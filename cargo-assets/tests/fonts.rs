@@ -75,6 +75,23 @@ fn glyph_alpha(parcel: &Parcel<'_>, glyph: &Glyph) -> Vec<u8> {
 fn glyphs_are_the_rasterizers_pixels_and_metrics_round_trip() {
     let p = project("sizes = [32, 14]\nchars = \"AVTgo@|é ~\"");
     let run = p.build_ok();
+    let inspect = p.run(&[
+        "inspect",
+        run.parcel("main").to_str().unwrap(),
+        "--atlas",
+        "main",
+    ]);
+    assert!(inspect.success(), "{}", inspect.stderr);
+    let listed = inspect
+        .with_reason("resource")
+        .find(|m| m["kind"] == "font")
+        .unwrap();
+    assert_eq!(listed["font"]["sizes"], serde_json::json!([14.0, 32.0]));
+    assert_eq!(listed["font"]["distance_field"], false);
+    assert_eq!(listed["font"]["glyphs"], 20);
+    // The page picture outlines the sprite and the 18 glyphs that are not blank.
+    let picture = inspect.with_reason("atlas-picture").next().unwrap();
+    assert_eq!(picture["sprites"], 1 + 18);
     let bytes = std::fs::read(run.parcel("main")).unwrap();
     let reference = rasterizer(32.0);
     with_font(&bytes, |parcel, font| {

@@ -154,6 +154,15 @@ fn shaders_are_validated_and_reflected_through_their_imports() {
             .unwrap()
             .contains("imports `bevy_pbr`, a module of another package")
     );
+    // `inspect` shows the reflection (the listing's form is in the CLI
+    // output snapshots).
+    let inspect = p.run(&["inspect", run.parcel("main").to_str().unwrap()]);
+    assert!(inspect.success(), "{}", inspect.stderr);
+    let listed = inspect
+        .with_reason("resource")
+        .find(|m| m["name"] == "shaders/water.wesl")
+        .expect("water listed");
+    assert_eq!(listed["reflection"], water);
     // The shader's own text is kept as written, imports and all.
     let bytes = std::fs::read(run.parcel("main")).unwrap();
     let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();

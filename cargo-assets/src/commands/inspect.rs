@@ -8,6 +8,58 @@ use crate::cli::InspectArgs;
 use crate::message::{FontMessage, FrameMessage, ImageMessage, Message, ResourceMessage};
 use crate::shell::{Shell, Style};
 
+/// The reflection the `shader` processor stored beside `shader`, if any.
+fn reflection_of(parcel: &assets_runtime::Parcel<'_>, shader: &str) -> Option<serde_json::Value> {
+    let id = assets_runtime::ResourceId::of(&format!("{shader}#reflection"));
+    serde_json::from_str(&parcel.text(id).ok()?).ok()
+}
+
+/// `vs_main (vertex), fs_main (fragment); 3 bindings` or why not validated.
+fn describe_reflection(reflection: &serde_json::Value) -> String {
+    if reflection["validated"] != true {
+        let why = reflection["not_validated_because"].as_str().unwrap_or("?");
+        return format!("not validated: {why}");
+    }
+    let list = |key: &str| reflection[key].as_array().cloned().unwrap_or_default();
+    let entry_points: Vec<String> = list("entry_points")
+        .iter()
+        .map(|e| {
+            let name = e["name"].as_str().unwrap_or("?");
+            let stage = e["stage"].as_str().unwrap_or("?");
+            match e["workgroup_size"].as_array() {
+                Some(size) => {
+                    let size: Vec<String> = size.iter().map(|n| n.to_string()).collect();
+                    format!("{name} ({stage} {})", size.join("x"))
+                }
+                None => format!("{name} ({stage})"),
+            }
+        })
+        .collect();
+    let bindings: Vec<String> = list("bindings")
+        .iter()
+        .map(|b| {
+            format!(
+                "@group({}) @binding({}) {}: {}",
+                b["group"],
+                b["binding"],
+                b["name"].as_str().unwrap_or("?"),
+                b["holds"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    let bindings = if bindings.is_empty() {
+        "no bindings".to_owned()
+    } else {
+        bindings.join(", ")
+    };
+    let entry_points = if entry_points.is_empty() {
+        "no entry points".to_owned()
+    } else {
+        entry_points.join(", ")
+    };
+    format!("validated: {entry_points}; {bindings}")
+}
+
 /// Lists and verifies the parcel `args.parcel`, and draws `args.atlas`.
 pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
     let path = args.parcel.as_path();
@@ -37,6 +89,7 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
             image: None,
             sprite: None,
             font: None,
+            reflection: None,
         };
         let mut detail = String::new();
         if r.compression() != Compression::None {
@@ -95,6 +148,12 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
                 kerning_pairs: font.kerning_pairs(),
                 distance_field: font.is_distance_field(),
             });
+        }
+        if r.kind == assets_runtime::format::KIND_SHADER
+            && let Some(reflection) = reflection_of(&parcel, r.name)
+        {
+            detail = format!("{detail}, {}", describe_reflection(&reflection));
+            message.reflection = Some(reflection);
         }
         shell.message(&Message::Resource(message));
         shell.listing(
