@@ -62,8 +62,13 @@ fn run() -> Result<(), String> {
     let shader = parcel
         .shader(main::shaders::SPRITE)
         .map_err(|e| e.to_string())?;
+    check_bindings(
+        &parcel
+            .text(main::shaders::SPRITE_REFLECTION)
+            .map_err(|e| e.to_string())?,
+    )?;
     println!(
-        "shader shaders/sprite.wgsl: {} lines",
+        "shader shaders/sprite.wgsl: {} lines, validated, bindings match the renderer's layout",
         shader.lines().count()
     );
     let map_bytes = parcel
@@ -107,6 +112,39 @@ fn run() -> Result<(), String> {
         canvas.width() * scale,
         canvas.height() * scale
     );
+    Ok(())
+}
+
+/// The bind group layout this renderer would create for the sprite shader:
+/// (group, binding, what it holds).
+const SPRITE_LAYOUT: [(u64, u64, &str); 3] =
+    [(0, 0, "texture d2"), (0, 1, "sampler"), (0, 2, "uniform")];
+
+/// Checks the shader's reflection (made when the build validated it)
+/// against [`SPRITE_LAYOUT`], as a game does at start-up or in a test.
+fn check_bindings(reflection: &str) -> Result<(), String> {
+    let reflection: serde_json::Value =
+        serde_json::from_str(reflection).map_err(|e| format!("reflection: {e}"))?;
+    if reflection["validated"] != true {
+        return Err(format!(
+            "shaders/sprite.wgsl was not validated: {}",
+            reflection["not_validated_because"]
+        ));
+    }
+    let bindings: Vec<(u64, u64, &str)> = reflection["bindings"]
+        .as_array()
+        .ok_or("reflection without bindings")?
+        .iter()
+        .map(|b| {
+            let n = |k: &str| b[k].as_u64().unwrap_or(u64::MAX);
+            (n("group"), n("binding"), b["holds"].as_str().unwrap_or(""))
+        })
+        .collect();
+    if bindings != SPRITE_LAYOUT {
+        return Err(format!(
+            "shaders/sprite.wgsl binds {bindings:?}; the renderer's layout is {SPRITE_LAYOUT:?}"
+        ));
+    }
     Ok(())
 }
 

@@ -29,6 +29,10 @@ fn the_scene_shows_each_sprite_and_glyph_where_the_game_placed_them() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert!(stdout.contains("level `Meadow`: 12x5 tiles"), "{stdout}");
+    assert!(
+        stdout.contains("shader shaders/sprite.wgsl: 8 lines, validated, bindings match"),
+        "{stdout}"
+    );
     let scene = image::open(&out).unwrap().into_rgba8();
     assert_eq!(scene.dimensions(), (12 * 16 * SCALE, 5 * 16 * SCALE));
     let at = |x: u32, y: u32| scene.get_pixel(x * SCALE, y * SCALE).0;
