@@ -8,16 +8,10 @@
 #   bench/fonts.sh [N] [CARGO_ASSETS_BINARY]
 set -euo pipefail
 n=${1:-8}
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${2:+$(realpath "$2")}
-if [ -z "$bin" ]; then
-    cargo build --release -q -p cargo-assets --manifest-path "$here/Cargo.toml"
-    bin="$here/target/release/cargo-assets"
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/src" "$work/assets/fonts"
-touch "$work/src/lib.rs"
+source "$(dirname "$0")/lib.sh"
+bin=$(release_binary "${2:-}")
+scratch_package
+mkdir -p "$work/assets/fonts"
 for i in $(seq 1 "$n"); do
     cp "$here/examples/sprite-demo/assets/fonts/FiraSans-Bold-Latin1.ttf" "$work/assets/fonts/f$i.ttf"
 done

@@ -11,15 +11,12 @@
 set -euo pipefail
 src=${1:?usage: bench/real-tree.sh ASSETS_DIR [CARGO_ASSETS_BINARY...]}
 shift
-here=$(cd "$(dirname "$0")/.." && pwd)
-if [ $# -eq 0 ]; then
-    cargo build --release -q -p cargo-assets --manifest-path "$here/Cargo.toml"
-    set -- "$here/target/release/cargo-assets"
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/src"
-touch "$work/src/lib.rs"
+source "$(dirname "$0")/lib.sh"
+binaries=()
+for b in "$@"; do binaries+=("$(release_binary "$b")"); done
+[ ${#binaries[@]} -gt 0 ] || binaries=("$(release_binary)")
+set -- "${binaries[@]}"
+scratch_package
 cp -r "$src" "$work/assets"
 source_bytes=$(find "$work/assets" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
 files=$(find "$work/assets" -type f | wc -l)

@@ -6,14 +6,9 @@
 #   bench/shaders.sh [N] [CARGO_ASSETS_BINARY]
 set -euo pipefail
 n=${1:-1000}
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${2:-}
-if [ -z "$bin" ]; then
-    cargo build --release -q -p cargo-assets --manifest-path "$here/Cargo.toml"
-    bin="$here/target/release/cargo-assets"
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"
+bin=$(release_binary "${2:-}")
+scratch_package
 mkdir -p "$work/src" "$work/assets/shaders/lib"
 touch "$work/src/lib.rs"
 cat > "$work/assets/shaders/lib/noise.wesl" <<'WGSL'

@@ -41,6 +41,19 @@ fuzz_target!(|data: &[u8]| {
             if r.kind == "sprite" {
                 assert!(parcel.sprite(r.id).is_some(), "sprite `{}` has no page", r.name);
             }
+            // A valid parcel's fonts read, and their glyphs resolve to pages.
+            if r.kind == "font" {
+                let font = r.font().expect("a font resource checked at open");
+                for frame in font.frames() {
+                    assert!(parcel.image(frame.page).is_some(), "glyph of `{}` has no page", r.name);
+                }
+                for size in font.sizes() {
+                    for ch in ['A', 'V', 'o', ' ', '\u{10ffff}'] {
+                        let _ = font.glyph(size.px, ch).map(|g| g.origin(0.0, size.ascent));
+                    }
+                    let _ = (font.measure("AVTo x", size.px), font.kerning('A', 'V', size.px));
+                }
+            }
         }
     }
 });
