@@ -6,7 +6,10 @@
 //! - reads the manifest from `CARGO_MANIFEST_PATH` (never runs `cargo metadata`);
 //! - builds the `dev` variant for `PROFILE=debug` and `release` for
 //!   `PROFILE=release` (the names `cargo assets build` uses, so both share
-//!   records), with `NUM_JOBS` workers;
+//!   records), with `NUM_JOBS` workers, for the platform whose `targets`
+//!   cover `TARGET` (`cargo build --target wasm32-unknown-unknown` builds
+//!   the `web` platform's settings when `web` covers `wasm32-*`), as
+//!   `cargo assets build --target` does;
 //! - writes the parcels into `$OUT_DIR/assets/` (never into the source tree)
 //!   and tells `include_parcel!` where with `cargo:rustc-env=CARGO_ASSETS_PARCELS`;
 //! - emits `rerun-if-changed` for `Cargo.toml` and each asset root directory
@@ -157,6 +160,7 @@ impl Builder {
         if let Some(jobs) = std::env::var("NUM_JOBS").ok().and_then(|j| j.parse().ok()) {
             options.jobs = jobs;
         }
+        options.target = std::env::var("TARGET").ok();
         options.parcel_dir = Some(parcel_dir.clone());
         println!("cargo:rerun-if-changed={}", manifest_path.display());
         println!("cargo:rerun-if-env-changed={CACHE_DIR_VAR}");

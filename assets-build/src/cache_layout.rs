@@ -72,7 +72,8 @@ impl CacheLayout {
         self.records().join(package)
     }
 
-    /// The record log of `package`'s `variant`.
+    /// The record log of `package`'s `variant` (a [`variant_slot`]: the
+    /// variant, or `variant.platform` on a platform).
     pub fn record_log(&self, package: &str, variant: &str) -> PathBuf {
         self.package_records(package)
             .join(format!("{variant}.jsonl"))
@@ -83,7 +84,8 @@ impl CacheLayout {
         self.root.join("parcels").join(package)
     }
 
-    /// Where the CLI writes `package`'s parcels of `variant`.
+    /// Where the CLI writes `package`'s parcels of `variant` (a
+    /// [`variant_slot`]).
     pub fn parcel_dir(&self, package: &str, variant: &str) -> PathBuf {
         self.package_parcels(package).join(variant)
     }
@@ -96,6 +98,17 @@ impl CacheLayout {
     /// The target directory the runners are built in.
     pub fn runner_target(&self) -> PathBuf {
         self.root.join("runner").join("target")
+    }
+}
+
+/// Where a variant's records and parcels live on a platform: `release`, or
+/// `release.web` when building for the platform `web`. Variant names hold
+/// no `.`, so the two never clash, and each platform keeps its own records
+/// and parcels beside the others: switching back and forth runs nothing.
+pub fn variant_slot(variant: &str, platform: Option<&str>) -> String {
+    match platform {
+        Some(p) => format!("{variant}.{p}"),
+        None => variant.to_owned(),
     }
 }
 

@@ -89,7 +89,7 @@ pub mod verify;
 pub use asset_path::AssetPath;
 pub use build_script::{BuildScriptError, Builder, build};
 pub use cache::{CleanStats, GcStats, clean, clean_package, gc};
-pub use cache_layout::CacheLayout;
+pub use cache_layout::{CacheLayout, variant_slot};
 pub use event::{Event, EventHandler};
 pub use hash::ContentHash;
 pub use manifest::{Manifest, ManifestError};

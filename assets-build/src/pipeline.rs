@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::cache::lock;
+use crate::cache_layout::variant_slot;
 use crate::discover::{DiscoveryError, discover};
 use crate::event::{Event, EventHandler};
 use crate::manifest::{Manifest, ManifestError};
@@ -40,11 +41,18 @@ pub struct BuildOptions {
     /// Worker threads.
     pub jobs: usize,
     /// Where parcels are written; `None` for the cache's
-    /// `parcels/<package>/<variant>/` (see [`CacheLayout`](crate::CacheLayout)).
+    /// `parcels/<package>/<variant>/` (`<variant>.<platform>/` on a
+    /// platform; see [`CacheLayout`](crate::CacheLayout)).
     pub parcel_dir: Option<PathBuf>,
     /// Fresh steps to build again and compare with the cache (see
     /// [`crate::verify`]); `None` trusts the cache.
     pub verify: Option<Verify>,
+    /// The platform to build for, by name (declared under
+    /// `[package.metadata.assets.platforms]`).
+    pub platform: Option<String>,
+    /// A target triple to choose the platform by, when `platform` is
+    /// `None`: the platform whose `targets` cover it, if any.
+    pub target: Option<String>,
 }
 
 impl BuildOptions {
@@ -58,6 +66,24 @@ impl BuildOptions {
             jobs: parallel::cores(),
             parcel_dir: None,
             verify: None,
+            platform: None,
+            target: None,
+        }
+    }
+}
+
+impl BuildOptions {
+    /// The platform these options build for in `manifest`: `platform` if
+    /// set (it must be declared), else the one covering `target`, if any.
+    pub fn platform_of(&self, manifest: &Manifest) -> Result<Option<String>, ManifestError> {
+        if let Some(name) = &self.platform {
+            return manifest.platform(name).map(|p| Some(p.name.clone()));
+        }
+        match &self.target {
+            Some(triple) => Ok(manifest
+                .platform_for_target(triple)?
+                .map(|p| p.name.clone())),
+            None => Ok(None),
         }
     }
 }
@@ -139,6 +165,8 @@ impl Pipeline {
             return Err(BuildError::BadVariant(o.variant.clone()));
         }
         let manifest = Manifest::load(&o.manifest_path)?;
+        let platform = o.platform_of(&manifest)?;
+        let platform = platform.as_deref();
         let store = Store::open_with_memory(&o.cache_dir, self.memory.clone())?;
         let _lock = lock(&store, events)?;
         store.remove_orphans()?;
@@ -146,12 +174,12 @@ impl Pipeline {
         // no-op build they are most of the time, so they overlap.
         let (assets, records) = std::thread::scope(|s| {
             let walk = s.spawn(|| discover(&manifest));
-            let records = RecordLog::open(&store, package_key(&manifest), &o.variant);
+            let records = RecordLog::open(&store, package_key(&manifest), &o.variant, platform);
             (walk.join().expect("discovery does not panic"), records)
         });
         let assets = assets.map_err(BuildError::Discovery)?;
         let records = records?;
-        let plan = plan(&manifest, &self.registry, &assets, &o.variant)?;
+        let plan = plan(&manifest, &self.registry, &assets, &o.variant, platform)?;
         events(&Event::Planned {
             steps: plan.steps.len(),
         });
@@ -160,7 +188,11 @@ impl Pipeline {
         let mut steps = scheduler.run(o.jobs);
         let parcel_dir = match &o.parcel_dir {
             Some(dir) => dir.clone(),
-            None => default_parcel_dir(store.dir(), package_key(&manifest), &o.variant),
+            None => default_parcel_dir(
+                store.dir(),
+                package_key(&manifest),
+                &variant_slot(&o.variant, platform),
+            ),
         };
         let mut retired = Retired::default();
         let write = |steps: &[Arc<StepReport>], retired: &mut Retired| {
@@ -198,6 +230,7 @@ impl Pipeline {
             parcels,
             elapsed: start.elapsed(),
             retired,
+            platform: platform.map(str::to_owned),
         })
     }
 }

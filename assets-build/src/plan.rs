@@ -30,6 +30,9 @@ pub(crate) struct Step {
     /// Assets the rule's `inputs` globs match (root index and path): read
     /// as inputs before the processor runs, and listed in the key.
     pub extra_inputs: Vec<(usize, AssetPath)>,
+    /// The platform, when it is part of the key (see [`plan`]); what
+    /// `ctx.platform()` gives.
+    pub platform: Option<String>,
 }
 
 impl Step {
@@ -61,11 +64,19 @@ pub(crate) struct Plan {
 }
 
 /// Assigns every asset its processor. Errors point at the rule or override.
+///
+/// On a `platform`, a step's key includes the platform only when its rule
+/// has settings for that platform or its processor is
+/// [`platform_dependent`](Processor::platform_dependent): every other step
+/// has the same key on every platform, so one platform's record serves the
+/// others (see [`crate::record_log`]), and its processor is not told the
+/// platform, so that sharing is sound.
 pub(crate) fn plan(
     manifest: &Manifest,
     registry: &Registry,
     assets: &[Discovered],
     variant: &str,
+    platform: Option<&str>,
 ) -> Result<Plan, ManifestError> {
     if let Some((asset, o)) = manifest
         .overrides
@@ -81,7 +92,7 @@ pub(crate) fn plan(
     // (rule or override key, processor) pairs whose settings were checked.
     let mut checked: HashSet<(String, String)> = HashSet::new();
     for d in assets {
-        let a = manifest.assign(&d.path);
+        let a = manifest.assign(&d.path, platform);
         let Some(processor) = registry.get(&a.processor) else {
             let mut help = format!(
                 "known processors: {}",
@@ -117,14 +128,21 @@ pub(crate) fn plan(
                 .collect(),
             None => Vec::new(),
         };
+        let keyed_platform =
+            platform.filter(|_| a.platform_specific || processor.platform_dependent());
+        let key_variant = match keyed_platform {
+            Some(p) => format!("{variant}.{p}"),
+            None => variant.to_owned(),
+        };
         let mut s = step(
             d.path.clone(),
             d.root,
             Arc::clone(processor),
             settings,
             a.origin,
-            variant,
+            &key_variant,
         );
+        s.platform = keyed_platform.map(str::to_owned);
         if !extra_inputs.is_empty() {
             // The list is part of the key (as an atlas's sprite list is), so
             // a file that starts or stops matching reruns the step.
@@ -137,7 +155,7 @@ pub(crate) fn plan(
                 s.processor.version(),
                 &s.settings_json,
                 &s.asset,
-                variant,
+                &key_variant,
             );
             s.extra_inputs = extra_inputs;
         }
@@ -200,6 +218,7 @@ fn step(
         key,
         group: Group::None,
         extra_inputs: Vec::new(),
+        platform: None,
     }
 }
 

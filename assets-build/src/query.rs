@@ -93,9 +93,19 @@ impl Database {
     pub fn open(options: &BuildOptions, registry: &Registry) -> Result<Database, BuildError> {
         let manifest = Manifest::load(&options.manifest_path)?;
         let assets = discover(&manifest).map_err(BuildError::Discovery)?;
-        let plan = plan(&manifest, registry, &assets, &options.variant)?;
-        let records =
-            RecordLog::read(&options.cache_dir, package_key(&manifest), &options.variant)?;
+        let platform = options.platform_of(&manifest)?;
+        let plan = plan(
+            &manifest,
+            registry,
+            &assets,
+            &options.variant,
+            platform.as_deref(),
+        )?;
+        let records = RecordLog::read(
+            &options.cache_dir,
+            package_key(&manifest),
+            &crate::cache_layout::variant_slot(&options.variant, platform.as_deref()),
+        )?;
         let store = Store::open(&options.cache_dir)?;
         Ok(Database {
             manifest,

@@ -26,15 +26,24 @@
 //!    file and renames it over the log.
 //!
 //! The log is read and written only under the build lock.
+//!
+//! **Platforms.** Each platform of a variant has its own log
+//! (`<variant>.<platform>.jsonl`, see [`crate::cache_layout::variant_slot`]).
+//! A step whose key is the same on every platform (its rule has no settings
+//! for the platform, see [`crate::plan`]) finds its record in a sibling log
+//! when its own has none with that key ([`RecordLog::shared`]): the record
+//! is checked for freshness like any other and copied into this log, so a
+//! step that does not differ between platforms is built once.
 
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::asset_path::AssetPath;
+use crate::cache_layout::variant_slot;
 use crate::hash::ContentHash;
 use crate::parallel;
 use crate::record::{RECORD_FORMAT, Record};
@@ -44,6 +53,10 @@ use crate::store::{Store, StoreError};
 #[derive(Debug)]
 pub struct RecordLog {
     path: PathBuf,
+    /// The variant, whose other platforms' logs are siblings.
+    variant: String,
+    /// The sibling logs' records, read when first needed.
+    siblings: OnceLock<Vec<HashMap<AssetPath, Arc<Record>>>>,
     /// The log's text as it was opened: compaction copies live lines from
     /// here instead of serializing their records again.
     text: Vec<u8>,
@@ -65,10 +78,15 @@ struct Appender {
 }
 
 impl RecordLog {
-    /// Opens (creating if needed) the log of `package`'s `variant` in
-    /// `store` and loads it.
-    pub fn open(store: &Store, package: &str, variant: &str) -> Result<RecordLog, StoreError> {
-        let path = log_path(store.dir(), package, variant);
+    /// Opens (creating if needed) the log of `package`'s `variant` on
+    /// `platform` in `store` and loads it.
+    pub fn open(
+        store: &Store,
+        package: &str,
+        variant: &str,
+        platform: Option<&str>,
+    ) -> Result<RecordLog, StoreError> {
+        let path = log_path(store.dir(), package, &variant_slot(variant, platform));
         let io = |action, source| StoreError::Io {
             action,
             path: path.clone(),
@@ -100,6 +118,8 @@ impl RecordLog {
         bytes.truncate(valid_len);
         Ok(RecordLog {
             path,
+            variant: variant.to_owned(),
+            siblings: OnceLock::new(),
             text: bytes,
             records,
             appender: Mutex::new(Appender {
@@ -141,6 +161,58 @@ impl RecordLog {
     /// The latest record of `asset`.
     pub fn get(&self, asset: &AssetPath) -> Option<&Arc<Record>> {
         self.records.get(asset).map(|(r, _)| r)
+    }
+
+    /// The records of `asset` with key `key` in the logs of this variant's
+    /// other platforms (and of no platform): the same step, built there,
+    /// each once. The caller checks them for freshness, and appends the one
+    /// it uses here.
+    pub fn shared(&self, asset: &AssetPath, key: &ContentHash) -> Vec<Arc<Record>> {
+        let mut found: Vec<Arc<Record>> = Vec::new();
+        let logs = self.siblings.get_or_init(|| self.read_siblings());
+        for record in logs.iter().filter_map(|log| log.get(asset)) {
+            if record.key == *key && !found.iter().any(|f| f == record) {
+                found.push(Arc::clone(record));
+            }
+        }
+        found
+    }
+
+    /// The records of this variant's other logs: `<variant>.jsonl` and
+    /// `<variant>.<platform>.jsonl` but this one. Unreadable ones are
+    /// skipped: sharing only saves work.
+    fn read_siblings(&self) -> Vec<HashMap<AssetPath, Arc<Record>>> {
+        let Some(dir) = self.path.parent() else {
+            return Vec::new();
+        };
+        let Ok(entries) = fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let (base, prefix) = (
+            format!("{}.jsonl", self.variant),
+            format!("{}.", self.variant),
+        );
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| *p != self.path)
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n == base || (n.starts_with(&prefix) && n.ends_with(".jsonl")))
+            })
+            .collect();
+        paths.sort();
+        paths
+            .iter()
+            .filter_map(|p| fs::read(p).ok())
+            .map(|bytes| {
+                parse(&bytes)
+                    .records
+                    .into_iter()
+                    .map(|(asset, (record, _))| (asset, record))
+                    .collect()
+            })
+            .collect()
     }
 
     /// Appends `record`. Its blobs must already be stored.
@@ -339,7 +411,7 @@ mod tests {
     fn later_lines_win_and_torn_or_corrupt_lines_are_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let log = RecordLog::open(&store, "pkg", "dev").unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
         log.append(&record("a", 1)).unwrap();
         log.append(&record("b", 1)).unwrap();
         log.append(&record("a", 2)).unwrap();
@@ -354,7 +426,7 @@ mod tests {
         bytes.extend_from_slice(&line_of(&record("c", 1)).as_bytes()[..50]);
         fs::write(&path, &bytes).unwrap();
 
-        let log = RecordLog::open(&store, "pkg", "dev").unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
         assert_eq!(
             log.get(&AssetPath::new("a").unwrap()).unwrap().outputs[0].size,
             2
@@ -374,7 +446,7 @@ mod tests {
         );
         log.append(&record("c", 3)).unwrap();
         drop(log);
-        let log = RecordLog::open(&store, "pkg", "dev").unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
         assert_eq!(
             log.get(&AssetPath::new("c").unwrap()).unwrap().outputs[0].size,
             3
@@ -385,7 +457,7 @@ mod tests {
     fn compaction_keeps_only_live_records() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let log = RecordLog::open(&store, "pkg", "dev").unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
         for i in 0..100 {
             log.append(&record("a", i)).unwrap();
         }
@@ -394,7 +466,7 @@ mod tests {
             .unwrap();
         let text = fs::read_to_string(log_path(dir.path(), "pkg", "dev")).unwrap();
         assert_eq!(text.lines().count(), 1);
-        let log = RecordLog::open(&store, "pkg", "dev").unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
         assert_eq!(
             log.get(&AssetPath::new("a").unwrap()).unwrap().outputs[0].size,
             99
@@ -409,7 +481,7 @@ mod tests {
         big.settings = "x".repeat(1_000_000);
         let small: Vec<Record> = (0..200).map(|i| record(&format!("s{i}"), 1)).collect();
         for build in 0..8 {
-            let log = RecordLog::open(&store, "pkg", "dev").unwrap();
+            let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
             if build == 0 {
                 small.iter().for_each(|r| log.append(r).unwrap());
             }
@@ -425,7 +497,7 @@ mod tests {
             "few lines, but {} bytes: superseded big lines were kept",
             text.len()
         );
-        let log = RecordLog::open(&store, "pkg", "dev").unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
         assert_eq!(log.get(&big.asset).unwrap().started_ns, 7);
         // The small records were copied from the text read at open, builds
         // after the one that appended them.

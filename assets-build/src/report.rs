@@ -102,6 +102,8 @@ pub struct BuildReport {
     pub elapsed: Duration,
     /// The files this build replaced, removed when the report is dropped.
     pub retired: Retired,
+    /// The platform built for, if any.
+    pub platform: Option<String>,
 }
 
 /// Files a build replaced (a parcel's previous version), kept alive under a

@@ -279,26 +279,48 @@ impl<'a> Scheduler<'a> {
                 .map(|_| self.reproduce(i, &record)),
             ..report(Outcome::Fresh, Some(record))
         };
-        let reason = match self.records.get(&step.asset) {
-            None => DirtyReason::NoRecord,
-            Some(record) => match self.check(i, record) {
+        let adopt = |record: Record| match self.records.append(&record) {
+            Ok(()) => fresh(Arc::new(record)),
+            Err(e) => report(
+                Outcome::Failed {
+                    reason: None,
+                    error: e.into(),
+                },
+                None,
+            ),
+        };
+        // This log's record of the step; if it is not fresh, the same step
+        // built on another platform (adopted into this log if fresh there);
+        // else the reason to run, from this log's record.
+        let own = self.records.get(&step.asset);
+        let mut reason = None;
+        if let Some(record) = own.filter(|r| r.key == step.key) {
+            match self.check(i, record) {
                 Verdict::Fresh(None) => return fresh(Arc::clone(record)),
-                Verdict::Fresh(Some(refreshed)) => {
-                    return match self.records.append(&refreshed) {
-                        Ok(()) => fresh(Arc::new(*refreshed)),
-                        Err(e) => report(
-                            Outcome::Failed {
-                                reason: None,
-                                error: e.into(),
-                            },
-                            None,
-                        ),
-                    };
-                }
-                Verdict::Stale(reason) => reason,
+                Verdict::Fresh(Some(refreshed)) => return adopt(*refreshed),
+                Verdict::Stale(why) => reason = Some(why),
                 Verdict::DependencyFailed(dependency) => {
                     return report(Outcome::Skipped { dependency }, None);
                 }
+            }
+        }
+        for shared in self.records.shared(&step.asset, &step.key) {
+            match self.check(i, &shared) {
+                Verdict::Fresh(None) => return adopt((*shared).clone()),
+                Verdict::Fresh(Some(refreshed)) => return adopt(*refreshed),
+                Verdict::Stale(_) | Verdict::DependencyFailed(_) => {}
+            }
+        }
+        let reason = match (reason, own) {
+            (Some(reason), _) => reason,
+            (None, None) => DirtyReason::NoRecord,
+            (None, Some(record)) => match self.check(i, record) {
+                Verdict::Stale(why) => why,
+                Verdict::DependencyFailed(dependency) => {
+                    return report(Outcome::Skipped { dependency }, None);
+                }
+                // A record under another key cannot be fresh.
+                Verdict::Fresh(_) => DirtyReason::NoRecord,
             },
         };
         (self.events)(&Event::Processing {
@@ -361,6 +383,7 @@ impl<'a> Scheduler<'a> {
             processor: step.processor.name(),
             settings: &step.settings,
             origin: step.origin.as_ref(),
+            platform: step.platform.as_deref(),
         }
     }
 

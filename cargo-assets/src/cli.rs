@@ -51,9 +51,23 @@ pub struct VariantArgs {
     /// The variant of this profile name.
     #[arg(long, value_name = "PROFILE-NAME")]
     pub profile: Option<String>,
+    /// Build for the platform whose `targets` cover this target triple, as
+    /// `cargo build --target` does
+    #[arg(long, value_name = "TRIPLE", conflicts_with = "platform")]
+    pub target: Option<String>,
+    /// Build for this platform (declared under [package.metadata.assets.platforms])
+    #[arg(long, value_name = "NAME")]
+    pub platform: Option<String>,
 }
 
 impl VariantArgs {
+    /// Sets the variant and the platform of `options`.
+    pub fn apply(&self, options: &mut assets_build::BuildOptions) {
+        options.variant = self.name();
+        options.target = self.target.clone();
+        options.platform = self.platform.clone();
+    }
+
     /// The variant's name.
     pub fn name(&self) -> String {
         match (&self.profile, self.release) {

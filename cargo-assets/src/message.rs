@@ -200,6 +200,9 @@ pub struct BuildFinished {
     pub unreproduced: usize,
     /// Each parcel on disk (written or unchanged) by name.
     pub parcels: BTreeMap<String, PathBuf>,
+    /// The platform built for (absent when none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
     /// Why the build could not start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -49,7 +49,7 @@ use resolve::Resolver;
 pub use settings::{Encoding, Settings, SettingsError};
 pub use spec::{
     AssetRoot, Assignment, AtlasSpec, DEFAULT_ATLAS, MAX_ATLAS_SIZE, Origin, Override, ParcelSpec,
-    Rule,
+    Platform, Rule,
 };
 
 use crate::asset_path::AssetPath;
@@ -79,6 +79,8 @@ pub struct Manifest {
     /// script calls the same functions through `Builder::register`, and
     /// `cargo assets` links them into a runner.
     pub processor_crates: Vec<String>,
+    /// Declared platforms, by name.
+    pub platforms: BTreeMap<String, Platform>,
     pub(super) source: Arc<str>,
 }
 
@@ -120,9 +122,11 @@ impl Manifest {
         Resolver { path, text }.resolve(package.name.unwrap_or_default(), assets)
     }
 
-    /// The processor and settings for `asset`: override, else first matching
-    /// rule, else the default for its extension.
-    pub fn assign(&self, asset: &AssetPath) -> Assignment {
+    /// The processor and settings for `asset` on `platform` (`None`: no
+    /// platform): override, else first matching rule (with its
+    /// `platforms.<platform>` settings merged over its own), else the
+    /// default for its extension.
+    pub fn assign(&self, asset: &AssetPath, platform: Option<&str>) -> Assignment {
         let rule = self
             .rules
             .iter()
@@ -135,7 +139,14 @@ impl Manifest {
             Some((p, o)) => (p, Some(o)),
             None => (default_processor(asset.extension()).to_owned(), None),
         };
-        let base = rule.map(|r| r.settings.clone()).unwrap_or_default();
+        let on_platform = rule
+            .zip(platform)
+            .and_then(|(r, p)| r.platform_settings.get(p));
+        let base = match (rule, on_platform) {
+            (Some(r), Some(p)) => r.settings.merged(p),
+            (Some(r), None) => r.settings.clone(),
+            (None, _) => Settings::default(),
+        };
         let settings = match over {
             Some(o) => base.merged(&o.settings),
             None => base,
@@ -154,7 +165,49 @@ impl Manifest {
             origin,
             processor_origin,
             inputs: rule.and_then(|r| r.inputs.clone()),
+            platform_specific: on_platform.is_some(),
         }
+    }
+
+    /// The platform whose `targets` cover the target triple `triple`: `None`
+    /// when none does (the host's own settings), an error when several do.
+    pub fn platform_for_target(&self, triple: &str) -> Result<Option<&Platform>, ManifestError> {
+        let matching: Vec<&Platform> = self
+            .platforms
+            .values()
+            .filter(|p| p.covers(triple))
+            .collect();
+        match matching.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(one)),
+            several => {
+                let names: Vec<String> = several.iter().map(|p| format!("`{}`", p.name)).collect();
+                Err(self
+                    .error(format!(
+                        "target `{triple}` is covered by the platforms {}",
+                        names.join(" and ")
+                    ))
+                    .help("make the platforms' `targets` globs exclusive, or choose one with --platform"))
+            }
+        }
+    }
+
+    /// The declared platform `name`, or an error listing the declared ones.
+    pub fn platform(&self, name: &str) -> Result<&Platform, ManifestError> {
+        self.platforms.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.platforms.keys().map(String::as_str).collect();
+            let mut help = if known.is_empty() {
+                format!(
+                    "declare it with [package.metadata.assets.platforms.{name}] and its `targets`"
+                )
+            } else {
+                format!("declared platforms: {}", known.join(", "))
+            };
+            if let Some(s) = did_you_mean(name, known.iter().copied()) {
+                help = format!("did you mean `{s}`? {help}");
+            }
+            self.error(format!("no platform named `{name}`")).help(help)
+        })
     }
 
     /// An error pointing at `origin` in this manifest.

@@ -46,4 +46,15 @@ pub(crate) struct RawAssets {
     /// Packages whose `register` function adds processors.
     #[serde(default)]
     pub processors: Vec<Spanned<String>>,
+    /// Platform name → the target triples it covers.
+    #[serde(default)]
+    pub platforms: BTreeMap<Spanned<String>, Spanned<RawPlatform>>,
+}
+
+/// `[package.metadata.assets.platforms.<name>]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPlatform {
+    /// Globs over target triples: `["wasm32-*"]`.
+    pub targets: Vec<Spanned<String>>,
 }

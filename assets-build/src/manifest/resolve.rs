@@ -11,10 +11,10 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use toml::Spanned;
 
 use super::diagnostic::{ManifestError, did_you_mean};
-use super::raw::{RawAssets, RawTable};
+use super::raw::{RawAssets, RawPlatform, RawTable};
 use super::{
-    ASSETS_KEY, AssetRoot, AtlasSpec, MAX_ATLAS_SIZE, Manifest, Origin, Override, ParcelSpec, Rule,
-    Settings,
+    ASSETS_KEY, AssetRoot, AtlasSpec, MAX_ATLAS_SIZE, Manifest, Origin, Override, ParcelSpec,
+    Platform, Rule, Settings,
 };
 use crate::asset_path::AssetPath;
 
@@ -35,7 +35,7 @@ impl Resolver<'_> {
     ) -> Result<Manifest, ManifestError> {
         let package_dir = self.path.parent().unwrap_or(Path::new(".")).to_owned();
         let assets = assets.map(Spanned::into_inner);
-        let (root, rules, overrides, atlases, parcels, processors) = match assets {
+        let (root, rules, overrides, atlases, parcels, processors, platforms) = match assets {
             Some(a) => (
                 a.root,
                 a.rules,
@@ -43,9 +43,14 @@ impl Resolver<'_> {
                 a.atlases,
                 a.parcels,
                 a.processors,
+                a.platforms,
             ),
             None => Default::default(),
         };
+        let platforms: BTreeMap<String, Platform> = platforms
+            .into_iter()
+            .map(|(name, p)| self.platform(name, p))
+            .collect::<Result<_, _>>()?;
         let processor_crates = processors
             .into_iter()
             .map(|p| {
@@ -65,7 +70,7 @@ impl Resolver<'_> {
         let rules = rules
             .into_iter()
             .enumerate()
-            .map(|(i, r)| self.rule(i, r))
+            .map(|(i, r)| self.rule(i, r, &platforms))
             .collect::<Result<_, _>>()?;
         let overrides = overrides
             .into_iter()
@@ -92,6 +97,7 @@ impl Resolver<'_> {
             atlases,
             parcels,
             processor_crates,
+            platforms,
             source: Arc::from(self.text),
         })
     }
@@ -149,7 +155,105 @@ impl Resolver<'_> {
         Ok(roots)
     }
 
-    fn rule(&self, index: usize, rule: Spanned<RawTable>) -> Result<Rule, ManifestError> {
+    fn platform(
+        &self,
+        name: Spanned<String>,
+        platform: Spanned<RawPlatform>,
+    ) -> Result<(String, Platform), ManifestError> {
+        let key = format!("{ASSETS_KEY}.platforms.{}", name.get_ref());
+        if !crate::asset_path::is_atlas_name(name.get_ref()) {
+            return Err(self
+                .err(
+                    name.span(),
+                    key,
+                    format!("invalid platform name `{}`", name.get_ref()),
+                )
+                .help("platform names use ASCII letters, digits, `-` and `_`"));
+        }
+        let span = platform.span();
+        let platform = platform.into_inner();
+        if platform.targets.is_empty() {
+            return Err(self
+                .err(span, format!("{key}.targets"), "`targets` is empty")
+                .help("list the target triples it covers, as globs: `targets = [\"wasm32-*\"]`"));
+        }
+        let mut set = GlobSetBuilder::new();
+        let mut patterns = Vec::new();
+        for target in &platform.targets {
+            set.add(self.glob(target, &format!("{key}.targets"))?);
+            patterns.push(target.get_ref().clone());
+        }
+        let targets = set
+            .build()
+            .map_err(|e| self.err(span.clone(), key.clone(), e.to_string()))?;
+        let name = name.into_inner();
+        Ok((
+            name.clone(),
+            Platform {
+                name,
+                patterns,
+                targets,
+            },
+        ))
+    }
+
+    /// Takes a rule's `platforms` key out: a table of settings per declared
+    /// platform.
+    fn platform_settings(
+        &self,
+        table: &mut RawTable,
+        key: &str,
+        platforms: &BTreeMap<String, Platform>,
+    ) -> Result<BTreeMap<String, Settings>, ManifestError> {
+        let Some(k) = table.keys().find(|k| k.get_ref() == "platforms").cloned() else {
+            return Ok(BTreeMap::new());
+        };
+        let value = table.remove(&k).expect("key was just found");
+        let key = format!("{key}.platforms");
+        let span = value.span();
+        let expected = || {
+            self.err(
+                span.clone(),
+                key.clone(),
+                "expected a table of settings per platform",
+            )
+            .help("e.g. `platforms.web = { encoding = \"png\" }`")
+        };
+        let toml::Value::Table(by_platform) = value.into_inner() else {
+            return Err(expected());
+        };
+        let mut out = BTreeMap::new();
+        for (name, settings) in by_platform {
+            if !platforms.contains_key(&name) {
+                let known: Vec<&str> = platforms.keys().map(String::as_str).collect();
+                let mut help = format!(
+                    "declare it with [package.metadata.assets.platforms.{name}] and its `targets`"
+                );
+                if let Some(s) = did_you_mean(&name, known.iter().copied()) {
+                    help = format!("did you mean `{s}`? {help}");
+                }
+                return Err(self
+                    .err(
+                        span.clone(),
+                        format!("{key}.{name}"),
+                        format!("platform `{name}` is not declared"),
+                    )
+                    .help(help));
+            }
+            let toml::Value::Table(settings) = settings else {
+                return Err(expected());
+            };
+            out.insert(name, Settings::from_table(settings));
+        }
+        Ok(out)
+    }
+
+    fn rule(
+        &self,
+        index: usize,
+        rule: Spanned<RawTable>,
+        platforms: &BTreeMap<String, Platform>,
+    ) -> Result<Rule, ManifestError> {
         let key = format!("{ASSETS_KEY}.rules[{index}]");
         let span = rule.span();
         let mut table = rule.into_inner();
@@ -162,6 +266,7 @@ impl Resolver<'_> {
             .compile_matcher();
         let (processor, processor_origin) = self.processor(&mut table, &key)?;
         let inputs = self.inputs(&mut table, &key)?;
+        let platform_settings = self.platform_settings(&mut table, &key, platforms)?;
         Ok(Rule {
             pattern: pattern.into_inner(),
             matcher,
@@ -170,6 +275,7 @@ impl Resolver<'_> {
             inputs,
             setting_origins: origins_of(&table, &key),
             settings: settings_of(table),
+            platform_settings,
             origin: Origin { span, key },
         })
     }

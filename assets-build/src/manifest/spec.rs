@@ -49,8 +49,29 @@ pub struct Rule {
     pub settings: Settings,
     /// Where each setting's key was written.
     pub setting_origins: BTreeMap<String, Origin>,
+    /// `platforms.<name>`: settings merged over the rule's when building
+    /// for that platform.
+    pub platform_settings: BTreeMap<String, Settings>,
     /// Where the rule was written.
     pub origin: Origin,
+}
+
+/// `[package.metadata.assets.platforms.<name>]`: a platform and the target
+/// triples it covers.
+#[derive(Debug, Clone)]
+pub struct Platform {
+    /// Its name.
+    pub name: String,
+    /// The `targets` globs, as written.
+    pub patterns: Vec<String>,
+    pub(super) targets: globset::GlobSet,
+}
+
+impl Platform {
+    /// Whether the target triple `triple` is one of this platform's.
+    pub fn covers(&self, triple: &str) -> bool {
+        self.targets.is_match(triple)
+    }
 }
 
 /// One `[package.metadata.assets.overrides."<asset>"]` entry.
@@ -169,4 +190,7 @@ pub struct Assignment {
     pub inputs: Option<GlobSet>,
     /// Where each setting's key was written (the override's, else the rule's).
     pub setting_origins: BTreeMap<String, Origin>,
+    /// Whether the rule's settings for the platform asked for differ from
+    /// its own (it has a `platforms.<name>` table for it).
+    pub platform_specific: bool,
 }

@@ -22,10 +22,10 @@ fn no_assets_section_means_defaults() {
     assert_eq!(m.parcels.len(), 1);
     assert_eq!(m.parcels[0].name, "main");
     assert!(m.parcels[0].contains(&asset("deep/down/x.png")));
-    assert_eq!(m.assign(&asset("a/b.PNG")).processor, "image");
-    assert_eq!(m.assign(&asset("shader.wgsl")).processor, "shader");
-    assert_eq!(m.assign(&asset("level.bin")).processor, "copy");
-    assert_eq!(m.assign(&asset("noext")).processor, "copy");
+    assert_eq!(m.assign(&asset("a/b.PNG"), None).processor, "image");
+    assert_eq!(m.assign(&asset("shader.wgsl"), None).processor, "shader");
+    assert_eq!(m.assign(&asset("level.bin"), None).processor, "copy");
+    assert_eq!(m.assign(&asset("noext"), None).processor, "copy");
 }
 
 #[test]
@@ -54,12 +54,12 @@ extra = "x"
         m.roots.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
         ["art", "data"]
     );
-    let a = m.assign(&asset("ui/button.png"));
+    let a = m.assign(&asset("ui/button.png"), None);
     assert_eq!(a.processor, "copy");
     assert_eq!(a.settings.canonical_json(), r#"{"level":1}"#);
     // `*` does not cross `/`, so the second rule catches deeper files.
-    assert_eq!(m.assign(&asset("ui/deep/x.png")).processor, "text");
-    let o = m.assign(&asset("ui/logo.png"));
+    assert_eq!(m.assign(&asset("ui/deep/x.png"), None).processor, "text");
+    let o = m.assign(&asset("ui/logo.png"), None);
     assert_eq!(o.processor, "copy");
     assert_eq!(o.settings.canonical_json(), r#"{"extra":"x","level":2}"#);
     assert_eq!(
@@ -95,7 +95,11 @@ fn typed_settings_report_typos_with_a_suggestion() {
     }
     let m = parse("[[package.metadata.assets.rules]]\nmatch = \"*.png\"\npremultiplyy = true\n")
         .unwrap();
-    let err = m.assign(&asset("a.png")).settings.get::<S>().unwrap_err();
+    let err = m
+        .assign(&asset("a.png"), None)
+        .settings
+        .get::<S>()
+        .unwrap_err();
     assert!(
         err.message.contains("unknown field `premultiplyy`"),
         "{err}"

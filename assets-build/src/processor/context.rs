@@ -32,6 +32,8 @@ pub(crate) struct StepInfo<'a> {
     pub processor: &'a str,
     pub settings: &'a Settings,
     pub origin: Option<&'a Origin>,
+    /// The platform, when it is part of the step's key.
+    pub platform: Option<&'a str>,
 }
 
 /// What a processor did: filled in by [`Context`], turned into a record.
@@ -87,6 +89,16 @@ impl<'a> Context<'a> {
     /// The build variant: `dev`, `release` or another profile name.
     pub fn variant(&self) -> &str {
         self.variant
+    }
+
+    /// The platform this step is built for (`web`, as declared under
+    /// `[package.metadata.assets.platforms]`), when the step's key includes
+    /// it: its rule has `platforms.<name>` settings, or its processor is
+    /// [`platform_dependent`](super::Processor::platform_dependent). `None`
+    /// otherwise, also when building for a platform: such a step is shared
+    /// by every platform, so its outputs must not depend on one.
+    pub fn platform(&self) -> Option<&str> {
+        self.step.platform
     }
 
     /// The package directory (where `Cargo.toml` is). External tools run here.

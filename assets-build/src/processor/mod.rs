@@ -77,6 +77,15 @@ pub trait Processor: Send + Sync + 'static {
     fn packs_into_atlas(&self) -> bool {
         false
     }
+
+    /// Whether this processor's outputs depend on the platform built for
+    /// (it reads [`Context::platform`] whatever its settings): every step
+    /// of it is then keyed by platform, and built once per platform. Else
+    /// only steps whose rule has settings for the platform are, and the
+    /// others are built once and shared.
+    fn platform_dependent(&self) -> bool {
+        false
+    }
 }
 
 /// Processors by name.

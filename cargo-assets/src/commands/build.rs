@@ -85,7 +85,7 @@ pub fn pipeline(
         anyhow::ensure!(jobs > 0, "`--jobs` must be at least 1");
         options.jobs = jobs;
     }
-    options.variant = variant.name();
+    variant.apply(&mut options);
     let mut pipeline = Pipeline::new(options);
     for register in processors {
         register(pipeline.registry_mut());
@@ -110,6 +110,7 @@ pub fn build_once(pipeline: &Pipeline, shell: &Shell) -> Result<BuildReport, Bui
             verified: 0,
             unreproduced: 0,
             parcels: BTreeMap::new(),
+            platform: None,
             error: Some(e.to_string()),
         }));
     })
@@ -263,14 +264,22 @@ pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
         verified: report.verified(),
         unreproduced: report.unreproduced().len(),
         parcels,
+        platform: report.platform.clone(),
         error: None,
     }));
     let secs = report.elapsed.as_secs_f64();
     let total = report.steps.len();
     if report.success() {
+        let on = match &report.platform {
+            Some(p) => format!(" for platform `{p}`"),
+            None => String::new(),
+        };
         shell.status(
             "Finished",
-            format!("{} in {secs:.2}s ({fresh} fresh)", plural(total, "asset")),
+            format!(
+                "{}{on} in {secs:.2}s ({fresh} fresh)",
+                plural(total, "asset")
+            ),
             Style::Good,
         );
         return Exit::Success;

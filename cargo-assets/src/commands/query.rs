@@ -41,7 +41,7 @@ fn open(
         return Ok(Err(code));
     }
     let mut options = BuildOptions::new(&package.manifest_path, &package.cache_dir);
-    options.variant = variant.name();
+    variant.apply(&mut options);
     let mut registry = Registry::with_builtins();
     for register in processors {
         register(&mut registry);
