@@ -14,6 +14,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::asset_path::AssetPath;
+use crate::cache_layout::variant_slot;
 use crate::discover::discover;
 use crate::freshness::{self, DependencyState, Verdict};
 use crate::hash::ContentHash;
@@ -54,6 +55,9 @@ pub struct Database {
     manifest: Manifest,
     plan: Plan,
     records: HashMap<AssetPath, Arc<Record>>,
+    /// Assets whose record comes from another platform's log (the step is
+    /// the same there), with that log's name (`dev.web`).
+    shared: HashMap<AssetPath, String>,
     store: Store,
 }
 
@@ -86,6 +90,9 @@ pub struct Why {
     pub last: Option<DirtyReason>,
     /// `None` if the next build reuses it; else why it will run.
     pub next: Option<DirtyReason>,
+    /// When the record is another platform's (the step is the same there,
+    /// so the build shares it): that platform's records, `dev.web`.
+    pub shared_from: Option<String>,
 }
 
 impl Database {
@@ -101,16 +108,42 @@ impl Database {
             &options.variant,
             platform.as_deref(),
         )?;
-        let records = RecordLog::read(
-            &options.cache_dir,
-            package_key(&manifest),
-            &crate::cache_layout::variant_slot(&options.variant, platform.as_deref()),
-        )?;
+        let package = package_key(&manifest);
+        let slot = variant_slot(&options.variant, platform.as_deref());
+        let mut records = RecordLog::read(&options.cache_dir, package, &slot)?;
+        // A step the build would take from another platform's log, as
+        // `RecordLog::shared` does: same variant, same key.
+        let mut shared = HashMap::new();
+        let layout = crate::CacheLayout::new(&options.cache_dir);
+        let mut siblings: Vec<String> = std::iter::once(options.variant.clone())
+            .chain(
+                manifest
+                    .platforms
+                    .keys()
+                    .map(|p| variant_slot(&options.variant, Some(p))),
+            )
+            .filter(|s| *s != slot && layout.record_log(package, s).exists())
+            .collect();
+        siblings.sort();
+        for sibling in siblings {
+            let theirs = RecordLog::read(&options.cache_dir, package, &sibling)?;
+            for step in &plan.steps {
+                let ours = records.get(&step.asset).is_some_and(|r| r.key == step.key);
+                if let Some(r) = theirs
+                    .get(&step.asset)
+                    .filter(|r| r.key == step.key && !ours)
+                {
+                    records.insert(step.asset.clone(), Arc::clone(r));
+                    shared.insert(step.asset.clone(), sibling.clone());
+                }
+            }
+        }
         let store = Store::open(&options.cache_dir)?;
         Ok(Database {
             manifest,
             plan,
             records,
+            shared,
             store,
         })
     }
@@ -232,6 +265,7 @@ impl Database {
         Ok(Why {
             last: self.records.get(asset).and_then(|r| r.reason.clone()),
             next,
+            shared_from: self.shared.get(asset).cloned(),
         })
     }
 

@@ -114,6 +114,9 @@ pub enum Message {
         fresh: bool,
         /// Why the next build would rebuild it.
         next: Option<DirtyReason>,
+        /// The platform records it is shared from, when not its own.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        shared_from: Option<String>,
     },
     /// The answer of `deps`.
     Deps {

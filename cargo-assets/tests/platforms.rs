@@ -166,3 +166,19 @@ fn platform_mistakes_are_errors_that_name_the_key_and_the_fix() {
         run.stderr
     );
 }
+
+#[test]
+fn why_says_a_step_is_shared_with_another_platform() {
+    let p = project();
+    p.build_ok();
+    let why = p.run(&["why", "data/intro.txt", "--platform", "web"]);
+    assert!(why.success(), "{}", why.stderr);
+    let answer = why.with_reason("why").next().expect("a why message");
+    assert_eq!(answer["shared_from"], "dev", "{answer}");
+    assert_eq!(answer["fresh"], true, "{answer}");
+    // A texture differs on the web: its own step, never built there.
+    let why = p.run(&["why", "textures/grass.png", "--platform", "web"]);
+    let answer = why.with_reason("why").next().expect("a why message");
+    assert!(answer["shared_from"].is_null(), "{answer}");
+    assert_eq!(answer["fresh"], false, "{answer}");
+}

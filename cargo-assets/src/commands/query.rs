@@ -76,6 +76,11 @@ pub fn exec(
                 .as_ref()
                 .map_or_else(|| "no record of why".to_owned(), |r| r.to_string());
             shell.print(&format!("{asset}: last built because {last}"));
+            if let Some(from) = &why.shared_from {
+                shell.print(&format!(
+                    "{asset}: the same step on every platform: its record is shared with `{from}`"
+                ));
+            }
             match &why.next {
                 None => shell.print(&format!("{asset}: fresh; the next build reuses it")),
                 Some(r) => shell.print(&format!("{asset}: the next build rebuilds it: {r}")),
@@ -85,6 +90,7 @@ pub fn exec(
                 fresh: why.next.is_none(),
                 last: why.last,
                 next: why.next,
+                shared_from: why.shared_from,
             });
         }
         Question::Deps => {
