@@ -211,6 +211,7 @@ impl Module {
                 "bytes" => "::assets_runtime::BytesId",
                 "shader" => "::assets_runtime::ShaderId",
                 "font" => "::assets_runtime::FontId",
+                "texture" => "::assets_runtime::TextureId",
                 _ => "::assets_runtime::ResourceId",
             };
             let doc = format!("`{}` ({})", entry.name, entry.kind);

@@ -132,12 +132,15 @@ pub const KIND_IMAGE: &str = "image";
 pub const KIND_SPRITE: &str = "sprite";
 /// Kind name of baked fonts (see [`crate::font`]).
 pub const KIND_FONT: &str = "font";
+/// Kind name of GPU textures in a KTX2 container (see [`crate::texture`]).
+pub const KIND_TEXTURE: &str = "texture";
 
 /// Whether resources of `kind` are always stored as they are: images,
-/// sprites and fonts, whose layouts are checked when the parcel is opened
-/// (a sprite or glyph against its page) and read in place.
+/// sprites, fonts and textures, whose layouts are checked when the parcel
+/// is opened (a sprite or glyph against its page) and read in place (a
+/// texture's levels go to the GPU as they lie in the parcel).
 pub fn stored_uncompressed(kind: &str) -> bool {
-    kind == KIND_IMAGE || kind == KIND_SPRITE || kind == KIND_FONT
+    kind == KIND_IMAGE || kind == KIND_SPRITE || kind == KIND_FONT || kind == KIND_TEXTURE
 }
 
 /// `bucket_bits` for `count` entries: about one entry per bucket.

@@ -25,6 +25,8 @@
 //! - [`sprite`]: sprite frames: where a sprite lies in its atlas page.
 //! - [`font`]: fonts baked into glyphs in atlas pages, with line metrics
 //!   and kerning.
+//! - [`texture`]: GPU textures (KTX2: mip chains, BCn and ETC2 block
+//!   compression), ready to upload.
 //! - [`reload`]: the hot-reload client a game polls while `cargo assets watch`
 //!   runs, and the protocol it reads.
 //! - [`toc`]: the parcel's text table of contents; [`line_escape`]: the
@@ -41,7 +43,7 @@
 //!
 //! The only `unsafe` is the memory map of a parcel file (`mapped.rs`, with
 //! its safety argument and the stance on files changed underneath); it
-//! depends on `xxhash-rust`, `memmap2` (feature `mmap`, default), the pure
+//! depends on `xxhash-rust`, `ktx2` (the texture container), `memmap2` (feature `mmap`, default), the pure
 //! Rust decoders `lz4_flex` and `ruzstd` (features `lz4` and `zstd`,
 //! default), and `assets-macros` for the macro.
 
@@ -60,6 +62,7 @@ mod parcel;
 pub mod reload;
 pub mod sprite;
 mod static_parcel;
+pub mod texture;
 pub mod toc;
 pub mod typed;
 #[cfg(feature = "write")]
@@ -74,7 +77,8 @@ pub use id::ResourceId;
 pub use parcel::{Parcel, ParcelBuf, Resource};
 pub use sprite::{Sprite, SpriteFrame};
 pub use static_parcel::StaticParcel;
-pub use typed::{BytesId, FontId, Id, IdOf, ImageId, ShaderId, SpriteId, TextId};
+pub use texture::{Texture, TextureFormat};
+pub use typed::{BytesId, FontId, Id, IdOf, ImageId, ShaderId, SpriteId, TextId, TextureId};
 
 #[cfg(test)]
 mod tests;

@@ -17,13 +17,14 @@ use crate::error::ParcelError;
 use crate::font::Font;
 use crate::format::{
     Compression, DATA_ALIGN, ENTRY_LEN, HEADER_LEN, KIND_FONT, KIND_IMAGE, KIND_SHADER,
-    KIND_SPRITE, KIND_TEXT, MAGIC, MAX_BUCKET_BITS, VERSION, bucket_of, data_checksum,
-    stored_uncompressed, table_checksum, u16_at, u32_at, u64_at,
+    KIND_SPRITE, KIND_TEXT, KIND_TEXTURE, MAGIC, MAX_BUCKET_BITS, VERSION, bucket_of,
+    data_checksum, stored_uncompressed, table_checksum, u16_at, u32_at, u64_at,
 };
 use crate::id::ResourceId;
 use crate::image::{IMAGE_HEADER_LEN, Image, ImageHeader};
 use crate::mapped::Backing;
 use crate::sprite::{Sprite, SpriteFrame};
+use crate::texture::Texture;
 use crate::typed::{IdOf, kind};
 
 /// Where things are in a validated parcel.
@@ -140,6 +141,13 @@ impl<'a> Resource<'a> {
     pub fn font(&self) -> Option<Font<'a>> {
         (self.kind == KIND_FONT)
             .then(|| Font::parse(self.stored))
+            .flatten()
+    }
+
+    /// The texture, if this is a `texture` resource (checked at open).
+    pub fn texture(&self) -> Option<Texture<'a>> {
+        (self.kind == KIND_TEXTURE)
+            .then(|| Texture::parse(self.stored))
             .flatten()
     }
 
@@ -295,6 +303,12 @@ impl<'a> Parcel<'a> {
     /// at open), read with [`Parcel::image`].
     pub fn font(&self, id: impl IdOf<kind::Font>) -> Option<Font<'a>> {
         self.get(id.resource_id())?.font()
+    }
+
+    /// The texture `id`, if it is a `texture` resource: format, size and
+    /// each mip level's bytes, ready to upload (see [`crate::texture`]).
+    pub fn texture(&self, id: impl IdOf<kind::Texture>) -> Option<Texture<'a>> {
+        self.get(id.resource_id())?.texture()
     }
 
     /// Every resource, in id order.
@@ -507,6 +521,11 @@ fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
         if kind == KIND_SPRITE {
             let frame = SpriteFrame::parse(resource).ok_or(bad("sprite resource is malformed"))?;
             sprites.push((index, frame));
+        }
+        if kind == KIND_TEXTURE && Texture::parse(resource).is_none() {
+            return Err(bad(
+                "texture resource is not a KTX2 texture this reader knows",
+            ));
         }
         if kind == KIND_FONT {
             let font = Font::parse(resource).ok_or(bad("font resource is malformed"))?;

@@ -1,7 +1,7 @@
 //! Typed ids: [`Id<K>`], an id that also says what kind of resource it names.
 //!
 //! `include_parcel!` generates one constant per resource with the type of its
-//! kind (`SpriteId`, `TextId`, `ImageId`, `BytesId`, `ShaderId`, `FontId`; `ResourceId` for other
+//! kind (`SpriteId`, `TextId`, `ImageId`, `BytesId`, `ShaderId`, `FontId`, `TextureId`; `ResourceId` for other
 //! kinds), and the parcel's accessors take ids of the matching kind:
 //! `parcel.sprite(ui::BUTTON)` compiles, `parcel.text(ui::BUTTON)` does not.
 //! A plain [`ResourceId`] is accepted by every accessor, for names known only
@@ -32,6 +32,9 @@ pub mod kind {
     /// `font` resources: glyphs baked into atlas pages, with metrics.
     #[derive(Debug)]
     pub enum Font {}
+    /// `texture` resources: GPU textures in KTX2 containers.
+    #[derive(Debug)]
+    pub enum Texture {}
 }
 
 /// The id of a resource of kind `K`.
@@ -52,6 +55,8 @@ pub type BytesId = Id<kind::Bytes>;
 pub type ShaderId = Id<kind::Shader>;
 /// The id of a font.
 pub type FontId = Id<kind::Font>;
+/// The id of a texture.
+pub type TextureId = Id<kind::Texture>;
 
 impl<K> Id<K> {
     /// The id of the resource named `name`, asserted to be of kind `K`.

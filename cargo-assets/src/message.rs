@@ -239,9 +239,25 @@ pub struct ResourceMessage {
     /// For a font: what was baked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub font: Option<FontMessage>,
+    /// For a texture: its format, size and mip levels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub texture: Option<TextureMessage>,
     /// For a shader: its reflection (the JSON of its `#reflection` resource).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reflection: Option<serde_json::Value>,
+}
+
+/// A texture's format, size and mip levels.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextureMessage {
+    /// The KTX2 / Vulkan format name, e.g. `BC7_SRGB_BLOCK`.
+    pub format: String,
+    /// Width of level 0.
+    pub width: u32,
+    /// Height of level 0.
+    pub height: u32,
+    /// Mip levels.
+    pub levels: u32,
 }
 
 /// A baked font's sizes and tables.

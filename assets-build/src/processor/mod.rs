@@ -22,7 +22,7 @@
 //!
 //! Built-ins: [`copy`], [`text`], [`shader`], [`image`], [`sprite`],
 //! [`command`], `gltf` and `font` (cargo features `gltf` and `fonts`, on by
-//! default).
+//! default), and `texture` (feature `textures`).
 
 pub mod command;
 pub(crate) mod context;
@@ -37,6 +37,8 @@ pub mod shader;
 pub mod sprite;
 pub mod sprite_source;
 pub mod text;
+#[cfg(feature = "textures")]
+pub mod texture;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -102,7 +104,7 @@ impl Registry {
 
     /// The built-in processors: `copy`, `text`, `shader`, `image`, `sprite`,
     /// `command`, `gltf` and `font` (with the cargo features `gltf` and
-    /// `fonts`, on by default).
+    /// `fonts`, on by default), and `texture` (feature `textures`).
     pub fn with_builtins() -> Registry {
         let mut r = Registry::empty();
         r.register(copy::Copy);
@@ -115,6 +117,8 @@ impl Registry {
         r.register(gltf::Gltf);
         #[cfg(feature = "fonts")]
         r.register(font::Font);
+        #[cfg(feature = "textures")]
+        r.register(texture::Texture);
         r
     }
 

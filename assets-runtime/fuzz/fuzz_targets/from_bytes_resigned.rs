@@ -41,6 +41,13 @@ fuzz_target!(|data: &[u8]| {
             if r.kind == "sprite" {
                 assert!(parcel.sprite(r.id).is_some(), "sprite `{}` has no page", r.name);
             }
+            // A valid parcel's textures give every level, of its length.
+            if let Some(t) = r.texture() {
+                for i in 0..t.levels {
+                    let (w, h) = t.level_size(i);
+                    assert_eq!(t.level(i).map(|l| l.len() as u64), Some(t.format.level_len(w, h)));
+                }
+            }
             // A valid parcel's fonts read, and their glyphs resolve to pages.
             if r.kind == "font" {
                 let font = r.font().expect("a font resource checked at open");

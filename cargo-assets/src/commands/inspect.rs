@@ -5,7 +5,9 @@ use assets_runtime::{Compression, ParcelBuf, ParcelError, Resource};
 
 use super::{Exit, picture};
 use crate::cli::InspectArgs;
-use crate::message::{FontMessage, FrameMessage, ImageMessage, Message, ResourceMessage};
+use crate::message::{
+    FontMessage, FrameMessage, ImageMessage, Message, ResourceMessage, TextureMessage,
+};
 use crate::shell::{Shell, Style};
 
 /// The reflection the `shader` processor stored beside `shader`, if any.
@@ -89,6 +91,7 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
             image: None,
             sprite: None,
             font: None,
+            texture: None,
             reflection: None,
         };
         let mut detail = String::new();
@@ -127,6 +130,21 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
                 " page {} at {},{} {}x{}{turned}",
                 f.page_index, f.x, f.y, f.w, f.h
             );
+        }
+        if let Some(t) = r.texture() {
+            detail = format!(
+                ", {}x{} {}, {} mip levels",
+                t.width,
+                t.height,
+                t.format.name(),
+                t.levels
+            );
+            message.texture = Some(TextureMessage {
+                format: t.format.name().to_owned(),
+                width: t.width,
+                height: t.height,
+                levels: t.levels,
+            });
         }
         if let Some(font) = r.font() {
             let sizes: Vec<f32> = font.sizes().map(|s| s.px).collect();

@@ -1,0 +1,91 @@
+//! Levels into a GPU format: RGBA8 as it is, or 4×4 blocks through Intel's
+//! ISPC texture compressor (`intel_tex_2`: BC1, BC3, BC4, BC5, BC7, and
+//! ETC1, whose blocks are ETC2 RGB blocks; its ASTC encoder is not
+//! implemented in the crate). A level whose sides are not multiples of 4 is padded by repeating
+//! its last row and column, so edge blocks filter as the edge does.
+
+use assets_runtime::TextureFormat;
+use intel_tex_2::{RSurface, RgSurface, RgbaSurface, bc1, bc3, bc4, bc5, bc7, etc1};
+
+use super::Quality;
+use super::mips::Level;
+
+/// `level` in `format`.
+pub fn encode(level: &Level, format: TextureFormat, quality: Quality, alpha: bool) -> Vec<u8> {
+    use TextureFormat as F;
+    if format.block_size() == 1 {
+        return level.pixels.clone();
+    }
+    let (w, h, rgba) = padded(level);
+    let surface = RgbaSurface {
+        data: &rgba,
+        width: w,
+        height: h,
+        stride: w * 4,
+    };
+    match format {
+        F::Bc1RgbaUnorm | F::Bc1RgbaUnormSrgb => bc1::compress_blocks(&surface),
+        F::Bc3RgbaUnorm | F::Bc3RgbaUnormSrgb => bc3::compress_blocks(&surface),
+        F::Bc4RUnorm => {
+            let red: Vec<u8> = rgba.chunks_exact(4).map(|p| p[0]).collect();
+            bc4::compress_blocks(&RSurface {
+                data: &red,
+                width: w,
+                height: h,
+                stride: w,
+            })
+        }
+        F::Bc5RgUnorm => {
+            let rg: Vec<u8> = rgba.chunks_exact(4).flat_map(|p| [p[0], p[1]]).collect();
+            bc5::compress_blocks(&RgSurface {
+                data: &rg,
+                width: w,
+                height: h,
+                stride: w * 2,
+            })
+        }
+        F::Bc7RgbaUnorm | F::Bc7RgbaUnormSrgb => {
+            let settings = match (quality, alpha) {
+                (Quality::Fast, false) => bc7::opaque_fast_settings(),
+                (Quality::Fast, true) => bc7::alpha_fast_settings(),
+                (Quality::Basic, false) => bc7::opaque_basic_settings(),
+                (Quality::Basic, true) => bc7::alpha_basic_settings(),
+                (Quality::Slow, false) => bc7::opaque_slow_settings(),
+                (Quality::Slow, true) => bc7::alpha_slow_settings(),
+            };
+            bc7::compress_blocks(&settings, &surface)
+        }
+        F::Etc2Rgb8Unorm | F::Etc2Rgb8UnormSrgb => {
+            // ETC1's effort: how early a block search may stop.
+            let settings = etc1::EncodeSettings {
+                fast_skip_threshold: match quality {
+                    Quality::Fast => 1,
+                    Quality::Basic => 3,
+                    Quality::Slow => 6,
+                },
+            };
+            etc1::compress_blocks(settings, &surface)
+        }
+        _ => unreachable!("every block format is listed"),
+    }
+}
+
+/// The level's pixels padded to whole 4×4 blocks, edges repeated.
+fn padded(level: &Level) -> (u32, u32, Vec<u8>) {
+    let (w, h) = (
+        level.width.next_multiple_of(4),
+        level.height.next_multiple_of(4),
+    );
+    if (w, h) == (level.width, level.height) {
+        return (w, h, level.pixels.clone());
+    }
+    let mut out = Vec::with_capacity((w * h * 4) as usize);
+    for y in 0..h {
+        let row = y.min(level.height - 1) * level.width * 4;
+        for x in 0..w {
+            let at = (row + x.min(level.width - 1) * 4) as usize;
+            out.extend_from_slice(&level.pixels[at..at + 4]);
+        }
+    }
+    (w, h, out)
+}

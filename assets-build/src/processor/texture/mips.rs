@@ -1,0 +1,211 @@
+//! Mip chains: each level half the one before (rounded down, at least 1),
+//! down to 1×1.
+//!
+//! Filtering is a 2×2 box (the last row or column of an odd size folded
+//! into its neighbour's box), done as a graphics programmer expects:
+//!
+//! - **gamma-correct**: sRGB color is averaged as light (decoded to linear,
+//!   averaged, encoded again), so a checkerboard of black and white becomes
+//!   the grey of half the light (188), not the darker 128;
+//! - **alpha-aware**: color is weighted by alpha, so the color of fully
+//!   transparent pixels (often black, or garbage) does not bleed into the
+//!   edges of what is visible;
+//! - **normal maps** are averaged as vectors and renormalized.
+
+/// How the texels of an image are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Texels {
+    /// sRGB-encoded color and linear alpha.
+    Srgb,
+    /// Linear values (data, masks, roughness).
+    Linear,
+    /// Tangent-space normals in RGB (0..255 for -1..1), alpha kept linear.
+    Normals,
+}
+
+/// One level: RGBA8 rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Level {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// RGBA8 rows, top first.
+    pub pixels: Vec<u8>,
+}
+
+/// Level 0 (`base`) and every smaller level, down to 1×1, or only `base`
+/// when `mipmaps` is false.
+pub fn chain(base: Level, texels: Texels, mipmaps: bool) -> Vec<Level> {
+    let mut levels = vec![base];
+    if !mipmaps {
+        return levels;
+    }
+    loop {
+        let last = levels.last().expect("level 0");
+        if last.width == 1 && last.height == 1 {
+            return levels;
+        }
+        let next = half(last, texels);
+        levels.push(next);
+    }
+}
+
+/// The next level of `level`.
+fn half(level: &Level, texels: Texels) -> Level {
+    let (w, h) = (level.width, level.height);
+    let (nw, nh) = ((w / 2).max(1), (h / 2).max(1));
+    let to_linear = srgb_to_linear_table();
+    let mut pixels = Vec::with_capacity((nw * nh * 4) as usize);
+    for y in 0..nh {
+        for x in 0..nw {
+            // The source box: two by two, three wide at an odd edge.
+            let xs = 2 * x..(if x == nw - 1 { w } else { 2 * x + 2 }).max(2 * x + 1);
+            let ys = 2 * y..(if y == nh - 1 { h } else { 2 * y + 2 }).max(2 * y + 1);
+            let mut sum = [0f32; 4];
+            let mut weight = 0f32;
+            let mut count = 0f32;
+            for sy in ys.clone() {
+                for sx in xs.clone() {
+                    let at = ((sy.min(h - 1) * w + sx.min(w - 1)) * 4) as usize;
+                    let p = &level.pixels[at..at + 4];
+                    let a = f32::from(p[3]) / 255.0;
+                    let rgb = |i: usize| match texels {
+                        Texels::Srgb => to_linear[p[i] as usize],
+                        Texels::Linear => f32::from(p[i]) / 255.0,
+                        Texels::Normals => f32::from(p[i]) / 255.0 * 2.0 - 1.0,
+                    };
+                    // Normals are not weighted by alpha: alpha is data there.
+                    let wgt = if texels == Texels::Normals { 1.0 } else { a };
+                    for (i, s) in sum.iter_mut().take(3).enumerate() {
+                        *s += rgb(i) * wgt;
+                    }
+                    sum[3] += a;
+                    weight += wgt;
+                    count += 1.0;
+                }
+            }
+            let alpha = sum[3] / count;
+            let mut rgb = [0f32; 3];
+            if weight > 0.0 {
+                for (i, c) in rgb.iter_mut().enumerate() {
+                    *c = sum[i] / weight;
+                }
+            }
+            if texels == Texels::Normals {
+                let len = (rgb[0] * rgb[0] + rgb[1] * rgb[1] + rgb[2] * rgb[2]).sqrt();
+                let n = if len > 1e-6 {
+                    rgb.map(|c| c / len)
+                } else {
+                    [0.0, 0.0, 1.0]
+                };
+                rgb = n.map(|c| c * 0.5 + 0.5);
+            }
+            for c in rgb {
+                let encoded = match texels {
+                    Texels::Srgb => linear_to_srgb(c),
+                    Texels::Linear | Texels::Normals => c,
+                };
+                pixels.push(unit_to_byte(encoded));
+            }
+            pixels.push(unit_to_byte(alpha));
+        }
+    }
+    Level {
+        width: nw,
+        height: nh,
+        pixels,
+    }
+}
+
+fn unit_to_byte(v: f32) -> u8 {
+    (v.clamp(0.0, 1.0) * 255.0).round() as u8
+}
+
+/// sRGB byte → linear light, for all 256 values.
+fn srgb_to_linear_table() -> [f32; 256] {
+    std::array::from_fn(|i| {
+        let c = i as f32 / 255.0;
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    })
+}
+
+fn linear_to_srgb(c: f32) -> f32 {
+    if c <= 0.003_130_8 {
+        c * 12.92
+    } else {
+        1.055 * c.powf(1.0 / 2.4) - 0.055
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level(width: u32, height: u32, f: impl Fn(u32, u32) -> [u8; 4]) -> Level {
+        let pixels = (0..height)
+            .flat_map(|y| (0..width).map(move |x| (x, y)))
+            .flat_map(|(x, y)| f(x, y))
+            .collect();
+        Level {
+            width,
+            height,
+            pixels,
+        }
+    }
+
+    #[test]
+    fn a_chain_halves_to_one_pixel_rounding_down() {
+        let sizes: Vec<(u32, u32)> = chain(level(13, 5, |_, _| [9; 4]), Texels::Srgb, true)
+            .iter()
+            .map(|l| (l.width, l.height))
+            .collect();
+        assert_eq!(sizes, [(13, 5), (6, 2), (3, 1), (1, 1)]);
+        assert_eq!(
+            chain(level(4, 4, |_, _| [9; 4]), Texels::Srgb, false).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn srgb_is_averaged_as_light_and_transparent_color_does_not_bleed() {
+        let checker = level(2, 2, |x, y| {
+            if (x + y) % 2 == 0 {
+                [255; 4]
+            } else {
+                [0, 0, 0, 255]
+            }
+        });
+        let srgb = chain(checker.clone(), Texels::Srgb, true);
+        assert_eq!(srgb[1].pixels, [188, 188, 188, 255], "half the light");
+        let linear = chain(checker, Texels::Linear, true);
+        assert_eq!(linear[1].pixels, [128, 128, 128, 255]);
+        // Red where visible, black where transparent: stays red, half alpha.
+        let edge = level(2, 2, |x, _| {
+            if x == 0 {
+                [255, 0, 0, 255]
+            } else {
+                [0, 0, 0, 0]
+            }
+        });
+        assert_eq!(chain(edge, Texels::Srgb, true)[1].pixels, [255, 0, 0, 128]);
+    }
+
+    #[test]
+    fn normals_are_renormalized() {
+        // Two normals leaning opposite ways average to straight up.
+        let n = level(2, 1, |x, _| {
+            if x == 0 {
+                [218, 128, 218, 255]
+            } else {
+                [37, 128, 218, 255]
+            }
+        });
+        let up = &chain(n, Texels::Normals, true)[1].pixels;
+        assert_eq!(up[..3], [128, 128, 255], "{up:?}");
+    }
+}

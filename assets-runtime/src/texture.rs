@@ -1,0 +1,321 @@
+//! The `texture` resource: a GPU-ready texture in a KTX2 container
+//! (Khronos KTX 2.0), with its mip chain, block-compressed or not, made by
+//! the `texture` processor.
+//!
+//! The resource is the KTX2 file as it is, so any KTX2 tool reads it; this
+//! module reads the part a game needs without copying: the format, the size,
+//! and each mip level's bytes, ready for `queue.write_texture` (wgpu) or
+//! `glCompressedTexImage2D`. The container is read by the `ktx2` crate
+//! (header, level index and bounds); a parcel is rejected at open if a
+//! texture's format is not one of [`TextureFormat`], it is not a single 2D
+//! image without supercompression, or a level's length is not what its
+//! format and size make.
+//!
+//! | [`TextureFormat`] | wgpu | bytes per 4×4 block (or pixel) |
+//! |---|---|---|
+//! | `Rgba8Unorm` / `Rgba8UnormSrgb` | `Rgba8Unorm` / `Rgba8UnormSrgb` | 4 per pixel |
+//! | `Bc1RgbaUnorm` / `Bc1RgbaUnormSrgb` | `Bc1RgbaUnorm` / `Bc1RgbaUnormSrgb` | 8 |
+//! | `Bc3RgbaUnorm` / `Bc3RgbaUnormSrgb` | `Bc3RgbaUnorm` / `Bc3RgbaUnormSrgb` | 16 |
+//! | `Bc4RUnorm` | `Bc4RUnorm` | 8 |
+//! | `Bc5RgUnorm` | `Bc5RgUnorm` | 16 |
+//! | `Bc7RgbaUnorm` / `Bc7RgbaUnormSrgb` | `Bc7RgbaUnorm` / `Bc7RgbaUnormSrgb` | 16 |
+//! | `Etc2Rgb8Unorm` / `Etc2Rgb8UnormSrgb` | `Etc2Rgb8Unorm` / `Etc2Rgb8UnormSrgb` | 8 |
+//!
+//! Level `i` is `max(1, width >> i)` × `max(1, height >> i)` pixels; a
+//! block-compressed level holds whole 4×4 blocks (its last blocks padded),
+//! rows of blocks top to bottom, as wgpu expects with `bytes_per_row` =
+//! blocks across × block bytes.
+
+use ktx2::Format;
+
+/// A texture format the parcel reader knows. See the [module docs](self)
+/// for the wgpu format each one is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TextureFormat {
+    /// 8-bit RGBA, linear.
+    Rgba8Unorm,
+    /// 8-bit RGBA, sRGB color.
+    Rgba8UnormSrgb,
+    /// BC1 (DXT1): RGB and 1-bit alpha, 4 bits a pixel.
+    Bc1RgbaUnorm,
+    /// BC1, sRGB color.
+    Bc1RgbaUnormSrgb,
+    /// BC3 (DXT5): RGBA, 8 bits a pixel.
+    Bc3RgbaUnorm,
+    /// BC3, sRGB color.
+    Bc3RgbaUnormSrgb,
+    /// BC4: one channel (roughness, height), 4 bits a pixel.
+    Bc4RUnorm,
+    /// BC5: two channels (normal maps' X and Y), 8 bits a pixel.
+    Bc5RgUnorm,
+    /// BC7: high-quality RGBA, 8 bits a pixel.
+    Bc7RgbaUnorm,
+    /// BC7, sRGB color.
+    Bc7RgbaUnormSrgb,
+    /// ETC2 RGB (mobile GPUs, WebGL2 on phones), 4 bits a pixel, no alpha.
+    Etc2Rgb8Unorm,
+    /// ETC2 RGB, sRGB color.
+    Etc2Rgb8UnormSrgb,
+}
+
+impl TextureFormat {
+    /// The format's KTX2 / Vulkan name, e.g. `BC7_SRGB_BLOCK`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TextureFormat::Rgba8Unorm => "R8G8B8A8_UNORM",
+            TextureFormat::Rgba8UnormSrgb => "R8G8B8A8_SRGB",
+            TextureFormat::Bc1RgbaUnorm => "BC1_RGBA_UNORM_BLOCK",
+            TextureFormat::Bc1RgbaUnormSrgb => "BC1_RGBA_SRGB_BLOCK",
+            TextureFormat::Bc3RgbaUnorm => "BC3_UNORM_BLOCK",
+            TextureFormat::Bc3RgbaUnormSrgb => "BC3_SRGB_BLOCK",
+            TextureFormat::Bc4RUnorm => "BC4_UNORM_BLOCK",
+            TextureFormat::Bc5RgUnorm => "BC5_UNORM_BLOCK",
+            TextureFormat::Bc7RgbaUnorm => "BC7_UNORM_BLOCK",
+            TextureFormat::Bc7RgbaUnormSrgb => "BC7_SRGB_BLOCK",
+            TextureFormat::Etc2Rgb8Unorm => "ETC2_R8G8B8_UNORM_BLOCK",
+            TextureFormat::Etc2Rgb8UnormSrgb => "ETC2_R8G8B8_SRGB_BLOCK",
+        }
+    }
+
+    /// The Vulkan (and KTX2) format number.
+    pub fn vk_format(self) -> Format {
+        match self {
+            TextureFormat::Rgba8Unorm => Format::R8G8B8A8_UNORM,
+            TextureFormat::Rgba8UnormSrgb => Format::R8G8B8A8_SRGB,
+            TextureFormat::Bc1RgbaUnorm => Format::BC1_RGBA_UNORM_BLOCK,
+            TextureFormat::Bc1RgbaUnormSrgb => Format::BC1_RGBA_SRGB_BLOCK,
+            TextureFormat::Bc3RgbaUnorm => Format::BC3_UNORM_BLOCK,
+            TextureFormat::Bc3RgbaUnormSrgb => Format::BC3_SRGB_BLOCK,
+            TextureFormat::Bc4RUnorm => Format::BC4_UNORM_BLOCK,
+            TextureFormat::Bc5RgUnorm => Format::BC5_UNORM_BLOCK,
+            TextureFormat::Bc7RgbaUnorm => Format::BC7_UNORM_BLOCK,
+            TextureFormat::Bc7RgbaUnormSrgb => Format::BC7_SRGB_BLOCK,
+            TextureFormat::Etc2Rgb8Unorm => Format::ETC2_R8G8B8_UNORM_BLOCK,
+            TextureFormat::Etc2Rgb8UnormSrgb => Format::ETC2_R8G8B8_SRGB_BLOCK,
+        }
+    }
+
+    /// The format of a Vulkan format number, if it is one of these.
+    pub fn from_vk_format(format: Format) -> Option<TextureFormat> {
+        ALL.iter().copied().find(|f| f.vk_format() == format)
+    }
+
+    /// Whether color is stored sRGB-encoded (the GPU decodes it on sampling).
+    pub fn is_srgb(self) -> bool {
+        matches!(
+            self,
+            TextureFormat::Rgba8UnormSrgb
+                | TextureFormat::Bc1RgbaUnormSrgb
+                | TextureFormat::Bc3RgbaUnormSrgb
+                | TextureFormat::Bc7RgbaUnormSrgb
+                | TextureFormat::Etc2Rgb8UnormSrgb
+        )
+    }
+
+    /// Pixels per block side: 1 for RGBA8, 4 for the block formats.
+    pub fn block_size(self) -> u32 {
+        match self {
+            TextureFormat::Rgba8Unorm | TextureFormat::Rgba8UnormSrgb => 1,
+            _ => 4,
+        }
+    }
+
+    /// Bytes per block (per pixel for RGBA8).
+    pub fn block_bytes(self) -> u32 {
+        match self {
+            TextureFormat::Rgba8Unorm | TextureFormat::Rgba8UnormSrgb => 4,
+            TextureFormat::Bc1RgbaUnorm
+            | TextureFormat::Bc1RgbaUnormSrgb
+            | TextureFormat::Bc4RUnorm
+            | TextureFormat::Etc2Rgb8Unorm
+            | TextureFormat::Etc2Rgb8UnormSrgb => 8,
+            _ => 16,
+        }
+    }
+
+    /// The bytes of a `width × height` level in this format.
+    pub fn level_len(self, width: u32, height: u32) -> u64 {
+        let b = self.block_size();
+        u64::from(width.div_ceil(b)) * u64::from(height.div_ceil(b)) * u64::from(self.block_bytes())
+    }
+}
+
+const ALL: [TextureFormat; 12] = [
+    TextureFormat::Rgba8Unorm,
+    TextureFormat::Rgba8UnormSrgb,
+    TextureFormat::Bc1RgbaUnorm,
+    TextureFormat::Bc1RgbaUnormSrgb,
+    TextureFormat::Bc3RgbaUnorm,
+    TextureFormat::Bc3RgbaUnormSrgb,
+    TextureFormat::Bc4RUnorm,
+    TextureFormat::Bc5RgUnorm,
+    TextureFormat::Bc7RgbaUnorm,
+    TextureFormat::Bc7RgbaUnormSrgb,
+    TextureFormat::Etc2Rgb8Unorm,
+    TextureFormat::Etc2Rgb8UnormSrgb,
+];
+
+/// A validated texture resource. See the [module docs](self).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Texture<'a> {
+    bytes: &'a [u8],
+    /// Its format.
+    pub format: TextureFormat,
+    /// Width of level 0, in pixels.
+    pub width: u32,
+    /// Height of level 0, in pixels.
+    pub height: u32,
+    /// How many mip levels.
+    pub levels: u32,
+}
+
+impl<'a> Texture<'a> {
+    /// Reads and checks a KTX2 file's bytes: a single 2D image (no array,
+    /// cube, depth or supercompression) of a known format, whose every
+    /// level's length is what its size makes. `None` otherwise.
+    pub fn parse(bytes: &'a [u8]) -> Option<Texture<'a>> {
+        let reader = ktx2::Reader::new(bytes).ok()?;
+        let header = reader.header();
+        let format = TextureFormat::from_vk_format(header.format?)?;
+        let simple = header.pixel_depth == 0
+            && header.layer_count == 0
+            && header.face_count == 1
+            && header.supercompression_scheme.is_none()
+            && header.pixel_height > 0;
+        let levels = header.level_count.max(1);
+        // A full chain ends at 1×1: floor(log2(largest side)) + 1 levels.
+        let most = 32 - header.pixel_width.max(header.pixel_height).leading_zeros();
+        if !simple || levels > most {
+            return None;
+        }
+        let texture = Texture {
+            bytes,
+            format,
+            width: header.pixel_width,
+            height: header.pixel_height,
+            levels,
+        };
+        let lengths_match = reader.levels().enumerate().all(|(i, level)| {
+            let (w, h) = texture.level_size(i as u32);
+            level.data.len() as u64 == format.level_len(w, h)
+        });
+        lengths_match.then_some(texture)
+    }
+
+    /// The size of level `i` in pixels.
+    pub fn level_size(&self, i: u32) -> (u32, u32) {
+        ((self.width >> i).max(1), (self.height >> i).max(1))
+    }
+
+    /// The bytes of level `i` (0 is the largest), if there is one.
+    pub fn level(&self, i: u32) -> Option<&'a [u8]> {
+        let reader = ktx2::Reader::new(self.bytes).ok()?;
+        let level = reader.levels().nth(i as usize)?;
+        // Borrow from `self.bytes`, not from the short-lived reader.
+        let start = level.data.as_ptr() as usize - self.bytes.as_ptr() as usize;
+        self.bytes.get(start..start + level.data.len())
+    }
+
+    /// The whole KTX2 file, for tools that read it themselves.
+    pub fn ktx2(&self) -> &'a [u8] {
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ktx2::{Header, Index, LevelIndex};
+
+    /// A 4x2 RGBA8 texture with its 3 levels, written by hand.
+    fn sample() -> Vec<u8> {
+        let levels: [Vec<u8>; 3] = [vec![1; 32], vec![2; 8], vec![3; 4]];
+        let dfd = [28u32.to_le_bytes().to_vec(), vec![0; 24]].concat();
+        let dfd_at = Header::LENGTH + 3 * LevelIndex::LENGTH;
+        let mut at = dfd_at + dfd.len();
+        let mut offsets = [0; 3];
+        for i in (0..3).rev() {
+            offsets[i] = at;
+            at += levels[i].len();
+        }
+        let header = Header {
+            format: Some(Format::R8G8B8A8_UNORM),
+            type_size: 1,
+            pixel_width: 4,
+            pixel_height: 2,
+            pixel_depth: 0,
+            layer_count: 0,
+            face_count: 1,
+            level_count: 3,
+            supercompression_scheme: None,
+            index: Index {
+                dfd_byte_offset: dfd_at as u32,
+                dfd_byte_length: dfd.len() as u32,
+                kvd_byte_offset: 0,
+                kvd_byte_length: 0,
+                sgd_byte_offset: 0,
+                sgd_byte_length: 0,
+            },
+        };
+        let mut out = header.as_bytes().to_vec();
+        for (l, &o) in levels.iter().zip(&offsets) {
+            let index = LevelIndex {
+                byte_offset: o as u64,
+                byte_length: l.len() as u64,
+                uncompressed_byte_length: l.len() as u64,
+            };
+            out.extend_from_slice(&index.as_bytes());
+        }
+        out.extend_from_slice(&dfd);
+        for l in levels.iter().rev() {
+            out.extend_from_slice(l);
+        }
+        out
+    }
+
+    #[test]
+    fn levels_are_read_in_place_with_their_sizes() {
+        let bytes = sample();
+        let t = Texture::parse(&bytes).expect("valid");
+        assert_eq!(
+            (t.format, t.width, t.height, t.levels),
+            (TextureFormat::Rgba8Unorm, 4, 2, 3)
+        );
+        assert_eq!(t.level(0).unwrap(), [1; 32]);
+        assert_eq!(t.level(2).unwrap(), [3; 4]);
+        assert_eq!(t.level_size(2), (1, 1));
+        assert!(t.level(3).is_none());
+        assert_eq!(TextureFormat::Bc7RgbaUnormSrgb.level_len(5, 5), 4 * 16);
+    }
+
+    #[test]
+    fn truncated_flipped_or_inconsistent_files_are_refused_without_panicking() {
+        let bytes = sample();
+        for len in 0..bytes.len() {
+            assert!(
+                Texture::parse(&bytes[..len]).is_none(),
+                "truncated to {len}"
+            );
+        }
+        for at in 0..bytes.len() {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut b = bytes.clone();
+                b[at] ^= flip;
+                if let Some(t) = Texture::parse(&b) {
+                    for i in 0..t.levels {
+                        let (w, h) = t.level_size(i);
+                        assert_eq!(
+                            t.level(i).map(|l| l.len() as u64),
+                            Some(t.format.level_len(w, h))
+                        );
+                    }
+                }
+            }
+        }
+        // Too many levels for the size.
+        let mut b = bytes.clone();
+        b[40..44].copy_from_slice(&4u32.to_le_bytes());
+        assert!(Texture::parse(&b).is_none());
+    }
+}

@@ -1,0 +1,225 @@
+//! The `texture` processor through the real binary: GPU textures in KTX2,
+//! read back by an independent reader (the `ktx2` crate) and decoded by an
+//! independent decoder (`texture2ddecoder`), the decoded pixels within a
+//! stated PSNR of the source; per-platform formats side by side.
+
+use assets_runtime::{Parcel, ResourceId, TextureFormat};
+use assets_test_support::{Project, encode_png};
+
+/// A photo-like test image: smooth color fields with some detail, opaque.
+fn photo(w: u32, h: u32) -> image::RgbaImage {
+    image::RgbaImage::from_fn(w, h, |x, y| {
+        let (fx, fy) = (x as f32 / w as f32, y as f32 / h as f32);
+        let wave = |a: f32, b: f32| ((a * 6.3).sin() * (b * 4.1).cos() * 0.5 + 0.5) * 255.0;
+        let detail = (((x * 7 + y * 13) % 17) as f32) * 2.0;
+        image::Rgba([
+            (wave(fx, fy) * 0.8 + detail) as u8,
+            wave(fy + 0.3, fx) as u8,
+            (fx * 200.0 + fy * 40.0) as u8,
+            255,
+        ])
+    })
+}
+
+const METADATA: &str = r#"
+[package.metadata.assets.platforms.web]
+targets = ["wasm32-*"]
+
+[package.metadata.assets.platforms.mobile]
+targets = ["*-linux-android*"]
+
+[[package.metadata.assets.rules]]
+match = "textures/*.png"
+processor = "texture"
+format = "bc7"
+platforms.mobile = { format = "etc2" }
+platforms.web = { format = "rgba8" }
+
+[[package.metadata.assets.rules]]
+match = "masks/*.png"
+processor = "texture"
+format = "bc1"
+color = "linear"
+"#;
+
+fn project() -> Project {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(METADATA)
+        .file("assets/textures/field.png", encode_png(&photo(96, 64)))
+        .file("assets/masks/field.png", encode_png(&photo(40, 24)));
+    p
+}
+
+/// The parcel's texture `name`, read back with the `ktx2` crate: format,
+/// size, and each level's bytes; checked against the runtime's reading.
+fn read_back(parcel_path: &std::path::Path, name: &str) -> (ktx2::Format, u32, u32, Vec<Vec<u8>>) {
+    let bytes = std::fs::read(parcel_path).unwrap();
+    let parcel = Parcel::from_bytes(&bytes).unwrap();
+    let texture = parcel
+        .texture(ResourceId::of(name))
+        .expect("a texture resource");
+    let reader = ktx2::Reader::new(texture.ktx2()).expect("a valid KTX2 file");
+    let header = reader.header();
+    let levels: Vec<Vec<u8>> = reader.levels().map(|l| l.data.to_vec()).collect();
+    assert_eq!(levels.len() as u32, texture.levels);
+    for (i, level) in levels.iter().enumerate() {
+        assert_eq!(texture.level(i as u32).unwrap(), &level[..], "level {i}");
+    }
+    // The data format descriptor is there and names a color model.
+    let dfd = reader.dfd_blocks().next().expect("a DFD block");
+    let basic = ktx2::DfdBlockBasic::parse(dfd.data).expect("a basic DFD block");
+    assert!(basic.header.color_model.is_some());
+    (
+        header.format.unwrap(),
+        header.pixel_width,
+        header.pixel_height,
+        levels,
+    )
+}
+
+/// Decodes a block-compressed level to RGBA8 with `texture2ddecoder`.
+fn decode(format: ktx2::Format, data: &[u8], w: u32, h: u32) -> Vec<[u8; 4]> {
+    let mut out = vec![0u32; (w * h) as usize];
+    let (w, h) = (w as usize, h as usize);
+    match format {
+        ktx2::Format::BC7_SRGB_BLOCK | ktx2::Format::BC7_UNORM_BLOCK => {
+            texture2ddecoder::decode_bc7(data, w, h, &mut out)
+        }
+        ktx2::Format::BC1_RGBA_UNORM_BLOCK | ktx2::Format::BC1_RGBA_SRGB_BLOCK => {
+            texture2ddecoder::decode_bc1(data, w, h, &mut out)
+        }
+        ktx2::Format::ETC2_R8G8B8_SRGB_BLOCK | ktx2::Format::ETC2_R8G8B8_UNORM_BLOCK => {
+            texture2ddecoder::decode_etc2_rgb(data, w, h, &mut out)
+        }
+        other => panic!("no decoder for {other:?}"),
+    }
+    .unwrap();
+    // texture2ddecoder packs pixels as little-endian BGRA.
+    out.iter()
+        .map(|p| {
+            let [b, g, r, a] = p.to_le_bytes();
+            [r, g, b, a]
+        })
+        .collect()
+}
+
+/// PSNR of the RGB channels of `decoded` against `source`, in dB.
+fn psnr(source: &image::RgbaImage, decoded: &[[u8; 4]]) -> f64 {
+    let mut sum = 0f64;
+    for (s, d) in source.pixels().zip(decoded) {
+        for c in 0..3 {
+            let e = f64::from(s[c]) - f64::from(d[c]);
+            sum += e * e;
+        }
+    }
+    let mse = sum / (decoded.len() * 3) as f64;
+    10.0 * (255.0 * 255.0 / mse).log10()
+}
+
+#[test]
+fn textures_are_ktx2_with_mip_chains_within_a_stated_psnr_per_platform() {
+    let p = project();
+    let source = photo(96, 64);
+    let desktop = p.build_ok();
+    let mobile = p.run(&["build", "--target", "aarch64-linux-android"]);
+    assert!(mobile.success(), "{}", mobile.stderr);
+    assert_eq!(
+        mobile.processed(),
+        ["textures/field.png"],
+        "the mask is shared"
+    );
+    let web = p.run(&["build", "--platform", "web"]);
+    assert_eq!(web.processed(), ["textures/field.png"]);
+
+    // Desktop: BC7 (sRGB), 96x64 down to 1x1 = 7 levels, within 38 dB.
+    let (format, w, h, levels) = read_back(&desktop.parcel("main"), "textures/field.png");
+    assert_eq!(
+        (format, w, h, levels.len()),
+        (ktx2::Format::BC7_SRGB_BLOCK, 96, 64, 7)
+    );
+    let sizes: Vec<usize> = levels.iter().map(Vec::len).collect();
+    // 24x16, 12x8, 6x4, 3x2, 2x1, 1x1, 1x1 blocks of 16 bytes.
+    assert_eq!(sizes, [6144, 1536, 384, 96, 32, 16, 16]);
+    let bc7 = psnr(&source, &decode(format, &levels[0], w, h));
+    assert!(bc7 > 38.0, "BC7 PSNR {bc7:.1} dB");
+
+    // Mobile: ETC2 RGB, within 30 dB.
+    let (format, _, _, levels) = read_back(&mobile.parcel("main"), "textures/field.png");
+    assert_eq!(format, ktx2::Format::ETC2_R8G8B8_SRGB_BLOCK);
+    let etc2 = psnr(&source, &decode(format, &levels[0], w, h));
+    assert!(etc2 > 30.0, "ETC2 PSNR {etc2:.1} dB");
+
+    // Web: uncompressed RGBA8, level 0 exactly the source.
+    let (format, _, _, levels) = read_back(&web.parcel("main"), "textures/field.png");
+    assert_eq!(format, ktx2::Format::R8G8B8A8_SRGB);
+    assert_eq!(levels[0], source.as_raw()[..]);
+    assert_eq!(levels[1].len(), 48 * 32 * 4);
+
+    // The mask, linear BC1 on every platform, within 28 dB (4 bits a pixel).
+    let (format, w, h, levels) = read_back(&desktop.parcel("main"), "masks/field.png");
+    assert_eq!((format, w, h), (ktx2::Format::BC1_RGBA_UNORM_BLOCK, 40, 24));
+    let bc1 = psnr(&photo(40, 24), &decode(format, &levels[0], w, h));
+    assert!(bc1 > 28.0, "BC1 PSNR {bc1:.1} dB");
+    eprintln!("PSNR: BC7 {bc7:.1} dB, ETC2 {etc2:.1} dB, BC1 {bc1:.1} dB");
+
+    // Switching platforms again runs nothing.
+    for args in [
+        &["build"][..],
+        &["build", "--platform", "mobile"],
+        &["build", "--platform", "web"],
+    ] {
+        assert!(p.run(args).processed().is_empty(), "{args:?}");
+    }
+    // The runtime names the format wgpu would take.
+    let bytes = std::fs::read(desktop.parcel("main")).unwrap();
+    let parcel = Parcel::from_bytes(&bytes).unwrap();
+    let t = parcel
+        .texture(ResourceId::of("textures/field.png"))
+        .unwrap();
+    assert_eq!(t.format, TextureFormat::Bc7RgbaUnormSrgb);
+    assert_eq!(t.level_size(6), (1, 1));
+}
+
+#[test]
+fn mips_are_filtered_as_light_not_as_numbers() {
+    // A black and white checkerboard: its first mip is the grey of half the
+    // light (sRGB 188), not the darker 128 of averaging the numbers.
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    let checker = image::RgbaImage::from_fn(8, 8, |x, y| {
+        if (x + y) % 2 == 0 {
+            image::Rgba([255; 4])
+        } else {
+            image::Rgba([0, 0, 0, 255])
+        }
+    });
+    p.metadata(
+        "[[package.metadata.assets.rules]]\nmatch = \"*.png\"\nprocessor = \"texture\"\nformat = \"rgba8\"\n",
+    )
+    .file("assets/checker.png", encode_png(&checker));
+    let run = p.build_ok();
+    let (_, _, _, levels) = read_back(&run.parcel("main"), "checker.png");
+    assert_eq!(levels.len(), 4);
+    assert!(
+        levels[1].chunks(4).all(|px| px == [188, 188, 188, 255]),
+        "{:?}",
+        &levels[1][..8]
+    );
+}
+
+#[test]
+fn settings_a_format_cannot_take_are_errors_at_the_rule() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        "[[package.metadata.assets.rules]]\nmatch = \"*.png\"\nprocessor = \"texture\"\nformat = \"bc5\"\ncolor = \"srgb\"\n",
+    )
+    .file("assets/normals.png", encode_png(&photo(8, 8)));
+    let run = p.run(&["build"]);
+    assert!(!run.success());
+    assert!(
+        run.stderr
+            .contains("`bc5` holds data channels, which have no sRGB form")
+            && run.stderr.contains("package.metadata.assets.rules[0]"),
+        "{}",
+        run.stderr
+    );
+}
