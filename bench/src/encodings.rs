@@ -171,7 +171,7 @@ fn decode_all(resources: &[Vec<u8>], images: &[RgbaImage]) {
 }
 
 /// Every PNG under `dir`, decoded, and their file sizes' sum.
-fn load(dir: &Path) -> (Vec<RgbaImage>, usize, String) {
+pub(crate) fn load(dir: &Path) -> (Vec<RgbaImage>, usize, String) {
     let mut paths: Vec<_> = walkdir::WalkDir::new(dir)
         .into_iter()
         .flatten()
@@ -202,7 +202,7 @@ fn load(dir: &Path) -> (Vec<RgbaImage>, usize, String) {
 }
 
 /// A generated set shaped like 2D game art, and its size as PNG files.
-fn generated(quick: bool) -> (Vec<RgbaImage>, usize, String) {
+pub(crate) fn generated(quick: bool) -> (Vec<RgbaImage>, usize, String) {
     let mut rng = crate::corpus::Rng::new(0xa27);
     let count = if quick { 12 } else { 120 };
     let images: Vec<RgbaImage> = (0..count)

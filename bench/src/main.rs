@@ -11,7 +11,8 @@
 //! memory), `packing` (our packer beside `texture_packer`), `atlas` (one
 //! 2,000-sprite atlas), `reload` (save-to-notified latency of `cargo assets
 //! watch` on that atlas), `parcel` (open, validate and look up a 1 GiB
-//! parcel), `encodings` (size and speed of each way to store images).
+//! parcel), `encodings` (size and speed of each way to store images),
+//! `textures` (each GPU texture encoder: speed, PSNR, GPU memory).
 //! Markdown goes to stdout, progress to stderr. Every comparison is measured
 //! side by side in the same run.
 
@@ -25,16 +26,18 @@ mod packing;
 mod parcel;
 mod pipeline;
 mod reload;
+mod textures;
 
 use std::time::Instant;
 
-const GROUPS: [&str; 6] = [
+const GROUPS: [&str; 7] = [
     "pipeline",
     "packing",
     "atlas",
     "reload",
     "parcel",
     "encodings",
+    "textures",
 ];
 
 fn main() {
@@ -52,7 +55,7 @@ fn main() {
              --quick         a smoke run: tiny sizes, one run each (CI)\n\
              --scales        corpus sizes of the pipeline group (default 1000,10000)\n\
              --only          groups to run: {}\n\
-             --art DIR       PNGs for the encodings group (default: generated art)\n\n\
+             --art DIR       PNGs for the encodings and textures groups (default: generated art)\n\n\
              Markdown goes to stdout, progress to stderr.",
             GROUPS.join(", ")
         );
@@ -144,6 +147,14 @@ fn main() {
         println!(
             "## Image encodings\n\n{}",
             encodings::run(quick, art.as_deref())
+        );
+    }
+    if selected("textures") {
+        progress("textures");
+        let art = value("--art").map(std::path::PathBuf::from);
+        println!(
+            "## GPU textures\n\n{}",
+            textures::run(quick, art.as_deref())
         );
     }
     progress("done");

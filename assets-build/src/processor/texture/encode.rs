@@ -55,16 +55,10 @@ pub fn encode(level: &Level, format: TextureFormat, quality: Quality, alpha: boo
             };
             bc7::compress_blocks(&settings, &surface)
         }
+        // The crate's one preset: its kernel aborts the process on some
+        // other thresholds (1 does), so no other is offered.
         F::Etc2Rgb8Unorm | F::Etc2Rgb8UnormSrgb => {
-            // ETC1's effort: how early a block search may stop.
-            let settings = etc1::EncodeSettings {
-                fast_skip_threshold: match quality {
-                    Quality::Fast => 1,
-                    Quality::Basic => 3,
-                    Quality::Slow => 6,
-                },
-            };
-            etc1::compress_blocks(settings, &surface)
+            etc1::compress_blocks(etc1::slow_settings(), &surface)
         }
         _ => unreachable!("every block format is listed"),
     }

@@ -20,7 +20,7 @@
 //! | `color` | `"srgb"` | `"srgb"` for color, `"linear"` for data (masks, roughness); `bc4` and `bc5` are always linear |
 //! | `normal-map` | `false` | tangent-space normals: linear, averaged as vectors and renormalized in the mips |
 //! | `mipmaps` | `true` | the full chain down to 1×1 |
-//! | `quality` | `"basic"` | `"fast"`, `"basic"` or `"slow"` (BC7 and ETC2 encoder effort) |
+//! | `quality` | `"basic"` | `"fast"`, `"basic"` or `"slow"` (BC7 encoder effort; ETC2 has one) |
 //! | `max-dimension` | `16384` | width or height above this is an error |
 //!
 //! Mips are filtered gamma-correct and alpha-aware ([`mips`]). ASTC is not
@@ -75,7 +75,7 @@ pub enum ColorSetting {
     Linear,
 }
 
-/// Encoder effort for BC7 and ETC2.
+/// Encoder effort for BC7.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Quality {

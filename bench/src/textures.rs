@@ -1,0 +1,169 @@
+//! GPU textures: each encoder of the `texture` processor side by side in
+//! one run, on the same images: textures per second (mip chain and
+//! encoding, one core, as each texture step runs), quality as PSNR of level
+//! 0 against the source (RGB; decoded by `texture2ddecoder`, an independent
+//! decoder), and GPU memory for the whole chain against RGBA8.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use assets_build::processor::texture::Quality;
+use assets_build::processor::texture::encode::encode;
+use assets_build::processor::texture::mips::{Level, Texels, chain};
+use assets_runtime::TextureFormat;
+use image::RgbaImage;
+
+use crate::measure::{self, Sample};
+
+/// The encoders compared, with the effort setting that applies.
+const CASES: [(TextureFormat, Quality); 7] = [
+    (TextureFormat::Rgba8UnormSrgb, Quality::Basic),
+    (TextureFormat::Bc1RgbaUnormSrgb, Quality::Basic),
+    (TextureFormat::Bc3RgbaUnormSrgb, Quality::Basic),
+    (TextureFormat::Bc7RgbaUnormSrgb, Quality::Fast),
+    (TextureFormat::Bc7RgbaUnormSrgb, Quality::Basic),
+    (TextureFormat::Bc7RgbaUnormSrgb, Quality::Slow),
+    (TextureFormat::Etc2Rgb8UnormSrgb, Quality::Basic),
+];
+
+/// The table, for the art in `dir` (PNG files) or a generated set.
+pub fn run(quick: bool, dir: Option<&Path>) -> String {
+    let (images, _, what) = match dir {
+        Some(dir) => crate::encodings::load(dir),
+        None => crate::encodings::generated(quick),
+    };
+    let runs = if quick { 1 } else { 3 };
+    let pixels: u64 = images
+        .iter()
+        .map(|i| u64::from(i.width()) * u64::from(i.height()))
+        .sum();
+    let mut out = format!(
+        "{what}: {} images, {:.2} Mpixels at level 0.\n\n\
+         | format | effort | textures/s (mips + encode, 1 core) | PSNR RGB, level 0 (mean, min) | GPU bytes, all levels | / RGBA8 |\n\
+         |---|---|---:|---:|---:|---:|\n",
+        images.len(),
+        pixels as f64 / 1e6,
+    );
+    let rgba8_bytes: u64 = images
+        .iter()
+        .map(|i| gpu_bytes(TextureFormat::Rgba8UnormSrgb, i.width(), i.height()))
+        .sum();
+    for (format, quality) in CASES {
+        let build = |image: &RgbaImage| -> Vec<Vec<u8>> {
+            let base = Level {
+                width: image.width(),
+                height: image.height(),
+                pixels: image.as_raw().clone(),
+            };
+            let alpha = image.pixels().any(|p| p[3] != 255);
+            chain(base, Texels::Srgb, true)
+                .iter()
+                .map(|level| encode(level, format, quality, alpha))
+                .collect()
+        };
+        let time = Sample::of(runs, || {
+            measure::time(|| {
+                for image in &images {
+                    std::hint::black_box(build(image));
+                }
+            })
+        });
+        let psnrs: Vec<f64> = images
+            .iter()
+            .map(|image| {
+                let levels = build(image);
+                psnr(
+                    image,
+                    &decode(format, &levels[0], image.width(), image.height()),
+                )
+            })
+            .collect();
+        let mean = psnrs.iter().sum::<f64>() / psnrs.len() as f64;
+        let min = psnrs.iter().copied().fold(f64::INFINITY, f64::min);
+        let bytes: u64 = images
+            .iter()
+            .map(|i| gpu_bytes(format, i.width(), i.height()))
+            .sum();
+        let per_second = images.len() as f64 / time.median().as_secs_f64();
+        let effort = match (format.block_size(), format) {
+            (1, _)
+            | (
+                _,
+                TextureFormat::Bc1RgbaUnormSrgb
+                | TextureFormat::Bc3RgbaUnormSrgb
+                | TextureFormat::Etc2Rgb8UnormSrgb,
+            ) => "-",
+            _ => match quality {
+                Quality::Fast => "fast",
+                Quality::Basic => "basic",
+                Quality::Slow => "slow",
+            },
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {effort} | {per_second:.1} | {} | {:.2} MB | {:.3} |",
+            format.name(),
+            if mean.is_finite() {
+                format!("{mean:.1} dB, {min:.1} dB")
+            } else {
+                "lossless".into()
+            },
+            bytes as f64 / 1e6,
+            bytes as f64 / rgba8_bytes as f64,
+        );
+    }
+    out
+}
+
+/// Bytes of the full mip chain of a `w × h` texture in `format`.
+fn gpu_bytes(format: TextureFormat, w: u32, h: u32) -> u64 {
+    let levels = 32 - w.max(h).leading_zeros();
+    (0..levels)
+        .map(|i| format.level_len((w >> i).max(1), (h >> i).max(1)))
+        .sum()
+}
+
+/// Level 0 decoded to RGBA8 rows.
+fn decode(format: TextureFormat, data: &[u8], w: u32, h: u32) -> Vec<[u8; 4]> {
+    if format.block_size() == 1 {
+        return data
+            .chunks_exact(4)
+            .map(|p| [p[0], p[1], p[2], p[3]])
+            .collect();
+    }
+    let mut out = vec![0u32; (w * h) as usize];
+    let (w, h) = (w as usize, h as usize);
+    match format {
+        TextureFormat::Bc1RgbaUnormSrgb => texture2ddecoder::decode_bc1a(data, w, h, &mut out),
+        TextureFormat::Bc3RgbaUnormSrgb => texture2ddecoder::decode_bc3(data, w, h, &mut out),
+        TextureFormat::Bc7RgbaUnormSrgb => texture2ddecoder::decode_bc7(data, w, h, &mut out),
+        TextureFormat::Etc2Rgb8UnormSrgb => texture2ddecoder::decode_etc2_rgb(data, w, h, &mut out),
+        other => panic!("no decoder for {other:?}"),
+    }
+    .expect("decodes");
+    out.iter()
+        .map(|p| {
+            let [b, g, r, a] = p.to_le_bytes();
+            [r, g, b, a]
+        })
+        .collect()
+}
+
+/// PSNR of the RGB channels (where the source is not fully transparent).
+fn psnr(source: &RgbaImage, decoded: &[[u8; 4]]) -> f64 {
+    let (mut sum, mut n) = (0f64, 0usize);
+    for (s, d) in source.pixels().zip(decoded) {
+        if s[3] == 0 {
+            continue;
+        }
+        for c in 0..3 {
+            let e = f64::from(s[c]) - f64::from(d[c]);
+            sum += e * e;
+        }
+        n += 3;
+    }
+    if sum == 0.0 || n == 0 {
+        return f64::INFINITY;
+    }
+    10.0 * (255.0 * 255.0 / (sum / n as f64)).log10()
+}
