@@ -71,6 +71,20 @@ fn run() -> Result<(), String> {
         "shader shaders/sprite.wgsl: {} lines, validated, bindings match the renderer's layout",
         shader.lines().count()
     );
+    let ground = parcel
+        .texture(main::textures::GRASS)
+        .ok_or("textures/grass.png is not a texture")?;
+    println!(
+        "texture textures/grass.png: {} {}x{}, {} mip levels, {} bytes to upload",
+        ground.format.name(),
+        ground.width,
+        ground.height,
+        ground.levels,
+        (0..ground.levels)
+            .filter_map(|i| ground.level(i))
+            .map(<[u8]>::len)
+            .sum::<usize>()
+    );
     let map_bytes = parcel
         .bytes(main::levels::MEADOW)
         .map_err(|e| e.to_string())?;

@@ -33,6 +33,13 @@ fn the_scene_shows_each_sprite_and_glyph_where_the_game_placed_them() {
         stdout.contains("shader shaders/sprite.wgsl: 8 lines, validated, bindings match"),
         "{stdout}"
     );
+    // The host build's texture: BC7 with its mip chain, 64x64 to 1x1.
+    assert!(
+        stdout.contains(
+            "texture textures/grass.png: BC7_SRGB_BLOCK 64x64, 7 mip levels, 5488 bytes to upload"
+        ),
+        "{stdout}"
+    );
     let scene = image::open(&out).unwrap().into_rgba8();
     assert_eq!(scene.dimensions(), (12 * 16 * SCALE, 5 * 16 * SCALE));
     let at = |x: u32, y: u32| scene.get_pixel(x * SCALE, y * SCALE).0;
