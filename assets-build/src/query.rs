@@ -24,7 +24,7 @@ use crate::plan::{Plan, plan};
 use crate::processor::Registry;
 use crate::processor::context::input_name;
 use crate::record::{DirtyReason, InputState, Record};
-use crate::record_log::RecordLog;
+use crate::record_log::{self, RecordLog};
 use crate::store::Store;
 
 /// A query about an asset that cannot be answered.
@@ -114,19 +114,17 @@ impl Database {
         // A step the build would take from another platform's log, as
         // `RecordLog::shared` does: same variant, same key.
         let mut shared = HashMap::new();
-        let layout = crate::CacheLayout::new(&options.cache_dir);
-        let mut siblings: Vec<String> = std::iter::once(options.variant.clone())
-            .chain(
-                manifest
-                    .platforms
-                    .keys()
-                    .map(|p| variant_slot(&options.variant, Some(p))),
-            )
-            .filter(|s| *s != slot && layout.record_log(package, s).exists())
-            .collect();
-        siblings.sort();
-        for sibling in siblings {
-            let theirs = RecordLog::read(&options.cache_dir, package, &sibling)?;
+        let own = crate::CacheLayout::new(&options.cache_dir).record_log(package, &slot);
+        for sibling in record_log::sibling_logs(&own, &options.variant) {
+            let Ok(bytes) = std::fs::read(&sibling) else {
+                continue;
+            };
+            let name = sibling
+                .file_stem()
+                .and_then(|n| n.to_str())
+                .unwrap_or("?")
+                .to_owned();
+            let theirs = record_log::records_of(&bytes);
             for step in &plan.steps {
                 let ours = records.get(&step.asset).is_some_and(|r| r.key == step.key);
                 if let Some(r) = theirs
@@ -134,7 +132,7 @@ impl Database {
                     .filter(|r| r.key == step.key && !ours)
                 {
                     records.insert(step.asset.clone(), Arc::clone(r));
-                    shared.insert(step.asset.clone(), sibling.clone());
+                    shared.insert(step.asset.clone(), name.clone());
                 }
             }
         }

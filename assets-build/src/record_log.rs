@@ -151,11 +151,7 @@ impl RecordLog {
                 });
             }
         };
-        Ok(parse(&bytes)
-            .records
-            .into_iter()
-            .map(|(asset, (record, _))| (asset, record))
-            .collect())
+        Ok(records_of(&bytes))
     }
 
     /// The latest record of `asset`.
@@ -178,40 +174,13 @@ impl RecordLog {
         found
     }
 
-    /// The records of this variant's other logs: `<variant>.jsonl` and
-    /// `<variant>.<platform>.jsonl` but this one. Unreadable ones are
+    /// The records of this variant's other logs. Unreadable ones are
     /// skipped: sharing only saves work.
     fn read_siblings(&self) -> Vec<HashMap<AssetPath, Arc<Record>>> {
-        let Some(dir) = self.path.parent() else {
-            return Vec::new();
-        };
-        let Ok(entries) = fs::read_dir(dir) else {
-            return Vec::new();
-        };
-        let (base, prefix) = (
-            format!("{}.jsonl", self.variant),
-            format!("{}.", self.variant),
-        );
-        let mut paths: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| *p != self.path)
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n == base || (n.starts_with(&prefix) && n.ends_with(".jsonl")))
-            })
-            .collect();
-        paths.sort();
-        paths
+        sibling_logs(&self.path, &self.variant)
             .iter()
             .filter_map(|p| fs::read(p).ok())
-            .map(|bytes| {
-                parse(&bytes)
-                    .records
-                    .into_iter()
-                    .map(|(asset, (record, _))| (asset, record))
-                    .collect()
-            })
+            .map(|bytes| records_of(&bytes))
             .collect()
     }
 
@@ -354,6 +323,36 @@ fn parse_chunk(chunk: &[u8], offset: usize) -> Chunk {
         records.extend(parse_line(line).map(|r| (r, range)));
     }
     (records, lines)
+}
+
+/// The other logs of `variant` beside the log at `own`, sorted:
+/// `<variant>.jsonl` and `<variant>.<platform>.jsonl` (variant names hold
+/// no `.`, so these are exactly its platforms' logs).
+pub(crate) fn sibling_logs(own: &Path, variant: &str) -> Vec<PathBuf> {
+    let Some(entries) = own.parent().and_then(|dir| fs::read_dir(dir).ok()) else {
+        return Vec::new();
+    };
+    let (base, prefix) = (format!("{variant}.jsonl"), format!("{variant}."));
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p != own)
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n == base || (n.starts_with(&prefix) && n.ends_with(".jsonl")))
+        })
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// The latest record of each asset in a log's bytes.
+pub(crate) fn records_of(bytes: &[u8]) -> HashMap<AssetPath, Arc<Record>> {
+    parse(bytes)
+        .records
+        .into_iter()
+        .map(|(asset, (record, _))| (asset, record))
+        .collect()
 }
 
 /// The latest valid record of each asset in a log's bytes.
