@@ -161,15 +161,7 @@ impl Resolver<'_> {
         platform: Spanned<RawPlatform>,
     ) -> Result<(String, Platform), ManifestError> {
         let key = format!("{ASSETS_KEY}.platforms.{}", name.get_ref());
-        if !crate::asset_path::is_atlas_name(name.get_ref()) {
-            return Err(self
-                .err(
-                    name.span(),
-                    key,
-                    format!("invalid platform name `{}`", name.get_ref()),
-                )
-                .help("platform names use ASCII letters, digits, `-` and `_`"));
-        }
+        self.check_name(&name, &key, "platform")?;
         let span = platform.span();
         let platform = platform.into_inner();
         if platform.targets.is_empty() {
@@ -310,22 +302,14 @@ impl Resolver<'_> {
         ))
     }
 
-    /// Takes the `processor` key out of a rule or override table.
+    /// An atlas's table, checked.
     fn atlas(
         &self,
         name: Spanned<String>,
         spec: Spanned<AtlasSpec>,
     ) -> Result<(String, AtlasSpec), ManifestError> {
         let key = format!("{ASSETS_KEY}.atlases.{}", name.get_ref());
-        if !crate::asset_path::is_atlas_name(name.get_ref()) {
-            return Err(self
-                .err(
-                    name.span(),
-                    key,
-                    format!("invalid atlas name `{}`", name.get_ref()),
-                )
-                .help("atlas names use ASCII letters, digits, `-` and `_`"));
-        }
+        self.check_name(&name, &key, "atlas")?;
         let span = spec.span();
         let spec = spec.into_inner();
         let problem = if spec.max_size == 0 || spec.max_size > MAX_ATLAS_SIZE {
@@ -354,6 +338,29 @@ impl Resolver<'_> {
         }
     }
 
+    /// An atlas's or platform's name, which becomes part of directory and
+    /// step names: ASCII letters, digits, `-` and `_`.
+    fn check_name(
+        &self,
+        name: &Spanned<String>,
+        key: &str,
+        what: &str,
+    ) -> Result<(), ManifestError> {
+        if crate::asset_path::is_atlas_name(name.get_ref()) {
+            return Ok(());
+        }
+        Err(self
+            .err(
+                name.span(),
+                key.to_owned(),
+                format!("invalid {what} name `{}`", name.get_ref()),
+            )
+            .help(format!(
+                "{what} names use ASCII letters, digits, `-` and `_`"
+            )))
+    }
+
+    /// Takes the `processor` key out of a rule or override table.
     fn processor(
         &self,
         table: &mut RawTable,

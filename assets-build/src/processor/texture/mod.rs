@@ -29,7 +29,6 @@
 //! an sRGB format for `bc4`/`bc5`, or `normal-map` with `color = "srgb"`,
 //! is an error that says why.
 
-pub mod container;
 pub mod encode;
 pub mod mips;
 
@@ -210,7 +209,7 @@ impl Processor for Texture {
         let levels = crate::parallel::map(&chain, |level| {
             encode::encode(level, format, settings.quality, alpha)
         });
-        let file = container::write(format, width, height, &levels);
+        let file = assets_runtime::texture::write::ktx2(format, width, height, &levels);
         ctx.emit(assets_runtime::format::KIND_TEXTURE, file)
     }
 }
