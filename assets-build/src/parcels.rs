@@ -284,6 +284,22 @@ fn write_one(
             WriteError::FetchFailed
         })
     };
+    // The key goes before the parcel is replaced: a kill after the rename
+    // and before the new key is written must not leave the old key beside
+    // the new parcel (the table of contents' length check cannot tell two
+    // parcels of one length apart), or the next build would keep a parcel
+    // that its key does not describe.
+    match fs::remove_file(&key_path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(source) => {
+            return Err(StoreError::Io {
+                action: "could not remove",
+                path: key_path,
+                source,
+            });
+        }
+    }
     // The previous parcel is freed later, not by the rename below.
     retired.0.extend(store.retire(path));
     let written = store.write_atomic_with(path, |out| {
