@@ -32,6 +32,12 @@
 //!    directory makes this the build dir's cache: correct, but not shared;
 //! 3. `$OUT_DIR/assets-cache`: always safe, but private to this build script.
 //!
+//! **Remote cache.** `CARGO_ASSETS_REMOTE` (and `_WRITE`, `_TIMEOUT`; see
+//! [`crate::remote`]) reach build scripts too when set in `[env]` of
+//! `.cargo/config.toml`; the script uses the remote when assets-build has
+//! its `remote` feature, and says with a `cargo:warning` that it cannot
+//! otherwise. A remote that fails is a warning, never an error.
+//!
 //! Sharing is safe: builds on one cache take turns on its lock (so Cargo may
 //! run several build scripts at once), and records are kept per package.
 
@@ -42,6 +48,7 @@ use std::path::{Path, PathBuf};
 use crate::event::Event;
 use crate::pipeline::{BuildOptions, Pipeline};
 use crate::processor::{Processor, Registry};
+use crate::remote::RemoteConfig;
 use crate::report::{BuildReport, Outcome};
 
 /// The variable naming the cache directory explicitly.
@@ -162,6 +169,10 @@ impl Builder {
         }
         options.target = std::env::var("TARGET").ok();
         options.parcel_dir = Some(parcel_dir.clone());
+        match RemoteConfig::from_env() {
+            Ok(remote) => options.remote = remote,
+            Err(e) => println!("cargo:warning=cargo-assets: {e}; building without the remote cache"),
+        }
         println!("cargo:rerun-if-changed={}", manifest_path.display());
         println!("cargo:rerun-if-env-changed={CACHE_DIR_VAR}");
         let mut pipeline = Pipeline::new(options);
@@ -194,8 +205,14 @@ impl Builder {
 }
 
 fn on_event(event: &Event<'_>) {
-    if let Event::WaitingForLock { path } = event {
-        eprintln!("Blocking waiting for file lock on `{}`", path.display());
+    match event {
+        Event::WaitingForLock { path } => {
+            eprintln!("Blocking waiting for file lock on `{}`", path.display());
+        }
+        Event::RemoteWarning { message } => {
+            println!("cargo:warning=cargo-assets: {}", first_line(message));
+        }
+        _ => {}
     }
 }
 
@@ -208,8 +225,9 @@ fn finish(report: &BuildReport) -> Result<(), BuildScriptError> {
         .map(|s| s.asset.as_str())
         .collect();
     eprintln!(
-        "cargo-assets: {} fresh, {} processed: {}",
+        "cargo-assets: {} fresh, {} fetched, {} processed: {}",
         report.fresh(),
+        report.fetched(),
         ran.len(),
         ran.join(", ")
     );

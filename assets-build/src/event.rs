@@ -33,10 +33,16 @@ pub enum Event<'a> {
         /// Why it runs.
         reason: &'a DirtyReason,
     },
-    /// A step is done (fresh, ran, failed or skipped).
+    /// A step is done (fresh, fetched, ran, failed or skipped).
     Finished {
         /// The step.
         step: &'a StepReport,
+    },
+    /// The remote cache failed, or returned bytes that were dropped; the
+    /// build goes on without them.
+    RemoteWarning {
+        /// What happened, and what the build does instead.
+        message: &'a str,
     },
 }
 

@@ -82,7 +82,7 @@ pub(crate) fn check(
     record: &Record,
     current: &Current<'_>,
     store: &Store,
-    mut dependency: impl FnMut(&AssetPath) -> DependencyState,
+    dependency: impl FnMut(&AssetPath) -> DependencyState,
 ) -> Verdict {
     if record.key != current.key {
         return Verdict::Stale(key_change(record, current));
@@ -92,6 +92,18 @@ pub(crate) fn check(
             label: o.label.clone(),
         });
     }
+    check_inputs(record, current, dependency)
+}
+
+/// Steps 3 and 4 of [`check`]: the inputs and dependencies of a record
+/// whose key matches, its outputs not looked at. For a record from
+/// elsewhere (a remote cache), whose outputs are fetched only if it is
+/// fresh.
+pub(crate) fn check_inputs(
+    record: &Record,
+    current: &Current<'_>,
+    mut dependency: impl FnMut(&AssetPath) -> DependencyState,
+) -> Verdict {
     let mut refresh: Option<Record> = None;
     for (i, input) in record.inputs.iter().enumerate() {
         let path = || input.path.clone();

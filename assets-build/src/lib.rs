@@ -36,6 +36,8 @@
 //!   `atlas:<name>` step.
 //! - [`query`]: `why`, `deps`, `rdeps` and the graph, from the records; it
 //!   changes nothing.
+//! - [`remote`]: the remote cache shared by a team and CI (OpenDAL, behind
+//!   the `remote` feature), asked when the local cache cannot serve a step.
 //! - `cache`: the cache's lock, and [`clean`], [`clean_package`], [`gc`].
 //! - `parcels`: bundles outputs into parcel files (format: `assets_runtime::format`).
 //! - [`report`], [`event`]: what a build did, returned and as it happens.
@@ -81,6 +83,7 @@ pub mod processor;
 pub mod query;
 pub mod record;
 pub(crate) mod record_log;
+pub mod remote;
 pub mod report;
 mod scheduler;
 pub(crate) mod store;
@@ -96,6 +99,7 @@ pub use manifest::{Manifest, ManifestError};
 pub use pipeline::{BuildError, BuildOptions, Pipeline, package_key};
 pub use processor::{Context, ProcessError, Processor, Registry};
 pub use record::{DirtyReason, Record};
+pub use remote::{RemoteConfig, RemoteStats};
 pub use report::{BuildReport, Outcome, ParcelOutcome, ParcelReport, StepReport};
 pub use store::Store;
 pub use verify::{Verification, Verify};

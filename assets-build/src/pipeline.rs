@@ -24,6 +24,7 @@ use crate::parcels::{default_parcel_dir, write_parcels};
 use crate::plan::plan;
 use crate::processor::Registry;
 use crate::record_log::RecordLog;
+use crate::remote::{Remote, RemoteConfig, RemoteStats};
 use crate::report::{BuildReport, ParcelOutcome, Retired, StepReport};
 use crate::scheduler::Scheduler;
 use crate::store::{BlobMemory, Store, StoreError};
@@ -53,6 +54,9 @@ pub struct BuildOptions {
     /// A target triple to choose the platform by, when `platform` is
     /// `None`: the platform whose `targets` cover it, if any.
     pub target: Option<String>,
+    /// The remote cache to read (and, if it says so, write), if any:
+    /// usually [`RemoteConfig::from_env`]. See [`crate::remote`].
+    pub remote: Option<RemoteConfig>,
 }
 
 impl BuildOptions {
@@ -68,6 +72,7 @@ impl BuildOptions {
             verify: None,
             platform: None,
             target: None,
+            remote: None,
         }
     }
 }
@@ -183,8 +188,10 @@ impl Pipeline {
         events(&Event::Planned {
             steps: plan.steps.len(),
         });
+        let remote = connect(o.remote.as_ref(), events);
         let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events)
-            .verifying(o.verify);
+            .verifying(o.verify)
+            .with_remote(remote.as_ref());
         let mut steps = scheduler.run(o.jobs);
         let parcel_dir = match &o.parcel_dir {
             Some(dir) => dir.clone(),
@@ -222,6 +229,7 @@ impl Pipeline {
             }
         }
         drop(scheduler);
+        let remote = remote.map(|remote| finish_remote(&remote, events));
         // Keep the latest record of every planned asset, also of failed ones:
         // they still say why the next build will rerun them.
         records.compact_if_worthwhile(&store, steps.iter().map(|s| &s.asset))?;
@@ -231,8 +239,26 @@ impl Pipeline {
             elapsed: start.elapsed(),
             retired,
             platform: platform.map(str::to_owned),
+            remote,
         })
     }
+}
+
+/// The remote cache of `config`, if one is configured and can be used;
+/// if it cannot, the build goes on without it, with a warning.
+fn connect(config: Option<&RemoteConfig>, events: EventHandler<'_>) -> Option<Remote> {
+    Remote::connect(config?)
+        .inspect_err(|message| events(&Event::RemoteWarning { message }))
+        .ok()
+}
+
+/// Waits for `remote`'s uploads and reports what is left to say.
+fn finish_remote(remote: &Remote, events: EventHandler<'_>) -> RemoteStats {
+    let stats = remote.finish();
+    for warning in remote.take_warnings() {
+        events(&Event::RemoteWarning { message: &warning });
+    }
+    stats
 }
 
 /// The steps with an output blob that is missing or corrupt (a corrupt one

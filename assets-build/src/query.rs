@@ -93,6 +93,9 @@ pub struct Why {
     /// When the record is another platform's (the step is the same there,
     /// so the build shares it): that platform's records, `dev.web`.
     pub shared_from: Option<String>,
+    /// When the step's outputs were fetched from the remote cache instead
+    /// of built here: the remote, without credentials.
+    pub fetched_from: Option<String>,
 }
 
 impl Database {
@@ -264,6 +267,7 @@ impl Database {
             last: self.records.get(asset).and_then(|r| r.reason.clone()),
             next,
             shared_from: self.shared.get(asset).cloned(),
+            fetched_from: self.records.get(asset).and_then(|r| r.fetched_from.clone()),
         })
     }
 

@@ -127,6 +127,10 @@ pub struct Record {
     /// before this field existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<DirtyReason>,
+    /// The remote cache the step's outputs were fetched from instead of
+    /// being built here (see [`crate::remote`]), shown without credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetched_from: Option<String>,
 }
 
 impl Record {

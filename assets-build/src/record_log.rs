@@ -403,6 +403,7 @@ mod tests {
                 hash: ContentHash::of(b"x"),
             }],
             reason: None,
+            fetched_from: None,
         }
     }
 

@@ -15,6 +15,8 @@ use crate::store::StoreError;
 pub enum Outcome {
     /// Reused from the cache; no processor ran.
     Fresh,
+    /// Fetched from the remote cache; no processor ran.
+    Fetched,
     /// The processor ran, for this reason.
     Ran {
         /// Why it ran.
@@ -104,6 +106,8 @@ pub struct BuildReport {
     pub retired: Retired,
     /// The platform built for, if any.
     pub platform: Option<String>,
+    /// What the build did with the remote cache, if one was configured.
+    pub remote: Option<crate::remote::RemoteStats>,
 }
 
 /// Files a build replaced (a parcel's previous version), kept alive under a
@@ -147,6 +151,11 @@ impl BuildReport {
     /// Steps reused from the cache.
     pub fn fresh(&self) -> usize {
         self.count(|o| matches!(o, Outcome::Fresh))
+    }
+
+    /// Steps fetched from the remote cache.
+    pub fn fetched(&self) -> usize {
+        self.count(|o| matches!(o, Outcome::Fetched))
     }
 
     /// Steps that failed.

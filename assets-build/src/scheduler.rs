@@ -40,6 +40,7 @@ use crate::record::{
     DependencyUse, DirtyReason, OutputRecord, RECORD_FORMAT, Record, system_time_ns,
 };
 use crate::record_log::RecordLog;
+use crate::remote::Remote;
 use crate::report::{Outcome, StepReport};
 use crate::store::Store;
 use crate::verify::{self, Verification, Verify};
@@ -58,6 +59,8 @@ pub(crate) struct Scheduler<'a> {
     real_roots: Vec<PathBuf>,
     /// Which fresh steps to build again and compare.
     verify: Option<Verify>,
+    /// The remote cache, asked when the local one cannot serve a step.
+    remote: Option<&'a Remote>,
     state: Mutex<State>,
     done: Condvar,
 }
@@ -98,6 +101,7 @@ impl<'a> Scheduler<'a> {
             events,
             real_roots,
             verify: None,
+            remote: None,
             state: Mutex::new(State {
                 slots,
                 waits_for: HashMap::new(),
@@ -112,8 +116,24 @@ impl<'a> Scheduler<'a> {
         self
     }
 
+    /// Asks `remote` for the steps the local cache cannot serve, and
+    /// uploads the steps that run if it takes uploads.
+    pub fn with_remote(mut self, remote: Option<&'a Remote>) -> Scheduler<'a> {
+        self.remote = remote;
+        self
+    }
+
     /// Runs every step on `jobs` threads; returns reports in plan order.
     pub fn run(&self, jobs: usize) -> Vec<Arc<StepReport>> {
+        if let Some(remote) = self.remote {
+            // Steps without a local record of their key will ask the
+            // remote: ask for all of them now, in parallel.
+            for (i, step) in self.plan.steps.iter().enumerate() {
+                if self.records.get(&step.asset).is_none_or(|r| r.key != step.key) {
+                    remote.prefetch(step.key, self.source_file(i));
+                }
+            }
+        }
         let all: Vec<usize> = (0..self.plan.steps.len()).collect();
         self.run_steps(&all, jobs);
         self.reports()
@@ -311,6 +331,9 @@ impl<'a> Scheduler<'a> {
                 Verdict::Stale(_) | Verdict::DependencyFailed(_) => {}
             }
         }
+        if let Some(report) = self.fetch(i) {
+            return report;
+        }
         let reason = match (reason, own) {
             (Some(reason), _) => reason,
             (None, None) => DirtyReason::NoRecord,
@@ -344,12 +367,99 @@ impl<'a> Scheduler<'a> {
     fn check(&self, i: usize, record: &Record) -> Verdict {
         let current = self.plan.steps[i].current(&self.manifest.package_dir);
         freshness::check(record, &current, self.store, |asset| {
-            match self.record_of(i, asset) {
-                Ok(r) => DependencyState::Built(r.outputs_hash()),
-                Err(ProcessError::NoSuchAsset { .. }) => DependencyState::Gone,
-                Err(ProcessError::Cycle { .. }) => DependencyState::Cycle,
-                Err(_) => DependencyState::Failed,
+            self.dependency_state(i, asset)
+        })
+    }
+
+    /// What dependency `asset` of step `i` is now, built first if needed.
+    fn dependency_state(&self, i: usize, asset: &AssetPath) -> DependencyState {
+        match self.record_of(i, asset) {
+            Ok(r) => DependencyState::Built(r.outputs_hash()),
+            Err(ProcessError::NoSuchAsset { .. }) => DependencyState::Gone,
+            Err(ProcessError::Cycle { .. }) => DependencyState::Cycle,
+            Err(_) => DependencyState::Failed,
+        }
+    }
+
+    /// The file of step `i`'s asset, when it is one (not an atlas).
+    fn source_file(&self, i: usize) -> Option<PathBuf> {
+        let step = &self.plan.steps[i];
+        let file = self.manifest.roots[step.root].dir.join(step.asset.as_str());
+        file.is_file().then_some(file)
+    }
+
+    /// Step `i` served by the remote cache, if it holds a result whose
+    /// inputs and dependencies are this machine's: its outputs are fetched
+    /// (each checked against its hash), stored, and its record adopted.
+    fn fetch(&self, i: usize) -> Option<StepReport> {
+        let remote = self.remote?;
+        let step = &self.plan.steps[i];
+        let found = remote.lookup(step.key, self.source_file(i));
+        let report = found.and_then(|entry| self.adopt_remote(i, remote, entry));
+        for warning in remote.take_warnings() {
+            (self.events)(&Event::RemoteWarning { message: &warning });
+        }
+        report
+    }
+
+    fn adopt_remote(
+        &self,
+        i: usize,
+        remote: &Remote,
+        entry: crate::remote::entry::Entry,
+    ) -> Option<StepReport> {
+        let step = &self.plan.steps[i];
+        let record = entry.record;
+        let same_step = record.format == RECORD_FORMAT
+            && record.key == step.key
+            && record.asset == step.asset
+            && record.variant == self.variant;
+        if !same_step {
+            return None;
+        }
+        let current = step.current(&self.manifest.package_dir);
+        let record = match freshness::check_inputs(&record, &current, |asset| {
+            self.dependency_state(i, asset)
+        }) {
+            Verdict::Fresh(None) => record,
+            Verdict::Fresh(Some(refreshed)) => *refreshed,
+            Verdict::Stale(_) | Verdict::DependencyFailed(_) => return None,
+        };
+        // Outputs this machine lacks: inlined ones from the entry, the
+        // others fetched; every one checked before it is stored.
+        let asset = step.asset.as_str();
+        let mut wanted = Vec::new();
+        for (output, inline) in record.outputs.iter().zip(entry.inline) {
+            if self.store.has(&output.hash, output.size) {
+                continue;
             }
+            match inline {
+                Some(bytes) => {
+                    if !remote.verify(asset, &output.hash, output.size, &bytes) {
+                        return None;
+                    }
+                    self.store.put(&bytes).ok()?;
+                }
+                None => wanted.push((output.hash, output.size)),
+            }
+        }
+        if !wanted.is_empty() {
+            for bytes in remote.fetch_blobs(asset, &wanted)? {
+                self.store.put(&bytes).ok()?;
+            }
+        }
+        let record = Record {
+            reason: None,
+            fetched_from: Some(remote.display().to_owned()),
+            ..record
+        };
+        self.records.append(&record).ok()?;
+        Some(StepReport {
+            asset: step.asset.clone(),
+            processor: step.processor.name().to_owned(),
+            outcome: Outcome::Fetched,
+            record: Some(Arc::new(record)),
+            verification: None,
         })
     }
 
@@ -444,7 +554,9 @@ impl<'a> Scheduler<'a> {
         } else {
             recorded.outputs.iter().map(put).collect()
         };
+        let upload = self.remote.filter(|r| r.writes());
         let mut outputs = Vec::with_capacity(recorded.outputs.len());
+        let mut uploaded = Vec::new();
         for ((label, kind, bytes), hash) in recorded.outputs.into_iter().zip(hashes) {
             outputs.push(OutputRecord {
                 label,
@@ -452,6 +564,9 @@ impl<'a> Scheduler<'a> {
                 size: bytes.len() as u64,
                 hash: hash.map_err(|e| Failure::Error(e.into()))?,
             });
+            if upload.is_some() {
+                uploaded.push(bytes);
+            }
         }
         let record = Record {
             format: RECORD_FORMAT,
@@ -466,10 +581,14 @@ impl<'a> Scheduler<'a> {
             dependencies: recorded.dependencies,
             outputs,
             reason: Some(reason.clone()),
+            fetched_from: None,
         };
         self.records
             .append(&record)
             .map_err(|e| Failure::Error(e.into()))?;
+        if let Some(remote) = upload {
+            remote.upload(record.clone(), self.source_file(i), uploaded);
+        }
         Ok(record)
     }
 }

@@ -171,6 +171,10 @@ pub struct BuildArgs {
     /// Which steps `--verify-fraction` chooses.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub verify_seed: u64,
+    /// Upload the steps that run to the remote cache (`CARGO_ASSETS_REMOTE`),
+    /// as `CARGO_ASSETS_REMOTE_WRITE=1` does.
+    #[arg(long)]
+    pub remote_write: bool,
 }
 
 impl BuildArgs {

@@ -31,6 +31,15 @@ pub enum Message {
         /// Its processor.
         processor: String,
     },
+    /// A step fetched from the remote cache; no processor ran.
+    AssetFetched {
+        /// The asset.
+        asset: AssetPath,
+        /// Its processor.
+        processor: String,
+        /// The remote cache, without credentials.
+        from: String,
+    },
     /// A step whose processor ran and succeeded.
     AssetProcessed {
         /// The asset.
@@ -117,6 +126,9 @@ pub enum Message {
         /// The platform records it is shared from, when not its own.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         shared_from: Option<String>,
+        /// The remote cache its outputs were fetched from, if they were.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fetched_from: Option<String>,
     },
     /// The answer of `deps`.
     Deps {
@@ -195,6 +207,12 @@ pub struct BuildFinished {
     pub failed: usize,
     /// Steps skipped.
     pub skipped: usize,
+    /// Steps fetched from the remote cache (absent when none were).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fetched: usize,
+    /// What the build did with the remote cache (absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteMessage>,
     /// Fresh steps built again to check the cache (absent when none were).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub verified: usize,
@@ -209,6 +227,36 @@ pub struct BuildFinished {
     /// Why the build could not start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// The remote cache's part of `build-finished`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteMessage {
+    /// The remote, without credentials.
+    pub url: String,
+    /// Bytes downloaded.
+    pub bytes_down: u64,
+    /// Steps uploaded.
+    pub uploaded: usize,
+    /// Bytes uploaded.
+    pub bytes_up: u64,
+    /// Downloaded outputs dropped for not matching their hash.
+    pub rejected: usize,
+    /// Whether the remote failed during the build.
+    pub unavailable: bool,
+}
+
+impl From<&assets_build::RemoteStats> for RemoteMessage {
+    fn from(s: &assets_build::RemoteStats) -> RemoteMessage {
+        RemoteMessage {
+            url: s.url.clone(),
+            bytes_down: s.bytes_down,
+            uploaded: s.uploaded,
+            bytes_up: s.bytes_up,
+            rejected: s.rejected,
+            unavailable: s.unavailable,
+        }
+    }
 }
 
 /// The `resource` message of `inspect`.

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use assets_build::report::plural;
 use assets_build::{
     BuildError, BuildOptions, BuildReport, Event, Outcome, ParcelOutcome, Pipeline, Registry,
-    StepReport, Verification, Verify,
+    RemoteConfig, StepReport, Verification, Verify,
 };
 
 use super::Exit;
 use crate::cli::{BuildArgs, VariantArgs};
-use crate::message::{BuildFinished, Message, OutputMismatchMessage};
+use crate::message::{BuildFinished, Message, OutputMismatchMessage, RemoteMessage};
 use crate::runner;
 use crate::shell::{Shell, Style, Verbosity};
 use crate::workspace::{self, Package};
@@ -50,6 +50,15 @@ fn build_packages(
             None => {
                 let mut pipeline = pipeline(package, args.jobs, &args.variant, processors)?;
                 pipeline.options_mut().verify = verify;
+                if args.remote_write {
+                    match &mut pipeline.options_mut().remote {
+                        Some(remote) => remote.write = true,
+                        None => anyhow::bail!(
+                            "`--remote-write` needs a remote cache: set `{}` (in the environment or in `[env]` of `.cargo/config.toml`)",
+                            RemoteConfig::URL_VAR
+                        ),
+                    }
+                }
                 finish(shell, package, &build_once(&pipeline, shell)?)
             }
         };
@@ -86,6 +95,7 @@ pub fn pipeline(
         options.jobs = jobs;
     }
     variant.apply(&mut options);
+    options.remote = RemoteConfig::from_env()?;
     let mut pipeline = Pipeline::new(options);
     for register in processors {
         register(pipeline.registry_mut());
@@ -105,6 +115,8 @@ pub fn build_once(pipeline: &Pipeline, shell: &Shell) -> Result<BuildReport, Bui
             success: false,
             ran: 0,
             fresh: 0,
+            fetched: 0,
+            remote: None,
             failed: 0,
             skipped: 0,
             verified: 0,
@@ -140,6 +152,7 @@ fn render_event(shell: &Shell, event: &Event<'_>) {
             step_finished(shell, step);
             shell.progress_step();
         }
+        Event::RemoteWarning { message } => shell.warn(message),
         _ => {}
     }
 }
@@ -158,6 +171,21 @@ fn step_finished(shell: &Shell, step: &StepReport) {
             if let Some(verification) = &step.verification {
                 verified(shell, step, verification);
             }
+        }
+        Outcome::Fetched => {
+            let from = step
+                .record
+                .as_ref()
+                .and_then(|r| r.fetched_from.clone())
+                .unwrap_or_default();
+            if shell.verbosity() >= Verbosity::Verbose {
+                shell.status("Fetched", format!("{asset} (from {from})"), Style::Note);
+            }
+            shell.message(&Message::AssetFetched {
+                asset: step.asset.clone(),
+                processor: step.processor.clone(),
+                from,
+            });
         }
         Outcome::Ran { reason } => {
             shell.message(&Message::AssetProcessed {
@@ -259,6 +287,8 @@ pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
         success: report.success(),
         ran,
         fresh,
+        fetched: report.fetched(),
+        remote: report.remote.as_ref().map(RemoteMessage::from),
         failed,
         skipped,
         verified: report.verified(),
@@ -274,10 +304,21 @@ pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
             Some(p) => format!(" for platform `{p}`"),
             None => String::new(),
         };
+        let remote = match &report.remote {
+            Some(r) if report.fetched() > 0 || r.uploaded > 0 => format!(
+                ", {} from and {} to `{}`: {} down, {} up",
+                report.fetched(),
+                r.uploaded,
+                r.url,
+                super::clean::human_bytes(r.bytes_down),
+                super::clean::human_bytes(r.bytes_up)
+            ),
+            _ => String::new(),
+        };
         shell.status(
             "Finished",
             format!(
-                "{}{on} in {secs:.2}s ({fresh} fresh)",
+                "{}{on} in {secs:.2}s ({fresh} fresh{remote})",
                 plural(total, "asset")
             ),
             Style::Good,

@@ -71,11 +71,13 @@ pub fn exec(
     match question {
         Question::Why => {
             let why = db.why(&asset)?;
-            let last = why
-                .last
-                .as_ref()
-                .map_or_else(|| "no record of why".to_owned(), |r| r.to_string());
-            shell.print(&format!("{asset}: last built because {last}"));
+            match (&why.fetched_from, &why.last) {
+                (Some(from), _) => shell.print(&format!(
+                    "{asset}: fetched from remote `{from}` (built on another machine, its inputs checked against these files)"
+                )),
+                (None, Some(last)) => shell.print(&format!("{asset}: last built because {last}")),
+                (None, None) => shell.print(&format!("{asset}: last built because no record of why")),
+            }
             if let Some(from) = &why.shared_from {
                 shell.print(&format!(
                     "{asset}: the same step on every platform: its record is shared with `{from}`"
@@ -91,6 +93,7 @@ pub fn exec(
                 last: why.last,
                 next: why.next,
                 shared_from: why.shared_from,
+                fetched_from: why.fetched_from,
             });
         }
         Question::Deps => {

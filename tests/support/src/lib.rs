@@ -8,6 +8,7 @@
 //! fails the test that sees it) and as a plain JSON value.
 
 pub mod cargo_crate;
+pub mod s3_server;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -120,7 +121,26 @@ impl Project {
             .env("CARGO_TARGET_DIR", self.path().join("target"))
             .env_remove("CARGO_TERM_COLOR")
             .env_remove("CARGO_TERM_VERBOSE");
+        // A developer's own remote cache stays out of the tests.
+        for var in [
+            "CARGO_ASSETS_REMOTE",
+            "CARGO_ASSETS_REMOTE_WRITE",
+            "CARGO_ASSETS_REMOTE_TIMEOUT",
+        ] {
+            cmd.env_remove(var);
+        }
         cmd
+    }
+
+    /// [`Project::run`] with extra environment variables.
+    pub fn run_with(&self, args: &[&str], env: &[(&str, String)]) -> Run {
+        let output = self
+            .command(args)
+            .args(["--message-format", "json"])
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .expect("run cargo-assets");
+        Run::from_output(output)
     }
 
     /// Runs `cargo assets <args> --message-format json` to completion.

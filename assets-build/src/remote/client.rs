@@ -1,0 +1,363 @@
+//! [`Remote`]: the remote cache's client, on OpenDAL (see the module docs
+//! of [`crate::remote`] for the design).
+//!
+//! The pipeline's workers are threads; OpenDAL is async. The client owns a
+//! small tokio runtime: lookups started at the beginning of a build and
+//! uploads run on it as tasks, bounded by one semaphore
+//! ([`MAX_IN_FLIGHT`] requests at once); a worker that needs a result blocks
+//! on its task. Every failure other than "not found" marks the remote
+//! unavailable for the rest of the build, with one warning.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use opendal::layers::TimeoutLayer;
+use opendal::{ErrorKind, Operator};
+use tokio::sync::Semaphore;
+use tokio::task::JoinHandle;
+
+use super::entry::{self, Entry, INLINE_MAX};
+use super::{RemoteConfig, RemoteStats, result_key};
+use crate::hash::ContentHash;
+use crate::record::Record;
+
+/// Requests in flight at once, lookups and uploads together.
+const MAX_IN_FLIGHT: usize = 32;
+
+/// A connection to the remote cache for one build.
+pub(crate) struct Remote {
+    config: RemoteConfig,
+    op: Operator,
+    runtime: tokio::runtime::Runtime,
+    shared: Arc<Shared>,
+    /// Lookups started ahead, by step key.
+    prefetched: Mutex<HashMap<ContentHash, JoinHandle<Option<Vec<u8>>>>>,
+    uploads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("url", &self.config.display())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the tasks share with the build.
+struct Shared {
+    url: String,
+    limit: Semaphore,
+    down: AtomicBool,
+    warnings: Mutex<Vec<String>>,
+    bytes_down: AtomicU64,
+    bytes_up: AtomicU64,
+    uploaded: AtomicUsize,
+    rejected: AtomicUsize,
+    /// Large outputs uploaded (or found present) this build.
+    blobs_sent: Mutex<HashSet<ContentHash>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    /// Marks the remote unavailable; the first failure becomes a warning.
+    fn fail(&self, doing: &str, error: &opendal::Error) {
+        if !self.down.swap(true, Ordering::Relaxed) {
+            lock(&self.warnings).push(format!(
+                "remote cache `{}` failed while {doing} ({}); building without it for the rest of this build",
+                self.url,
+                first_line(error)
+            ));
+        }
+    }
+
+    fn is_down(&self) -> bool {
+        self.down.load(Ordering::Relaxed)
+    }
+
+    /// Reads `path`; `None` when absent or the remote fails.
+    async fn read(&self, op: &Operator, path: &str) -> Option<Vec<u8>> {
+        if self.is_down() {
+            return None;
+        }
+        let _permit = self.limit.acquire().await.ok()?;
+        if self.is_down() {
+            return None;
+        }
+        match op.read(path).await {
+            Ok(buffer) => {
+                let bytes = buffer.to_vec();
+                self.bytes_down
+                    .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                Some(bytes)
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            Err(e) => {
+                self.fail("reading", &e);
+                None
+            }
+        }
+    }
+
+    /// Writes `path`; whether it was written.
+    async fn write(&self, op: &Operator, path: &str, bytes: Vec<u8>) -> bool {
+        if self.is_down() {
+            return false;
+        }
+        let Ok(_permit) = self.limit.acquire().await else {
+            return false;
+        };
+        let len = bytes.len() as u64;
+        match op.write(path, bytes).await {
+            Ok(_) => {
+                self.bytes_up.fetch_add(len, Ordering::Relaxed);
+                true
+            }
+            Err(e) => {
+                self.fail("writing", &e);
+                false
+            }
+        }
+    }
+
+    /// Whether `path` exists (`None` when the remote fails).
+    async fn exists(&self, op: &Operator, path: &str) -> Option<bool> {
+        if self.is_down() {
+            return None;
+        }
+        let _permit = self.limit.acquire().await.ok()?;
+        match op.stat(path).await {
+            Ok(_) => Some(true),
+            Err(e) if e.kind() == ErrorKind::NotFound => Some(false),
+            Err(e) => {
+                self.fail("checking for a blob", &e);
+                None
+            }
+        }
+    }
+}
+
+/// An error's first line: OpenDAL's display adds context lines.
+fn first_line(error: &opendal::Error) -> String {
+    let text = error.to_string();
+    text.lines().next().unwrap_or_default().trim().to_owned()
+}
+
+fn entry_path(key: &ContentHash) -> String {
+    format!("ac/{}", key.to_hex())
+}
+
+fn blob_path(hash: &ContentHash) -> String {
+    format!("cas/{}", hash.to_hex())
+}
+
+/// The result key of a step, hashing its asset file (on a blocking thread).
+async fn key_of(step_key: ContentHash, source: Option<PathBuf>) -> ContentHash {
+    let source = match source {
+        Some(path) => tokio::task::spawn_blocking(move || std::fs::read(path).ok())
+            .await
+            .ok()
+            .flatten()
+            .map(|bytes| ContentHash::of(&bytes)),
+        None => None,
+    };
+    result_key(&step_key, source.as_ref())
+}
+
+impl Remote {
+    /// A client for `config`; an error says why there can be none (a URI
+    /// OpenDAL does not take, a service this build lacks).
+    pub fn connect(config: &RemoteConfig) -> Result<Remote, String> {
+        opendal::install_default();
+        let op = Operator::from_uri(config.url.as_str())
+            .map_err(|e| {
+                format!(
+                    "remote cache `{}` cannot be used: {}",
+                    config.display(),
+                    first_line(&e)
+                )
+            })?
+            .layer(
+                TimeoutLayer::new()
+                    .with_timeout(config.timeout)
+                    .with_io_timeout(config.timeout),
+            );
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("assets-remote")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("could not start the remote cache's runtime: {e}"))?;
+        Ok(Remote {
+            config: config.clone(),
+            op,
+            runtime,
+            shared: Arc::new(Shared {
+                url: config.display().to_owned(),
+                limit: Semaphore::new(MAX_IN_FLIGHT),
+                down: AtomicBool::new(false),
+                warnings: Mutex::default(),
+                bytes_down: AtomicU64::new(0),
+                bytes_up: AtomicU64::new(0),
+                uploaded: AtomicUsize::new(0),
+                rejected: AtomicUsize::new(0),
+                blobs_sent: Mutex::default(),
+            }),
+            prefetched: Mutex::default(),
+            uploads: Mutex::default(),
+        })
+    }
+
+    /// The remote as shown.
+    pub fn display(&self) -> &str {
+        self.config.display()
+    }
+
+    /// Whether results built here are uploaded.
+    pub fn writes(&self) -> bool {
+        self.config.write
+    }
+
+    /// Starts looking up the step keyed `step_key` (whose asset file is
+    /// `source`) ahead of [`Remote::lookup`].
+    pub fn prefetch(&self, step_key: ContentHash, source: Option<PathBuf>) {
+        let (op, shared) = (self.op.clone(), Arc::clone(&self.shared));
+        let task = self.runtime.spawn(async move {
+            if shared.is_down() {
+                return None;
+            }
+            let key = key_of(step_key, source).await;
+            shared.read(&op, &entry_path(&key)).await
+        });
+        lock(&self.prefetched).insert(step_key, task);
+    }
+
+    /// The remote's entry for a step, if it has a readable one.
+    pub fn lookup(&self, step_key: ContentHash, source: Option<PathBuf>) -> Option<Entry> {
+        let started = lock(&self.prefetched).remove(&step_key);
+        let bytes = match started {
+            Some(task) => self.runtime.block_on(task).ok().flatten(),
+            None if self.shared.is_down() => None,
+            None => self.runtime.block_on(async {
+                let key = key_of(step_key, source).await;
+                self.shared.read(&self.op, &entry_path(&key)).await
+            }),
+        }?;
+        let entry = entry::decode(&bytes);
+        if entry.is_none() {
+            self.reject(format!(
+                "remote cache `{}` holds an unreadable entry for a step; ignored, the step is built here",
+                self.display()
+            ));
+        }
+        entry
+    }
+
+    /// The blobs `wanted` (hash and size), fetched in parallel, each checked
+    /// against its hash; `None` if any is missing, failed or corrupt (then
+    /// reported), for `asset`.
+    pub fn fetch_blobs(&self, asset: &str, wanted: &[(ContentHash, u64)]) -> Option<Vec<Vec<u8>>> {
+        let tasks: Vec<_> = wanted
+            .iter()
+            .map(|&(hash, _)| {
+                let (op, shared) = (self.op.clone(), Arc::clone(&self.shared));
+                self.runtime
+                    .spawn(async move { shared.read(&op, &blob_path(&hash)).await })
+            })
+            .collect();
+        let mut blobs = Vec::with_capacity(tasks.len());
+        for (task, &(hash, size)) in tasks.into_iter().zip(wanted) {
+            let bytes = self.runtime.block_on(task).ok().flatten()?;
+            if !self.verify(asset, &hash, size, &bytes) {
+                return None;
+            }
+            blobs.push(bytes);
+        }
+        Some(blobs)
+    }
+
+    /// Whether `bytes` are the output `hash` of `size` bytes; reported when not.
+    pub fn verify(&self, asset: &str, hash: &ContentHash, size: u64, bytes: &[u8]) -> bool {
+        let good = bytes.len() as u64 == size && ContentHash::of(bytes) == *hash;
+        if !good {
+            self.reject(format!(
+                "remote cache `{}` returned corrupt bytes for an output of `{asset}` (they do not hash to {}); dropped, `{asset}` is built here",
+                self.display(),
+                &hash.to_hex()[..16]
+            ));
+        }
+        good
+    }
+
+    fn reject(&self, warning: String) {
+        self.shared.rejected.fetch_add(1, Ordering::Relaxed);
+        lock(&self.shared.warnings).push(warning);
+    }
+
+    /// Uploads a step that ran here, in the background: its large outputs
+    /// (unless the remote has them), then its entry. `outputs` are the
+    /// bytes of `record`'s outputs, in order.
+    pub fn upload(&self, record: Record, source: Option<PathBuf>, outputs: Vec<Vec<u8>>) {
+        if !self.config.write || self.shared.is_down() {
+            return;
+        }
+        let (op, shared) = (self.op.clone(), Arc::clone(&self.shared));
+        let task = self.runtime.spawn(async move {
+            let key = key_of(record.key, source).await;
+            for (output, bytes) in record.outputs.iter().zip(&outputs) {
+                if output.size <= INLINE_MAX
+                    || !lock(&shared.blobs_sent).insert(output.hash)
+                {
+                    continue;
+                }
+                let path = blob_path(&output.hash);
+                match shared.exists(&op, &path).await {
+                    Some(true) => {}
+                    Some(false) if shared.write(&op, &path, bytes.clone()).await => {}
+                    // Without its blobs, the entry is not written.
+                    _ => return,
+                }
+            }
+            let record = Record {
+                reason: None,
+                fetched_from: None,
+                ..record
+            };
+            let bytes = entry::encode(&record, &outputs);
+            if shared.write(&op, &entry_path(&key), bytes).await {
+                shared.uploaded.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        lock(&self.uploads).push(task);
+    }
+
+    /// Warnings not yet reported: the remote's failure (once), rejected bytes.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.shared.warnings))
+    }
+
+    /// Waits for the uploads; what the build did with the remote.
+    pub fn finish(&self) -> RemoteStats {
+        let uploads = std::mem::take(&mut *lock(&self.uploads));
+        for task in uploads {
+            let _ = self.runtime.block_on(task);
+        }
+        // Lookups started for steps that never asked (served locally after all).
+        for (_, task) in lock(&self.prefetched).drain() {
+            task.abort();
+        }
+        let s = &self.shared;
+        RemoteStats {
+            url: s.url.clone(),
+            bytes_down: s.bytes_down.load(Ordering::Relaxed),
+            uploaded: s.uploaded.load(Ordering::Relaxed),
+            bytes_up: s.bytes_up.load(Ordering::Relaxed),
+            rejected: s.rejected.load(Ordering::Relaxed),
+            unavailable: s.is_down(),
+        }
+    }
+}

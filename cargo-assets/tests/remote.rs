@@ -1,0 +1,227 @@
+//! The remote cache through the real binary against a real S3 server
+//! process (`assets-s3-server`: s3s-fs over a temp directory), reached
+//! through OpenDAL's S3 client exactly as a bucket would be.
+//!
+//! Two "machines" are two copies of the same package at different paths,
+//! each with its own target directory: A builds and uploads, B builds from
+//! the remote.
+
+use assets_test_support::s3_server::S3Server;
+use assets_test_support::{Lcg, Project, Run};
+
+const METADATA: &str = r#"
+[[package.metadata.assets.rules]]
+match = "sprites/*.png"
+processor = "sprite"
+atlas = "ui"
+
+[[package.metadata.assets.rules]]
+match = "data/*.bin"
+processor = "copy"
+
+[package.metadata.assets.atlases.ui]
+max-size = 256
+"#;
+
+/// A package with sprites in an atlas, texts, images and one output large
+/// enough to be a blob of its own on the remote (not inlined).
+fn machine() -> Project {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(METADATA);
+    for i in 0..12 {
+        p.png(&format!("assets/sprites/s{i:02}.png"), 16 + i, 12, i);
+    }
+    for i in 0..6 {
+        p.file(&format!("assets/text/t{i}.txt"), format!("line {i}\n"));
+        p.png(&format!("assets/images/i{i}.png"), 20, 20, 100 + i);
+    }
+    let mut rng = Lcg(7);
+    let big: Vec<u8> = (0..400_000).map(|_| rng.below(256) as u8).collect();
+    p.file("assets/data/level.bin", big);
+    p
+}
+
+/// Every asset of [`machine`].
+const ASSETS: usize = 12 + 6 + 6 + 1 + 1;
+
+fn build(p: &Project, server: &S3Server, extra: &[&str]) -> Run {
+    let mut args = vec!["build"];
+    args.extend_from_slice(extra);
+    p.run_with(&args, &server.env("team"))
+}
+
+fn remote_warnings(run: &Run) -> Vec<&str> {
+    run.stderr
+        .lines()
+        .filter(|l| l.contains("warning") && l.contains("remote cache"))
+        .collect()
+}
+
+fn parcel_bytes(run: &Run) -> Vec<u8> {
+    std::fs::read(run.parcel("main")).unwrap()
+}
+
+#[test]
+fn a_second_machine_builds_from_the_remote_with_no_processor_run() {
+    let server = S3Server::start();
+    let a = machine();
+    let uploaded = build(&a, &server, &["--remote-write"]);
+    assert!(uploaded.success(), "{}", uploaded.stderr);
+    assert_eq!(uploaded.processed().len(), ASSETS);
+    let remote = uploaded.build_finished().remote.clone().unwrap();
+    assert_eq!(remote.uploaded, ASSETS, "{remote:?}");
+    assert!(!remote.unavailable);
+    // One entry per step; blobs only for outputs too large to ride inside.
+    let objects = server.objects("team");
+    let entries = objects.iter().filter(|o| o.starts_with("ac/")).count();
+    let blobs = objects.iter().filter(|o| o.starts_with("cas/")).count();
+    assert_eq!(entries, ASSETS, "{objects:?}");
+    assert_eq!(blobs, 1, "only the 400 kB file: {objects:?}");
+
+    let b = machine();
+    assert_ne!(a.path(), b.path());
+    let fetched = build(&b, &server, &[]);
+    assert!(fetched.success(), "{}", fetched.stderr);
+    assert_eq!(fetched.processed(), Vec::<String>::new(), "{}", fetched.stderr);
+    let finished = fetched.build_finished();
+    assert_eq!((finished.fetched, finished.ran), (ASSETS, 0));
+    assert_eq!(finished.remote.as_ref().unwrap().uploaded, 0);
+    assert!(finished.remote.as_ref().unwrap().bytes_down > 400_000);
+    assert_eq!(parcel_bytes(&fetched), parcel_bytes(&uploaded));
+    assert!(remote_warnings(&fetched).is_empty(), "{}", fetched.stderr);
+
+    // Fetched steps are local now: the next build is a no-op without the remote.
+    let again = b.build_ok();
+    assert_eq!(again.build_finished().fresh, ASSETS);
+    let why = b.run(&["why", "sprites/s03.png"]);
+    let answer = why.with_reason("why").next().unwrap();
+    assert_eq!(answer["fetched_from"], "s3://assets-cache/team", "{answer}");
+    assert_eq!(answer["fresh"], true);
+
+    // An edit on B: that sprite and its atlas run here; the rest came from A.
+    let c = machine();
+    c.png("assets/sprites/s05.png", 30, 30, 999);
+    let edited = build(&c, &server, &[]);
+    assert!(edited.success(), "{}", edited.stderr);
+    assert_eq!(edited.processed(), ["atlas:ui", "sprites/s05.png"]);
+    assert_eq!(edited.build_finished().fetched, ASSETS - 2);
+}
+
+#[test]
+fn a_corrupt_remote_blob_or_entry_is_rejected_and_built_here() {
+    let server = S3Server::start();
+    let a = machine();
+    let uploaded = build(&a, &server, &["--remote-write"]);
+    assert!(uploaded.success(), "{}", uploaded.stderr);
+    let bucket = server.root().join(assets_test_support::s3_server::BUCKET);
+    // The large blob: flip a byte in the middle.
+    let blob = server
+        .objects("team")
+        .into_iter()
+        .find(|o| o.starts_with("cas/"))
+        .unwrap();
+    let blob_path = bucket.join("team").join(&blob);
+    let mut bytes = std::fs::read(&blob_path).unwrap();
+    bytes[200_000] ^= 0x40;
+    std::fs::write(&blob_path, bytes).unwrap();
+    // A small output inside an entry: the text's, whose entry ends with it.
+    let text_entry = server
+        .objects("team")
+        .into_iter()
+        .filter(|o| o.starts_with("ac/"))
+        .find(|o| {
+            std::fs::read(bucket.join("team").join(o))
+                .unwrap()
+                .ends_with(b"line 3\n")
+        })
+        .unwrap();
+    let entry_path = bucket.join("team").join(&text_entry);
+    let mut bytes = std::fs::read(&entry_path).unwrap();
+    let last = bytes.len() - 2;
+    bytes[last] = b'9';
+    std::fs::write(&entry_path, bytes).unwrap();
+
+    let b = machine();
+    let run = build(&b, &server, &[]);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(run.processed(), ["data/level.bin", "text/t3.txt"]);
+    let warnings = remote_warnings(&run);
+    assert_eq!(warnings.len(), 2, "{}", run.stderr);
+    assert!(warnings.iter().any(|w| w.contains("`data/level.bin`")));
+    assert!(warnings.iter().any(|w| w.contains("`text/t3.txt`")));
+    assert_eq!(run.build_finished().remote.as_ref().unwrap().rejected, 2);
+    assert_eq!(parcel_bytes(&run), parcel_bytes(&uploaded));
+}
+
+#[test]
+fn read_only_mode_uploads_nothing() {
+    let server = S3Server::start();
+    let a = machine();
+    let run = build(&a, &server, &[]);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(run.processed().len(), ASSETS);
+    assert_eq!(run.build_finished().remote.as_ref().unwrap().uploaded, 0);
+    assert_eq!(server.objects("team"), Vec::<String>::new());
+    // `CARGO_ASSETS_REMOTE_WRITE=1` does what `--remote-write` does.
+    let b = machine();
+    let mut env = server.env("team");
+    env.push(("CARGO_ASSETS_REMOTE_WRITE", "1".into()));
+    let run = b.run_with(&["build"], &env);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(run.build_finished().remote.as_ref().unwrap().uploaded, ASSETS);
+}
+
+#[test]
+fn a_remote_that_is_down_or_hangs_costs_one_warning_and_the_build_succeeds() {
+    let a = machine();
+    let reference = a.build_ok();
+
+    // Down from the start: connection refused.
+    let mut server = S3Server::start();
+    server.kill();
+    let b = machine();
+    let run = build(&b, &server, &["--remote-write"]);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(run.processed().len(), ASSETS);
+    assert_eq!(remote_warnings(&run).len(), 1, "{}", run.stderr);
+    assert!(run.build_finished().remote.as_ref().unwrap().unavailable);
+    assert_eq!(parcel_bytes(&run), parcel_bytes(&reference));
+
+    // Accepts connections and never answers: the timeout gives up on it.
+    let stalled = S3Server::start_stalled();
+    let c = machine();
+    let mut env = stalled.env("team");
+    env.push(("CARGO_ASSETS_REMOTE_TIMEOUT", "1".into()));
+    let started = std::time::Instant::now();
+    let run = c.run_with(&["build", "--remote-write"], &env);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(remote_warnings(&run).len(), 1, "{}", run.stderr);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "gave up in {:?}",
+        started.elapsed()
+    );
+    assert_eq!(parcel_bytes(&run), parcel_bytes(&reference));
+
+    // Killed while a build uploads: wherever the kill lands, the build
+    // succeeds with at most one warning and the same parcel.
+    server.restart();
+    let d = machine();
+    for i in 0..150 {
+        d.file(&format!("assets/text/more{i:03}.txt"), format!("more {i}\n"));
+    }
+    let child = d
+        .command(["build", "--remote-write", "--message-format", "json"])
+        .envs(server.env("team"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    server.kill();
+    let run = Run::from_output(child.wait_with_output().unwrap());
+    assert!(run.success(), "{}", run.stderr);
+    assert!(remote_warnings(&run).len() <= 1, "{}", run.stderr);
+    let finished = run.build_finished();
+    assert_eq!(finished.ran + finished.fetched, ASSETS + 150);
+}
