@@ -171,7 +171,9 @@ impl Builder {
         options.parcel_dir = Some(parcel_dir.clone());
         match RemoteConfig::from_env() {
             Ok(remote) => options.remote = remote,
-            Err(e) => println!("cargo:warning=cargo-assets: {e}; building without the remote cache"),
+            Err(e) => {
+                println!("cargo:warning=cargo-assets: {e}; building without the remote cache")
+            }
         }
         println!("cargo:rerun-if-changed={}", manifest_path.display());
         println!("cargo:rerun-if-env-changed={CACHE_DIR_VAR}");

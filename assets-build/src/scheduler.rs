@@ -129,7 +129,11 @@ impl<'a> Scheduler<'a> {
             // Steps without a local record of their key will ask the
             // remote: ask for all of them now, in parallel.
             for (i, step) in self.plan.steps.iter().enumerate() {
-                if self.records.get(&step.asset).is_none_or(|r| r.key != step.key) {
+                if self
+                    .records
+                    .get(&step.asset)
+                    .is_none_or(|r| r.key != step.key)
+                {
                     remote.prefetch(step.key, self.source_file(i));
                 }
             }

@@ -12,7 +12,9 @@
 //! 2,000-sprite atlas), `reload` (save-to-notified latency of `cargo assets
 //! watch` on that atlas), `parcel` (open, validate and look up a 1 GiB
 //! parcel), `encodings` (size and speed of each way to store images),
-//! `textures` (each GPU texture encoder: speed, PSNR, GPU memory).
+//! `textures` (each GPU texture encoder: speed, PSNR, GPU memory), `remote`
+//! (the remote cache against a real S3 server process: upload, and a build
+//! from an empty local cache with a warm remote).
 //! Markdown goes to stdout, progress to stderr. Every comparison is measured
 //! side by side in the same run.
 
@@ -26,12 +28,14 @@ mod packing;
 mod parcel;
 mod pipeline;
 mod reload;
+mod remote;
 mod textures;
 
 use std::time::Instant;
 
-const GROUPS: [&str; 7] = [
+const GROUPS: [&str; 8] = [
     "pipeline",
+    "remote",
     "packing",
     "atlas",
     "reload",
@@ -111,6 +115,13 @@ fn main() {
         println!(
             "## Pipeline on a generated corpus\n\n{}",
             pipeline::run(&scales, quick, &progress)
+        );
+    }
+    if selected("remote") {
+        progress("remote");
+        println!(
+            "## Remote cache\n\n{}",
+            remote::run(&scales, quick, &progress)
         );
     }
     if selected("packing") {

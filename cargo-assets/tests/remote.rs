@@ -82,7 +82,12 @@ fn a_second_machine_builds_from_the_remote_with_no_processor_run() {
     assert_ne!(a.path(), b.path());
     let fetched = build(&b, &server, &[]);
     assert!(fetched.success(), "{}", fetched.stderr);
-    assert_eq!(fetched.processed(), Vec::<String>::new(), "{}", fetched.stderr);
+    assert_eq!(
+        fetched.processed(),
+        Vec::<String>::new(),
+        "{}",
+        fetched.stderr
+    );
     let finished = fetched.build_finished();
     assert_eq!((finished.fetched, finished.ran), (ASSETS, 0));
     assert_eq!(finished.remote.as_ref().unwrap().uploaded, 0);
@@ -168,7 +173,10 @@ fn read_only_mode_uploads_nothing() {
     env.push(("CARGO_ASSETS_REMOTE_WRITE", "1".into()));
     let run = b.run_with(&["build"], &env);
     assert!(run.success(), "{}", run.stderr);
-    assert_eq!(run.build_finished().remote.as_ref().unwrap().uploaded, ASSETS);
+    assert_eq!(
+        run.build_finished().remote.as_ref().unwrap().uploaded,
+        ASSETS
+    );
 }
 
 #[test]
@@ -208,7 +216,10 @@ fn a_remote_that_is_down_or_hangs_costs_one_warning_and_the_build_succeeds() {
     server.restart();
     let d = machine();
     for i in 0..150 {
-        d.file(&format!("assets/text/more{i:03}.txt"), format!("more {i}\n"));
+        d.file(
+            &format!("assets/text/more{i:03}.txt"),
+            format!("more {i}\n"),
+        );
     }
     let child = d
         .command(["build", "--remote-write", "--message-format", "json"])

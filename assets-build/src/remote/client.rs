@@ -309,9 +309,7 @@ impl Remote {
         let task = self.runtime.spawn(async move {
             let key = key_of(record.key, source).await;
             for (output, bytes) in record.outputs.iter().zip(&outputs) {
-                if output.size <= INLINE_MAX
-                    || !lock(&shared.blobs_sent).insert(output.hash)
-                {
+                if output.size <= INLINE_MAX || !lock(&shared.blobs_sent).insert(output.hash) {
                     continue;
                 }
                 let path = blob_path(&output.hash);

@@ -49,7 +49,11 @@ struct HeaderIn {
 
 /// The entry for `record`, whose outputs' bytes are `outputs` (in order).
 pub(crate) fn encode(record: &Record, outputs: &[Vec<u8>]) -> Vec<u8> {
-    let inline: Vec<bool> = record.outputs.iter().map(|o| o.size <= INLINE_MAX).collect();
+    let inline: Vec<bool> = record
+        .outputs
+        .iter()
+        .map(|o| o.size <= INLINE_MAX)
+        .collect();
     let header = serde_json::to_vec(&HeaderOut {
         record,
         inline: inline.clone(),
@@ -82,7 +86,9 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Entry> {
             inline.push(None);
             continue;
         }
-        let len = usize::try_from(output.size).ok().filter(|&n| n <= body.len())?;
+        let len = usize::try_from(output.size)
+            .ok()
+            .filter(|&n| n <= body.len())?;
         let (taken, left) = body.split_at(len);
         inline.push(Some(taken.to_vec()));
         body = left;

@@ -196,7 +196,10 @@ pub(crate) enum Remote {}
 #[allow(clippy::unused_self)]
 impl Remote {
     pub fn connect(_: &RemoteConfig) -> Result<Remote, String> {
-        Err("this build has no remote cache client: enable the `remote` feature of assets-build".into())
+        Err(
+            "this build has no remote cache client: enable the `remote` feature of assets-build"
+                .into(),
+        )
     }
     pub fn display(&self) -> &str {
         match *self {}
@@ -248,7 +251,10 @@ mod tests {
             None
         );
         let config = RemoteConfig::from_vars(vars(&[
-            ("CARGO_ASSETS_REMOTE", "s3://team/assets?endpoint=http://minio:9000"),
+            (
+                "CARGO_ASSETS_REMOTE",
+                "s3://team/assets?endpoint=http://minio:9000",
+            ),
             ("CARGO_ASSETS_REMOTE_WRITE", "1"),
             ("CARGO_ASSETS_REMOTE_TIMEOUT", "2.5"),
         ]))
@@ -270,7 +276,10 @@ mod tests {
         ]))
         .unwrap_err()
         .to_string();
-        assert!(err.contains("CARGO_ASSETS_REMOTE_WRITE") && err.contains("`1`"), "{err}");
+        assert!(
+            err.contains("CARGO_ASSETS_REMOTE_WRITE") && err.contains("`1`"),
+            "{err}"
+        );
         let err = RemoteConfig::from_vars(vars(&[
             ("CARGO_ASSETS_REMOTE", "s3://team"),
             ("CARGO_ASSETS_REMOTE_TIMEOUT", "-1"),

@@ -16,21 +16,36 @@ pub struct S3Server {
     root: tempfile::TempDir,
 }
 
-/// The server binary, built by `cargo test --workspace` beside the test
-/// binaries (`target/<profile>/assets-s3-server`).
+/// The server binary: `target/<profile>/assets-s3-server`, beside the test
+/// binaries' folder (`cargo test --workspace` builds it) or the running
+/// program (the benchmark); built with Cargo first if it is missing.
 pub fn server_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let profile_dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps/<test>");
-    let bin = profile_dir.join(format!("assets-s3-server{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.exists(),
-        "`{}` is missing: `cargo test --workspace` builds it; alone, run `cargo build -p assets-s3-server` first",
-        bin.display()
-    );
-    bin
+    let exe = std::env::current_exe().expect("the running program's path");
+    let name = format!("assets-s3-server{}", std::env::consts::EXE_SUFFIX);
+    let beside = exe.parent().expect("a folder");
+    let candidates = [
+        beside.join(&name),
+        beside.parent().unwrap_or(beside).join(&name),
+    ];
+    if let Some(bin) = candidates.iter().find(|c| c.exists()) {
+        return bin.clone();
+    }
+    let release = exe.components().any(|c| c.as_os_str() == "release");
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .current_dir(&workspace)
+        .args(["build", "--locked", "-p", "assets-s3-server"]);
+    if release {
+        build.arg("--release");
+    }
+    let status = build.status().expect("run cargo to build assets-s3-server");
+    assert!(status.success(), "`cargo build -p assets-s3-server` failed");
+    candidates
+        .into_iter()
+        .find(|c| c.exists())
+        .expect("assets-s3-server where Cargo puts it")
 }
 
 impl S3Server {
