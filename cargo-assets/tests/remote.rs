@@ -236,3 +236,37 @@ fn a_remote_that_is_down_or_hangs_costs_one_warning_and_the_build_succeeds() {
     let finished = run.build_finished();
     assert_eq!(finished.ran + finished.fetched, ASSETS + 150);
 }
+
+#[test]
+fn a_shared_folder_is_a_remote_too_and_the_status_line_says_what_moved() {
+    let shared = tempfile::tempdir().unwrap();
+    let url = format!("fs://{}", shared.path().display());
+    let env = [("CARGO_ASSETS_REMOTE", url.clone())];
+    let a = machine();
+    let run = a.run_with(&["build", "--remote-write"], &env);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(
+        run.build_finished().remote.as_ref().unwrap().uploaded,
+        ASSETS
+    );
+    let b = machine();
+    let output = b
+        .command(["build"])
+        .envs(env.iter().cloned())
+        .output()
+        .unwrap();
+    let status = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{status}");
+    assert!(
+        status.contains(&format!("({} fresh, {ASSETS} fetched from `{url}`", 0)),
+        "{status}"
+    );
+    // A scheme this build cannot reach: one warning naming it, a local build.
+    let c = machine();
+    let run = c.run_with(&["build"], &[("CARGO_ASSETS_REMOTE", "ftp://files".into())]);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(run.processed().len(), ASSETS);
+    let warnings = remote_warnings(&run);
+    assert_eq!(warnings.len(), 1, "{}", run.stderr);
+    assert!(warnings[0].contains("`ftp://files`"), "{}", warnings[0]);
+}

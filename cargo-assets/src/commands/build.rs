@@ -304,17 +304,19 @@ pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
             Some(p) => format!(" for platform `{p}`"),
             None => String::new(),
         };
-        let remote = match &report.remote {
-            Some(r) if report.fetched() > 0 || r.uploaded > 0 => format!(
-                ", {} from and {} to `{}`: {} down, {} up",
-                report.fetched(),
-                r.uploaded,
-                r.url,
-                super::clean::human_bytes(r.bytes_down),
-                super::clean::human_bytes(r.bytes_up)
-            ),
-            _ => String::new(),
-        };
+        let mut remote = String::new();
+        if let Some(r) = &report.remote {
+            let human = super::clean::human_bytes;
+            if report.fetched() > 0 {
+                let down = human(r.bytes_down);
+                let fetched = report.fetched();
+                remote.push_str(&format!(", {fetched} fetched from `{}` ({down})", r.url));
+            }
+            if r.uploaded > 0 {
+                let up = human(r.bytes_up);
+                remote.push_str(&format!(", {} uploaded to `{}` ({up})", r.uploaded, r.url));
+            }
+        }
         shell.status(
             "Finished",
             format!(
