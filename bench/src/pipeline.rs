@@ -43,9 +43,20 @@ fn build_into(dir: &Path, cache: &Path) -> (Duration, BuildReport) {
 
 /// One build, checking the fresh steps `verify` selects.
 fn build_with(dir: &Path, cache: &Path, verify: Option<Verify>) -> (Duration, BuildReport) {
+    build_configured(dir, cache, |options| options.verify = verify)
+}
+
+/// One timed build of the package at `dir` (the corpus's processors
+/// registered) on every core, with options set by `configure`; it must
+/// succeed.
+pub fn build_configured(
+    dir: &Path,
+    cache: &Path,
+    configure: impl FnOnce(&mut BuildOptions),
+) -> (Duration, BuildReport) {
     let mut options = BuildOptions::new(dir.join("Cargo.toml"), cache.to_owned());
     options.jobs = cores();
-    options.verify = verify;
+    configure(&mut options);
     let mut pipeline = Pipeline::new(options);
     corpus::register(pipeline.registry_mut());
     let mut report = None;

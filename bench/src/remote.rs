@@ -17,34 +17,15 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-use assets_build::{BuildOptions, BuildReport, Event, Pipeline, RemoteConfig};
+use assets_build::{BuildReport, RemoteConfig};
 use assets_test_support::s3_server::S3Server;
 
 use crate::corpus;
-use crate::measure::{Sample, ms, paired_ratio, time};
-use crate::pipeline::SEED;
+use crate::measure::{Sample, ms, paired_ratio};
+use crate::pipeline::{SEED, build_configured};
 
 fn build(dir: &Path, cache: &Path, remote: Option<RemoteConfig>) -> (Duration, BuildReport) {
-    let mut options = BuildOptions::new(dir.join("Cargo.toml"), cache.to_owned());
-    options.jobs = std::thread::available_parallelism().map_or(1, usize::from);
-    options.remote = remote;
-    let mut pipeline = Pipeline::new(options);
-    corpus::register(pipeline.registry_mut());
-    let mut report = None;
-    let t = time(|| {
-        report = Some(
-            pipeline
-                .build(&|_: &Event<'_>| {})
-                .expect("the corpus builds"),
-        );
-    });
-    let report = report.expect("built");
-    assert!(
-        report.success(),
-        "{}",
-        report.failure_summary().unwrap_or_default()
-    );
-    (t, report)
+    build_configured(dir, cache, |options| options.remote = remote)
 }
 
 /// The remote's URI with the test server's keys in it (the query is never

@@ -5,17 +5,18 @@
 use assets_test_support::s3_server::S3Server;
 use opendal::{ErrorKind, Operator};
 
-fn operator(server: &S3Server) -> Operator {
+/// A client of `server` under `root`, signing with `secret`.
+fn operator(server: &S3Server, root: &str, secret: &str) -> Operator {
     opendal::install_default();
     Operator::via_iter(
         "s3",
         [
             ("bucket", assets_test_support::s3_server::BUCKET),
-            ("root", "/team"),
+            ("root", root),
             ("endpoint", &format!("http://127.0.0.1:{}", server.port())),
             ("region", "us-east-1"),
             ("access_key_id", "assets-test"),
-            ("secret_access_key", "assets-test-secret"),
+            ("secret_access_key", secret),
             ("disable_config_load", "true"),
         ]
         .map(|(k, v)| (k.to_owned(), v.to_owned())),
@@ -26,7 +27,7 @@ fn operator(server: &S3Server) -> Operator {
 #[test]
 fn objects_written_are_read_back_and_listed() {
     let mut server = S3Server::start();
-    let op = operator(&server);
+    let op = operator(&server, "/team", "assets-test-secret");
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         op.write("ac/one", b"first".to_vec()).await.unwrap();
@@ -39,19 +40,7 @@ fn objects_written_are_read_back_and_listed() {
     });
     assert_eq!(server.objects("team"), ["ac/one", "cas/two"]);
     // Wrong keys are refused.
-    let other = Operator::via_iter(
-        "s3",
-        [
-            ("bucket", assets_test_support::s3_server::BUCKET),
-            ("endpoint", &format!("http://127.0.0.1:{}", server.port())),
-            ("region", "us-east-1"),
-            ("access_key_id", "assets-test"),
-            ("secret_access_key", "wrong"),
-            ("disable_config_load", "true"),
-        ]
-        .map(|(k, v)| (k.to_owned(), v.to_owned())),
-    )
-    .unwrap();
+    let other = operator(&server, "/", "wrong");
     let refused = runtime.block_on(other.read("team/ac/one")).unwrap_err();
     assert_ne!(refused.kind(), ErrorKind::NotFound, "{refused}");
     server.kill();
