@@ -211,30 +211,46 @@ fn a_remote_that_is_down_or_hangs_costs_one_warning_and_the_build_succeeds() {
     );
     assert_eq!(parcel_bytes(&run), parcel_bytes(&reference));
 
-    // Killed while a build uploads: wherever the kill lands, the build
-    // succeeds with at most one warning and the same parcel.
+    // Killed while a build uploads: as soon as the first step is done,
+    // with the others (and their uploads) still to come.
     server.restart();
     let d = machine();
     for i in 0..150 {
-        d.file(
-            &format!("assets/text/more{i:03}.txt"),
-            format!("more {i}\n"),
-        );
+        d.file(&format!("assets/text/more{i:03}.txt"), format!("more {i}\n"));
     }
-    let child = d
-        .command(["build", "--remote-write", "--message-format", "json"])
+    let mut child = d
+        .command(["build", "--remote-write", "--message-format", "json", "-j", "1"])
         .envs(server.env("team"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(150));
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    loop {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+        assert!(n > 0, "the build ended before any step: {lines:?}");
+        let processed = line.contains("\"asset-processed\"");
+        lines.push(line);
+        if processed {
+            break;
+        }
+    }
     server.kill();
-    let run = Run::from_output(child.wait_with_output().unwrap());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let run = Run::from_output(std::process::Output {
+        stdout: [lines.concat().into_bytes(), rest.into_bytes()].concat(),
+        ..output
+    });
     assert!(run.success(), "{}", run.stderr);
-    assert!(remote_warnings(&run).len() <= 1, "{}", run.stderr);
+    assert_eq!(remote_warnings(&run).len(), 1, "{}", run.stderr);
     let finished = run.build_finished();
-    assert_eq!(finished.ran + finished.fetched, ASSETS + 150);
+    assert!(finished.remote.as_ref().unwrap().unavailable);
+    assert_eq!(finished.ran, ASSETS + 150);
+    assert!(finished.remote.as_ref().unwrap().uploaded < ASSETS + 150);
 }
 
 #[test]
@@ -269,4 +285,30 @@ fn a_shared_folder_is_a_remote_too_and_the_status_line_says_what_moved() {
     let warnings = remote_warnings(&run);
     assert_eq!(warnings.len(), 1, "{}", run.stderr);
     assert!(warnings[0].contains("`ftp://files`"), "{}", warnings[0]);
+}
+
+#[test]
+fn the_remote_can_be_configured_in_cargo_config_env() {
+    let shared = tempfile::tempdir().unwrap();
+    let url = format!("fs://{}", shared.path().display());
+    let a = machine();
+    a.file(
+        ".cargo/config.toml",
+        format!("[env]\nCARGO_ASSETS_REMOTE = \"{url}\"\nCARGO_ASSETS_REMOTE_WRITE = \"1\"\n"),
+    );
+    let run = a.run(&["build"]);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(run.build_finished().remote.as_ref().unwrap().uploaded, ASSETS);
+    // The environment wins over the file, as with Cargo: here, read-only.
+    let b = machine();
+    b.file(
+        ".cargo/config.toml",
+        format!("[env]\nCARGO_ASSETS_REMOTE = \"{url}\"\nCARGO_ASSETS_REMOTE_WRITE = \"1\"\n"),
+    );
+    b.png("assets/sprites/s01.png", 40, 40, 77);
+    let run = b.run_with(&["build"], &[("CARGO_ASSETS_REMOTE_WRITE", "0".into())]);
+    assert!(run.success(), "{}", run.stderr);
+    let finished = run.build_finished();
+    assert_eq!(finished.fetched, ASSETS - 2);
+    assert_eq!(finished.remote.as_ref().unwrap().uploaded, 0);
 }

@@ -82,6 +82,31 @@ pub fn verify(
     build_packages(args, Some(verify), shell, processors)
 }
 
+/// The remote cache's configuration: `CARGO_ASSETS_REMOTE*` from the
+/// environment or from `[env]` of Cargo's configuration files, read from
+/// the current directory up as Cargo reads them. Cargo applies `[env]` to
+/// the programs it runs (build scripts), not to external subcommands
+/// (rust-lang/cargo#10094), so `cargo assets` reads it itself, with Cargo's
+/// precedence: the environment wins unless the entry says `force = true`.
+fn remote_config() -> anyhow::Result<Option<RemoteConfig>> {
+    let configured = std::env::current_dir()
+        .ok()
+        .and_then(|dir| cargo_config2::Config::load_with_cwd(dir).ok())
+        .map(|config| config.env)
+        .unwrap_or_default();
+    Ok(RemoteConfig::from_vars(|name| {
+        let from_config = configured
+            .get(name)
+            .map(|v| (v.force, v.value.to_string_lossy().into_owned()));
+        match from_config {
+            Some((true, value)) => Some(value),
+            _ => std::env::var(name)
+                .ok()
+                .or(from_config.map(|(_, value)| value)),
+        }
+    })?)
+}
+
 /// The pipeline for `package` with these options and processors.
 pub fn pipeline(
     package: &Package,
@@ -95,7 +120,7 @@ pub fn pipeline(
         options.jobs = jobs;
     }
     variant.apply(&mut options);
-    options.remote = RemoteConfig::from_env()?;
+    options.remote = remote_config()?;
     let mut pipeline = Pipeline::new(options);
     for register in processors {
         register(pipeline.registry_mut());
