@@ -29,6 +29,7 @@ use std::time::SystemTime;
 use crate::asset_path::AssetPath;
 use crate::event::{Event, EventHandler};
 use crate::freshness::{self, DependencyState, Verdict};
+use crate::hash::ContentHash;
 use crate::manifest::Manifest;
 use crate::parallel;
 use crate::plan::Plan;
@@ -40,7 +41,7 @@ use crate::record::{
     DependencyUse, DirtyReason, OutputRecord, RECORD_FORMAT, Record, system_time_ns,
 };
 use crate::record_log::RecordLog;
-use crate::remote::Remote;
+use crate::remote::{self, Remote};
 use crate::report::{Outcome, StepReport};
 use crate::store::Store;
 use crate::verify::{self, Verification, Verify};
@@ -127,15 +128,18 @@ impl<'a> Scheduler<'a> {
     pub fn run(&self, jobs: usize) -> Vec<Arc<StepReport>> {
         if let Some(remote) = self.remote {
             // Steps without a local record of their key will ask the
-            // remote: ask for all of them now, in parallel.
-            for (i, step) in self.plan.steps.iter().enumerate() {
-                if self
-                    .records
-                    .get(&step.asset)
-                    .is_none_or(|r| r.key != step.key)
-                {
-                    remote.prefetch(step.key, self.source_file(i));
-                }
+            // remote: ask for all of them now, their asset files hashed on
+            // every core, the requests in flight together.
+            let asking: Vec<usize> = (0..self.plan.steps.len())
+                .filter(|&i| {
+                    let step = &self.plan.steps[i];
+                    self.records
+                        .get(&step.asset)
+                        .is_none_or(|r| r.key != step.key)
+                })
+                .collect();
+            for key in parallel::map(&asking, |&i| self.result_key(i)) {
+                remote.prefetch(key);
             }
         }
         let all: Vec<usize> = (0..self.plan.steps.len()).collect();
@@ -385,11 +389,15 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    /// The file of step `i`'s asset, when it is one (not an atlas).
-    fn source_file(&self, i: usize) -> Option<PathBuf> {
+    /// The key of step `i`'s entry on the remote: its step key and the
+    /// contents of its asset's file (none for an atlas).
+    fn result_key(&self, i: usize) -> ContentHash {
         let step = &self.plan.steps[i];
         let file = self.manifest.roots[step.root].dir.join(step.asset.as_str());
-        file.is_file().then_some(file)
+        let source = std::fs::read(file)
+            .ok()
+            .map(|bytes| ContentHash::of(&bytes));
+        remote::result_key(&step.key, source.as_ref())
     }
 
     /// Step `i` served by the remote cache, if it holds a result whose
@@ -397,8 +405,7 @@ impl<'a> Scheduler<'a> {
     /// (each checked against its hash), stored, and its record adopted.
     fn fetch(&self, i: usize) -> Option<StepReport> {
         let remote = self.remote?;
-        let step = &self.plan.steps[i];
-        let found = remote.lookup(step.key, self.source_file(i));
+        let found = remote.lookup(self.result_key(i));
         let report = found.and_then(|entry| self.adopt_remote(i, remote, entry));
         for warning in remote.take_warnings() {
             (self.events)(&Event::RemoteWarning { message: &warning });
@@ -591,7 +598,7 @@ impl<'a> Scheduler<'a> {
             .append(&record)
             .map_err(|e| Failure::Error(e.into()))?;
         if let Some(remote) = upload {
-            remote.upload(record.clone(), self.source_file(i), uploaded);
+            remote.upload(self.result_key(i), record.clone(), uploaded);
         }
         Ok(record)
     }

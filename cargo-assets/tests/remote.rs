@@ -216,10 +216,20 @@ fn a_remote_that_is_down_or_hangs_costs_one_warning_and_the_build_succeeds() {
     server.restart();
     let d = machine();
     for i in 0..150 {
-        d.file(&format!("assets/text/more{i:03}.txt"), format!("more {i}\n"));
+        d.file(
+            &format!("assets/text/more{i:03}.txt"),
+            format!("more {i}\n"),
+        );
     }
     let mut child = d
-        .command(["build", "--remote-write", "--message-format", "json", "-j", "1"])
+        .command([
+            "build",
+            "--remote-write",
+            "--message-format",
+            "json",
+            "-j",
+            "1",
+        ])
         .envs(server.env("team"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -298,7 +308,10 @@ fn the_remote_can_be_configured_in_cargo_config_env() {
     );
     let run = a.run(&["build"]);
     assert!(run.success(), "{}", run.stderr);
-    assert_eq!(run.build_finished().remote.as_ref().unwrap().uploaded, ASSETS);
+    assert_eq!(
+        run.build_finished().remote.as_ref().unwrap().uploaded,
+        ASSETS
+    );
     // The environment wins over the file, as with Cargo: here, read-only.
     let b = machine();
     b.file(

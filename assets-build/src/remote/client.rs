@@ -9,7 +9,6 @@
 //! unavailable for the rest of the build, with one warning.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -19,7 +18,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
 use super::entry::{self, Entry, INLINE_MAX};
-use super::{RemoteConfig, RemoteStats, result_key};
+use super::{RemoteConfig, RemoteStats};
 use crate::hash::ContentHash;
 use crate::record::Record;
 
@@ -32,7 +31,7 @@ pub(crate) struct Remote {
     op: Operator,
     runtime: tokio::runtime::Runtime,
     shared: Arc<Shared>,
-    /// Lookups started ahead, by step key.
+    /// Lookups started ahead, by result key.
     prefetched: Mutex<HashMap<ContentHash, JoinHandle<Option<Vec<u8>>>>>,
     uploads: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -155,19 +154,6 @@ fn blob_path(hash: &ContentHash) -> String {
     format!("cas/{}", hash.to_hex())
 }
 
-/// The result key of a step, hashing its asset file (on a blocking thread).
-async fn key_of(step_key: ContentHash, source: Option<PathBuf>) -> ContentHash {
-    let source = match source {
-        Some(path) => tokio::task::spawn_blocking(move || std::fs::read(path).ok())
-            .await
-            .ok()
-            .flatten()
-            .map(|bytes| ContentHash::of(&bytes)),
-        None => None,
-    };
-    result_key(&step_key, source.as_ref())
-}
-
 impl Remote {
     /// A client for `config`; an error says why there can be none (a URI
     /// OpenDAL does not take, a service this build lacks).
@@ -222,30 +208,27 @@ impl Remote {
         self.config.write
     }
 
-    /// Starts looking up the step keyed `step_key` (whose asset file is
-    /// `source`) ahead of [`Remote::lookup`].
-    pub fn prefetch(&self, step_key: ContentHash, source: Option<PathBuf>) {
+    /// Starts looking up the entry under `key` (a [`result_key`]) ahead
+    /// of [`Remote::lookup`].
+    ///
+    /// [`result_key`]: super::result_key
+    pub fn prefetch(&self, key: ContentHash) {
         let (op, shared) = (self.op.clone(), Arc::clone(&self.shared));
-        let task = self.runtime.spawn(async move {
-            if shared.is_down() {
-                return None;
-            }
-            let key = key_of(step_key, source).await;
-            shared.read(&op, &entry_path(&key)).await
-        });
-        lock(&self.prefetched).insert(step_key, task);
+        let task = self
+            .runtime
+            .spawn(async move { shared.read(&op, &entry_path(&key)).await });
+        lock(&self.prefetched).insert(key, task);
     }
 
-    /// The remote's entry for a step, if it has a readable one.
-    pub fn lookup(&self, step_key: ContentHash, source: Option<PathBuf>) -> Option<Entry> {
-        let started = lock(&self.prefetched).remove(&step_key);
+    /// The remote's entry under `key`, if it has a readable one.
+    pub fn lookup(&self, key: ContentHash) -> Option<Entry> {
+        let started = lock(&self.prefetched).remove(&key);
         let bytes = match started {
             Some(task) => self.runtime.block_on(task).ok().flatten(),
             None if self.shared.is_down() => None,
-            None => self.runtime.block_on(async {
-                let key = key_of(step_key, source).await;
-                self.shared.read(&self.op, &entry_path(&key)).await
-            }),
+            None => self
+                .runtime
+                .block_on(self.shared.read(&self.op, &entry_path(&key))),
         }?;
         let entry = entry::decode(&bytes);
         if entry.is_none() {
@@ -298,16 +281,15 @@ impl Remote {
         lock(&self.shared.warnings).push(warning);
     }
 
-    /// Uploads a step that ran here, in the background: its large outputs
-    /// (unless the remote has them), then its entry. `outputs` are the
-    /// bytes of `record`'s outputs, in order.
-    pub fn upload(&self, record: Record, source: Option<PathBuf>, outputs: Vec<Vec<u8>>) {
+    /// Uploads a step that ran here under `key`, in the background: its
+    /// large outputs (unless the remote has them), then its entry.
+    /// `outputs` are the bytes of `record`'s outputs, in order.
+    pub fn upload(&self, key: ContentHash, record: Record, outputs: Vec<Vec<u8>>) {
         if !self.config.write || self.shared.is_down() {
             return;
         }
         let (op, shared) = (self.op.clone(), Arc::clone(&self.shared));
         let task = self.runtime.spawn(async move {
-            let key = key_of(record.key, source).await;
             for (output, bytes) in record.outputs.iter().zip(&outputs) {
                 if output.size <= INLINE_MAX || !lock(&shared.blobs_sent).insert(output.hash) {
                     continue;

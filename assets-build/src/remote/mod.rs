@@ -207,10 +207,10 @@ impl Remote {
     pub fn writes(&self) -> bool {
         match *self {}
     }
-    pub fn prefetch(&self, _: ContentHash, _: Option<std::path::PathBuf>) {
+    pub fn prefetch(&self, _: ContentHash) {
         match *self {}
     }
-    pub fn lookup(&self, _: ContentHash, _: Option<std::path::PathBuf>) -> Option<entry::Entry> {
+    pub fn lookup(&self, _: ContentHash) -> Option<entry::Entry> {
         match *self {}
     }
     pub fn fetch_blobs(&self, _: &str, _: &[(ContentHash, u64)]) -> Option<Vec<Vec<u8>>> {
@@ -219,7 +219,7 @@ impl Remote {
     pub fn verify(&self, _: &str, _: &ContentHash, _: u64, _: &[u8]) -> bool {
         match *self {}
     }
-    pub fn upload(&self, _: crate::record::Record, _: Option<std::path::PathBuf>, _: Vec<Vec<u8>>) {
+    pub fn upload(&self, _: ContentHash, _: crate::record::Record, _: Vec<Vec<u8>>) {
         match *self {}
     }
     pub fn take_warnings(&self) -> Vec<String> {
