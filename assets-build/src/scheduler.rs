@@ -300,12 +300,16 @@ impl<'a> Scheduler<'a> {
             record,
             verification: None,
         };
-        let fresh = |record: Arc<Record>| StepReport {
+        let fresh_report = |record: Arc<Record>| StepReport {
             verification: self
                 .verify
                 .filter(|v| v.selects(&step.asset))
                 .map(|_| self.reproduce(i, &record)),
             ..report(Outcome::Fresh, Some(record))
+        };
+        let fresh = |record: Arc<Record>| {
+            self.share_fresh(i, &record);
+            fresh_report(record)
         };
         let adopt = |record: Record| match self.records.append(&record) {
             Ok(()) => fresh(Arc::new(record)),
@@ -387,6 +391,23 @@ impl<'a> Scheduler<'a> {
             Err(ProcessError::Cycle { .. }) => DependencyState::Cycle,
             Err(_) => DependencyState::Failed,
         }
+    }
+
+    /// Uploads fresh step `i` to a remote that takes uploads and lacks it.
+    fn share_fresh(&self, i: usize, record: &Arc<Record>) {
+        let Some(remote) = self.remote.filter(|r| r.writes()) else {
+            return;
+        };
+        let files = record
+            .outputs
+            .iter()
+            .map(|o| self.store.blob_path(&o.hash))
+            .collect();
+        remote.upload(
+            self.result_key(i),
+            (**record).clone(),
+            remote::Outputs::Files(files),
+        );
     }
 
     /// The key of step `i`'s entry on the remote: its step key and the
@@ -598,7 +619,11 @@ impl<'a> Scheduler<'a> {
             .append(&record)
             .map_err(|e| Failure::Error(e.into()))?;
         if let Some(remote) = upload {
-            remote.upload(self.result_key(i), record.clone(), uploaded);
+            remote.upload(
+                self.result_key(i),
+                record.clone(),
+                remote::Outputs::Bytes(uploaded),
+            );
         }
         Ok(record)
     }

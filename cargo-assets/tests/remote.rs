@@ -325,3 +325,25 @@ fn the_remote_can_be_configured_in_cargo_config_env() {
     assert_eq!(finished.fetched, ASSETS - 2);
     assert_eq!(finished.remote.as_ref().unwrap().uploaded, 0);
 }
+
+#[test]
+fn a_warm_local_cache_fills_an_empty_remote_once() {
+    let server = S3Server::start();
+    let a = machine();
+    let local = a.build_ok();
+    assert_eq!(local.processed().len(), ASSETS);
+    // The remote is set up after the cache was warm: nothing runs, the
+    // steps it lacks are uploaded from the local store.
+    let run = build(&a, &server, &["--remote-write"]);
+    assert!(run.success(), "{}", run.stderr);
+    let finished = run.build_finished();
+    assert_eq!((finished.ran, finished.fresh), (0, ASSETS));
+    assert_eq!(finished.remote.as_ref().unwrap().uploaded, ASSETS);
+    let again = build(&a, &server, &["--remote-write"]);
+    assert_eq!(again.build_finished().remote.as_ref().unwrap().uploaded, 0);
+    let b = machine();
+    let fetched = build(&b, &server, &[]);
+    assert!(fetched.success(), "{}", fetched.stderr);
+    assert_eq!(fetched.build_finished().fetched, ASSETS);
+    assert_eq!(parcel_bytes(&fetched), parcel_bytes(&local));
+}

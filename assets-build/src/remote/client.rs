@@ -9,6 +9,7 @@
 //! unavailable for the rest of the build, with one warning.
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -24,6 +25,27 @@ use crate::record::Record;
 
 /// Requests in flight at once, lookups and uploads together.
 const MAX_IN_FLIGHT: usize = 32;
+
+/// The outputs of a step to upload.
+pub(crate) enum Outputs {
+    /// Their bytes, in order: a step that just ran.
+    Bytes(Vec<Vec<u8>>),
+    /// Their blob files in the local store, in order: a step fresh here,
+    /// read (and checked) only if the remote lacks it.
+    Files(Vec<PathBuf>),
+}
+
+/// The files' bytes if each hashes to its expected hash.
+fn read_verified(files: &[PathBuf], expected: &[ContentHash]) -> Option<Vec<Vec<u8>>> {
+    files
+        .iter()
+        .zip(expected)
+        .map(|(file, hash)| {
+            let bytes = std::fs::read(file).ok()?;
+            (ContentHash::of(&bytes) == *hash).then_some(bytes)
+        })
+        .collect()
+}
 
 /// A connection to the remote cache for one build.
 pub(crate) struct Remote {
@@ -281,15 +303,30 @@ impl Remote {
         lock(&self.shared.warnings).push(warning);
     }
 
-    /// Uploads a step that ran here under `key`, in the background: its
-    /// large outputs (unless the remote has them), then its entry.
-    /// `outputs` are the bytes of `record`'s outputs, in order.
-    pub fn upload(&self, key: ContentHash, record: Record, outputs: Vec<Vec<u8>>) {
+    /// Uploads a step under `key`, in the background: its large outputs
+    /// (unless the remote has them), then its entry.
+    pub fn upload(&self, key: ContentHash, record: Record, outputs: Outputs) {
         if !self.config.write || self.shared.is_down() {
             return;
         }
         let (op, shared) = (self.op.clone(), Arc::clone(&self.shared));
         let task = self.runtime.spawn(async move {
+            let outputs = match outputs {
+                Outputs::Bytes(bytes) => bytes,
+                Outputs::Files(files) => {
+                    // A step fresh here: uploaded only if the remote lacks it.
+                    if shared.exists(&op, &entry_path(&key)).await != Some(false) {
+                        return;
+                    }
+                    let expected: Vec<_> = record.outputs.iter().map(|o| o.hash).collect();
+                    let read =
+                        tokio::task::spawn_blocking(move || read_verified(&files, &expected));
+                    match read.await {
+                        Ok(Some(bytes)) => bytes,
+                        _ => return,
+                    }
+                }
+            };
             for (output, bytes) in record.outputs.iter().zip(&outputs) {
                 if output.size <= INLINE_MAX || !lock(&shared.blobs_sent).insert(output.hash) {
                     continue;

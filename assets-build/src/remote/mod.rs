@@ -35,7 +35,10 @@
 //! (`CARGO_ASSETS_REMOTE_WRITE=1` or `cargo assets build --remote-write`).
 //! A step that ran is uploaded in the background, its large outputs first
 //! and its entry last (a reader never finds an entry whose blobs are
-//! missing); the build waits for the uploads only at its very end.
+//! missing); the build waits for the uploads only at its very end. A step
+//! fresh here is uploaded too when the remote lacks its entry (one `stat`
+//! each), so a CI runner whose local cache was warm before the remote was
+//! set up, or a remote emptied by an expiry rule, fills again.
 //!
 //! **Configuration** is per user or CI job, never per package:
 //! `CARGO_ASSETS_REMOTE` holds an [OpenDAL] URI (`s3://bucket/prefix`,
@@ -59,7 +62,7 @@ use std::time::Duration;
 use crate::hash::ContentHash;
 
 #[cfg(feature = "remote")]
-pub(crate) use client::Remote;
+pub(crate) use client::{Outputs, Remote};
 
 /// Where the remote cache is and how to use it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,6 +195,14 @@ pub(crate) fn result_key(step_key: &ContentHash, source: Option<&ContentHash>) -
 #[derive(Debug)]
 pub(crate) enum Remote {}
 
+/// The outputs of a step to upload (see the client's).
+#[cfg(not(feature = "remote"))]
+#[allow(dead_code)]
+pub(crate) enum Outputs {
+    Bytes(Vec<Vec<u8>>),
+    Files(Vec<std::path::PathBuf>),
+}
+
 #[cfg(not(feature = "remote"))]
 #[allow(clippy::unused_self)]
 impl Remote {
@@ -219,7 +230,7 @@ impl Remote {
     pub fn verify(&self, _: &str, _: &ContentHash, _: u64, _: &[u8]) -> bool {
         match *self {}
     }
-    pub fn upload(&self, _: ContentHash, _: crate::record::Record, _: Vec<Vec<u8>>) {
+    pub fn upload(&self, _: ContentHash, _: crate::record::Record, _: Outputs) {
         match *self {}
     }
     pub fn take_warnings(&self) -> Vec<String> {
