@@ -212,7 +212,7 @@ pub struct BuildFinished {
     pub fetched: usize,
     /// What the build did with the remote cache (absent without one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote: Option<RemoteMessage>,
+    pub remote: Option<assets_build::RemoteStats>,
     /// Fresh steps built again to check the cache (absent when none were).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub verified: usize,
@@ -227,36 +227,6 @@ pub struct BuildFinished {
     /// Why the build could not start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-}
-
-/// The remote cache's part of `build-finished`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RemoteMessage {
-    /// The remote, without credentials.
-    pub url: String,
-    /// Bytes downloaded.
-    pub bytes_down: u64,
-    /// Steps uploaded.
-    pub uploaded: usize,
-    /// Bytes uploaded.
-    pub bytes_up: u64,
-    /// Downloaded outputs dropped for not matching their hash.
-    pub rejected: usize,
-    /// Whether the remote failed during the build.
-    pub unavailable: bool,
-}
-
-impl From<&assets_build::RemoteStats> for RemoteMessage {
-    fn from(s: &assets_build::RemoteStats) -> RemoteMessage {
-        RemoteMessage {
-            url: s.url.clone(),
-            bytes_down: s.bytes_down,
-            uploaded: s.uploaded,
-            bytes_up: s.bytes_up,
-            rejected: s.rejected,
-            unavailable: s.unavailable,
-        }
-    }
 }
 
 /// The `resource` message of `inspect`.

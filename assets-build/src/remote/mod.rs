@@ -160,8 +160,9 @@ impl RemoteConfig {
     }
 }
 
-/// What a build did with the remote cache.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What a build did with the remote cache (also the `remote` object of
+/// `cargo assets`' `build-finished` message).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RemoteStats {
     /// The remote, as shown ([`RemoteConfig::display`]).
     pub url: String,

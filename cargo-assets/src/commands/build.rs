@@ -11,7 +11,7 @@ use assets_build::{
 
 use super::Exit;
 use crate::cli::{BuildArgs, VariantArgs};
-use crate::message::{BuildFinished, Message, OutputMismatchMessage, RemoteMessage};
+use crate::message::{BuildFinished, Message, OutputMismatchMessage};
 use crate::runner;
 use crate::shell::{Shell, Style, Verbosity};
 use crate::workspace::{self, Package};
@@ -313,7 +313,7 @@ pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
         ran,
         fresh,
         fetched: report.fetched(),
-        remote: report.remote.as_ref().map(RemoteMessage::from),
+        remote: report.remote.clone(),
         failed,
         skipped,
         verified: report.verified(),
