@@ -123,7 +123,8 @@ pub struct GcStats {
 }
 
 /// Removes every blob that no live record (the latest of each asset, in
-/// every package's and variant's log) uses, under the build lock.
+/// every package's and variant's log) uses, under the build lock: blob
+/// files are removed, packs holding dead blobs rewritten.
 pub fn gc(cache_dir: &Path, events: EventHandler<'_>) -> Result<GcStats, StoreError> {
     let store = Store::open(cache_dir)?;
     let _lock = lock(&store, events)?;
@@ -142,7 +143,12 @@ pub fn gc(cache_dir: &Path, events: EventHandler<'_>) -> Result<GcStats, StoreEr
             used.extend(record.outputs.iter().map(|o| o.hash));
         }
     }
-    let mut stats = GcStats::default();
+    let packed = store.compact_packs(|hash| used.contains(hash))?;
+    let mut stats = GcStats {
+        kept: packed.kept,
+        removed: packed.removed,
+        bytes_freed: packed.bytes_freed,
+    };
     let mut by_name: BTreeMap<PathBuf, u64> = BTreeMap::new();
     for entry in walkdir::WalkDir::new(layout.blobs()).into_iter().flatten() {
         if entry.file_type().is_file() {

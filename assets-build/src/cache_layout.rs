@@ -7,7 +7,8 @@
 //!   lock                              exclusive for the length of a build
 //!   tmp/                              half-written files, retired parcels, step temp dirs
 //!   tmp/writing-blobs                 present while a build may be writing blobs
-//!   blobs/3f/3fa9…                    outputs named by blake3
+//!   blobs/3f/3fa9…                    outputs over 64 KiB, named by blake3
+//!   packs/00000001.pack, .idx         smaller outputs, appended; the index says where
 //!   records/<package>/<variant>.jsonl every step's record, one log per package and variant
 //!   parcels/<package>/<variant>/      the CLI's parcels, with .key, .toc and .sums beside
 //!   runner/<package>/, runner/target/ the processor runner crate of a package, and its build
@@ -58,6 +59,21 @@ impl CacheLayout {
     pub fn blob(&self, hash: &ContentHash) -> PathBuf {
         let hex = hash.to_hex();
         self.blobs().join(&hex[..2]).join(hex)
+    }
+
+    /// The pack files of small blobs.
+    pub fn packs(&self) -> PathBuf {
+        self.root.join("packs")
+    }
+
+    /// Pack `number`'s data file: `packs/00000001.pack`.
+    pub fn pack(&self, number: u32) -> PathBuf {
+        self.packs().join(format!("{number:08}.pack"))
+    }
+
+    /// Pack `number`'s index, beside its data file.
+    pub fn pack_index(&self, number: u32) -> PathBuf {
+        self.packs().join(format!("{number:08}.idx"))
     }
 
     /// Every package's record logs.
@@ -131,6 +147,8 @@ mod tests {
                 c.blob(&hash),
                 format!("/t/assets/blobs/{}/{hex}", &hex[..2]),
             ),
+            (c.pack(7), "/t/assets/packs/00000007.pack".to_owned()),
+            (c.pack_index(7), "/t/assets/packs/00000007.idx".to_owned()),
             (
                 c.record_log("game", "dev"),
                 "/t/assets/records/game/dev.jsonl".to_owned(),

@@ -15,6 +15,11 @@ impl ContentHash {
         ContentHash(*blake3::hash(bytes).as_bytes())
     }
 
+    /// The hash whose raw bytes are `bytes`.
+    pub fn from_bytes(bytes: [u8; 32]) -> ContentHash {
+        ContentHash(bytes)
+    }
+
     /// The raw 32 bytes.
     pub fn as_bytes(&self) -> &[u8; 32] {
         &self.0

@@ -50,7 +50,8 @@
 //! # Files on disk
 //!
 //! Under the cache directory (`target/assets/`, drawn in [`CacheLayout`]):
-//! `blobs/` (outputs by blake3 hash, see [`Store`]),
+//! `packs/` and `blobs/` (outputs by blake3 hash, small ones appended to
+//! pack files, see [`Store`]),
 //! `records/<package>/<variant>.jsonl` (every step's [`Record`], one
 //! checksummed JSON line each), `parcels/`, `tmp/`, `lock`.
 //!

@@ -398,15 +398,18 @@ impl<'a> Scheduler<'a> {
         let Some(remote) = self.remote.filter(|r| r.writes()) else {
             return;
         };
-        let files = record
+        let Some(stored) = record
             .outputs
             .iter()
-            .map(|o| self.store.blob_path(&o.hash))
-            .collect();
+            .map(|o| self.store.locate(&o.hash))
+            .collect()
+        else {
+            return;
+        };
         remote.upload(
             self.result_key(i),
             (**record).clone(),
-            remote::Outputs::Files(files),
+            remote::Outputs::Stored(stored),
         );
     }
 

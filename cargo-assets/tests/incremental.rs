@@ -235,9 +235,9 @@ fn every_rebuild_says_why() {
 fn a_deleted_output_blob_is_rebuilt() {
     let p = project();
     p.build_ok();
-    let blobs = p.cache_dir().join("blobs");
-    for dir in std::fs::read_dir(&blobs).unwrap() {
-        std::fs::remove_dir_all(dir.unwrap().path()).unwrap();
+    // Blob files and packs alike.
+    for dir in ["blobs", "packs"] {
+        std::fs::remove_dir_all(p.cache_dir().join(dir)).unwrap();
     }
     let run = p.build_ok();
     assert_eq!(run.processed(), ALL);

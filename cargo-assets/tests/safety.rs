@@ -176,22 +176,18 @@ fn killing_a_build_at_any_moment_never_leaves_a_cache_that_is_trusted_wrongly() 
     );
 }
 
-/// Flips one byte in every blob of the cache, keeping every size, so that
-/// only reading a blob can tell; returns how many there were.
+/// Flips one byte in every blob of the cache, packed or not, keeping every
+/// size, so that only reading a blob can tell; returns how many there were.
 fn corrupt_every_blob(p: &Project) -> usize {
+    let store = assets_build::Store::open(&p.cache_dir()).unwrap();
     let mut n = 0;
-    for entry in walkdir::WalkDir::new(p.cache_dir().join("blobs")) {
-        let entry = entry.unwrap();
-        if !entry.file_type().is_file() {
+    for (_, at) in store.locations() {
+        if at.len == 0 {
             continue;
         }
-        let mut bytes = std::fs::read(entry.path()).unwrap();
-        if bytes.is_empty() {
-            continue;
-        }
-        let mid = bytes.len() / 2;
-        bytes[mid] ^= 0x5A;
-        std::fs::write(entry.path(), bytes).unwrap();
+        let mut bytes = std::fs::read(&at.path).unwrap();
+        bytes[(at.offset + at.len / 2) as usize] ^= 0x5A;
+        std::fs::write(&at.path, bytes).unwrap();
         n += 1;
     }
     n

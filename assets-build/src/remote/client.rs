@@ -9,7 +9,6 @@
 //! unavailable for the rest of the build, with one warning.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -22,6 +21,7 @@ use super::entry::{self, Entry, INLINE_MAX};
 use super::{RemoteConfig, RemoteStats};
 use crate::hash::ContentHash;
 use crate::record::Record;
+use crate::store::BlobLocation;
 
 /// Requests in flight at once, lookups and uploads together.
 const MAX_IN_FLIGHT: usize = 32;
@@ -30,18 +30,18 @@ const MAX_IN_FLIGHT: usize = 32;
 pub(crate) enum Outputs {
     /// Their bytes, in order: a step that just ran.
     Bytes(Vec<Vec<u8>>),
-    /// Their blob files in the local store, in order: a step fresh here,
+    /// Where they are in the local store, in order: a step fresh here,
     /// read (and checked) only if the remote lacks it.
-    Files(Vec<PathBuf>),
+    Stored(Vec<BlobLocation>),
 }
 
-/// The files' bytes if each hashes to its expected hash.
-fn read_verified(files: &[PathBuf], expected: &[ContentHash]) -> Option<Vec<Vec<u8>>> {
-    files
+/// The stored blobs' bytes if each hashes to its expected hash.
+fn read_verified(stored: &[BlobLocation], expected: &[ContentHash]) -> Option<Vec<Vec<u8>>> {
+    stored
         .iter()
         .zip(expected)
-        .map(|(file, hash)| {
-            let bytes = std::fs::read(file).ok()?;
+        .map(|(at, hash)| {
+            let bytes = at.read().ok()?;
             (ContentHash::of(&bytes) == *hash).then_some(bytes)
         })
         .collect()
@@ -313,14 +313,14 @@ impl Remote {
         let task = self.runtime.spawn(async move {
             let outputs = match outputs {
                 Outputs::Bytes(bytes) => bytes,
-                Outputs::Files(files) => {
+                Outputs::Stored(stored) => {
                     // A step fresh here: uploaded only if the remote lacks it.
                     if shared.exists(&op, &entry_path(&key)).await != Some(false) {
                         return;
                     }
                     let expected: Vec<_> = record.outputs.iter().map(|o| o.hash).collect();
                     let read =
-                        tokio::task::spawn_blocking(move || read_verified(&files, &expected));
+                        tokio::task::spawn_blocking(move || read_verified(&stored, &expected));
                     match read.await {
                         Ok(Some(bytes)) => bytes,
                         _ => return,

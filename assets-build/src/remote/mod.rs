@@ -201,7 +201,7 @@ pub(crate) enum Remote {}
 #[allow(dead_code)]
 pub(crate) enum Outputs {
     Bytes(Vec<Vec<u8>>),
-    Files(Vec<std::path::PathBuf>),
+    Stored(Vec<crate::store::BlobLocation>),
 }
 
 #[cfg(not(feature = "remote"))]

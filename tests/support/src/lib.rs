@@ -419,13 +419,17 @@ pub fn cache_outputs(
         let asset = record["asset"].as_str().expect("asset").to_owned();
         latest.insert(asset, record);
     }
+    let store = assets_build::Store::open(cache_dir).expect("the cache opens");
     let mut out = BTreeMap::new();
     for (asset, record) in latest {
         let mut outputs = Vec::new();
         for o in record["outputs"].as_array().expect("outputs array") {
             let hash = o["hash"].as_str().expect("hash").to_owned();
-            let blob = cache_dir.join("blobs").join(&hash[..2]).join(&hash);
-            let bytes = std::fs::read(&blob).unwrap_or_else(|e| panic!("blob {hash}: {e}"));
+            let name: assets_build::ContentHash = hash.parse().expect("a hash");
+            let at = store
+                .locate(&name)
+                .unwrap_or_else(|| panic!("blob {hash} of `{asset}` is missing"));
+            let bytes = at.read().unwrap_or_else(|e| panic!("blob {hash}: {e}"));
             assert_eq!(
                 blob_hash(&bytes),
                 hash,

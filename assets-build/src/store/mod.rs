@@ -2,13 +2,17 @@
 //! temp files and the build lock.
 //!
 //! The paths are [`CacheLayout`]'s (the whole tree is drawn there); the store
-//! owns `lock`, `tmp/` and `blobs/`, where a blob being written is
-//! `blobs/3f/.<pid>-<n>.tmp` beside its final name.
+//! owns `lock`, `tmp/`, `packs/` and `blobs/`. Blobs up to 64 KiB (sprite
+//! sources, text, most outputs) are appended to pack files ([`pack`]: their
+//! format and crash safety); larger ones are files of their own,
+//! `blobs/3f/3fa9…`, where one being written is `blobs/3f/.<pid>-<n>.tmp`
+//! beside its final name.
 //!
 //! Crash safety rests on three rules:
 //!
 //! 1. Every file is written under a temporary name and renamed into place,
-//!    so a blob or a record is either absent or complete. Blobs are written
+//!    so a blob or a record is either absent or complete (a packed blob's
+//!    index entry is appended after its bytes, to the same effect). Blobs are written
 //!    beside their final name (a cold build writes thousands, and a rename
 //!    across folders takes a file-system-wide lock, and one shared folder a
 //!    lock per create, that had two workers spinning on each other); other
@@ -41,6 +45,11 @@ use std::sync::{Arc, Mutex};
 use crate::cache_layout::CacheLayout;
 use crate::hash::ContentHash;
 
+pub(crate) mod pack;
+
+pub use pack::BlobLocation;
+use pack::{PACK_MAX_BLOB, Packs};
+
 /// The cache directory of one target dir (`<target>/assets`).
 #[derive(Debug)]
 pub struct Store {
@@ -55,6 +64,8 @@ pub struct Store {
     written: Mutex<HashSet<ContentHash>>,
     /// Small blobs kept in memory, shared across builds.
     memory: Option<Arc<BlobMemory>>,
+    /// Blobs up to [`PACK_MAX_BLOB`].
+    packs: Packs,
 }
 
 /// Blobs' bytes by hash, kept in memory across builds by a long-lived
@@ -162,11 +173,13 @@ pub enum StoreError {
         #[source]
         source: io::Error,
     },
-    /// A blob's bytes do not hash to its name. It has been removed, so the next
-    /// build reruns the step that wrote it.
-    #[error("blob `{}` was corrupt (its contents did not match its hash) and has been removed; build again to rebuild it", path.display())]
+    /// A blob's bytes do not hash to its name. It has been removed (or, in
+    /// a pack, forgotten), so the step that wrote it runs again.
+    #[error("blob {hash} in `{}` was corrupt (its contents did not match its hash) and has been removed; build again to rebuild it", path.display())]
     CorruptBlob {
-        /// The blob file.
+        /// The blob's name.
+        hash: ContentHash,
+        /// The file that held it: the blob's own, or a pack.
         path: PathBuf,
     },
 }
@@ -194,6 +207,7 @@ impl Store {
         let store = Store {
             tmp: layout.tmp(),
             blobs: layout.blobs(),
+            packs: Packs::new(layout.clone()),
             layout,
             counter: AtomicU64::new(0),
             writing: AtomicBool::new(false),
@@ -281,9 +295,15 @@ impl Store {
     /// Stores `bytes`, returning their hash. Storing bytes already present is cheap.
     pub fn put(&self, bytes: &[u8]) -> Result<ContentHash, StoreError> {
         let hash = ContentHash::of(bytes);
-        let path = self.blob_path(&hash);
         if !self.has(&hash, bytes.len() as u64) {
-            self.write_blob(&path, bytes)?;
+            if bytes.len() <= PACK_MAX_BLOB {
+                let packs = self.layout.packs();
+                self.packs
+                    .append(hash, bytes)
+                    .map_err(io_err("could not write to a pack in", &packs))?;
+            } else {
+                self.write_blob(&self.layout.blob(&hash), bytes)?;
+            }
             self.written
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -295,9 +315,17 @@ impl Store {
         Ok(hash)
     }
 
-    /// Whether a blob with this hash and size is present. Does not read it.
+    /// Whether a blob with this hash and size is present. Does not read it:
+    /// a packed blob is looked up in the index, another one `stat`ed.
     pub fn has(&self, hash: &ContentHash, size: u64) -> bool {
-        fs::metadata(self.blob_path(hash)).is_ok_and(|m| m.len() == size)
+        if self
+            .packs
+            .find(hash)
+            .is_some_and(|slot| u64::from(slot.len) == size)
+        {
+            return true;
+        }
+        fs::metadata(self.layout.blob(hash)).is_ok_and(|m| m.len() == size)
     }
 
     /// Reads a blob, checking it against its hash.
@@ -305,8 +333,23 @@ impl Store {
         if let Some(bytes) = self.memory.as_ref().and_then(|m| m.get(hash)) {
             return Ok(bytes);
         }
-        let path = self.blob_path(hash);
-        let bytes = fs::read(&path).map_err(io_err("could not read", &path))?;
+        let (bytes, path) = match self.packs.find(hash) {
+            Some(slot) => {
+                let path = self.packs.location(slot).path;
+                let bytes = self
+                    .packs
+                    .read(slot)
+                    .map_err(io_err("could not read", &path))?;
+                (bytes, path)
+            }
+            None => {
+                let path = self.layout.blob(hash);
+                (
+                    fs::read(&path).map_err(io_err("could not read", &path))?,
+                    path,
+                )
+            }
+        };
         let trusted = self
             .written
             .lock()
@@ -314,9 +357,14 @@ impl Store {
             .contains(hash);
         if !trusted && ContentHash::of(&bytes) != *hash {
             // Remove it so that the next freshness check sees the output as
-            // missing and reruns the step that makes it.
-            let _ = fs::remove_file(&path);
-            return Err(StoreError::CorruptBlob { path });
+            // missing and reruns the step that makes it, whose bytes are
+            // then stored again.
+            if path.starts_with(&self.blobs) {
+                let _ = fs::remove_file(&path);
+            } else {
+                self.packs.forget(hash);
+            }
+            return Err(StoreError::CorruptBlob { hash: *hash, path });
         }
         if let Some(memory) = &self.memory {
             memory.keep(*hash, &bytes);
@@ -324,9 +372,62 @@ impl Store {
         Ok(bytes)
     }
 
-    /// Where the blob named `hash` lives.
-    pub fn blob_path(&self, hash: &ContentHash) -> PathBuf {
-        self.layout.blob(hash)
+    /// Rewrites the packs that hold blobs `live` says no to (see
+    /// [`pack`]'s garbage). Call only under the build lock, before storing
+    /// anything through this handle.
+    pub(crate) fn compact_packs(
+        &self,
+        live: impl Fn(&ContentHash) -> bool,
+    ) -> Result<pack::Compacted, StoreError> {
+        let dir = self.layout.packs();
+        self.packs
+            .compact(live)
+            .map_err(io_err("could not compact the packs in", &dir))
+    }
+
+    /// Where the blob named `hash` is, if it is stored.
+    pub fn locate(&self, hash: &ContentHash) -> Option<BlobLocation> {
+        if let Some(slot) = self.packs.find(hash) {
+            return Some(self.packs.location(slot));
+        }
+        let path = self.layout.blob(hash);
+        let len = fs::metadata(&path).ok()?.len();
+        Some(BlobLocation {
+            path,
+            offset: 0,
+            len,
+        })
+    }
+
+    /// Every stored blob and where it is, packed ones first, each in order
+    /// of its hash.
+    pub fn locations(&self) -> Vec<(ContentHash, BlobLocation)> {
+        let mut packed = self.packs.all();
+        packed.sort_by_key(|(hash, _)| *hash);
+        let mut out: Vec<_> = packed
+            .into_iter()
+            .map(|(hash, slot)| (hash, self.packs.location(slot)))
+            .collect();
+        let mut files: Vec<_> = walkdir::WalkDir::new(&self.blobs)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .filter_map(|e| {
+                let hash = e.file_name().to_str()?.parse::<ContentHash>().ok()?;
+                let len = e.metadata().ok()?.len();
+                Some((
+                    hash,
+                    BlobLocation {
+                        path: e.into_path(),
+                        offset: 0,
+                        len,
+                    },
+                ))
+            })
+            .collect();
+        files.sort_by_key(|(hash, _)| *hash);
+        out.extend(files);
+        out
     }
 
     /// Writes a blob through a temp file beside it (see the module docs).
@@ -406,22 +507,58 @@ fn creating_folder<T>(path: &Path, op: impl Fn() -> io::Result<T>) -> io::Result
 mod tests {
     use super::*;
 
+    /// Flips one byte of a stored blob where it is, keeping its size.
+    fn corrupt(store: &Store, hash: &ContentHash) {
+        let at = store.locate(hash).expect("stored");
+        let mut bytes = fs::read(&at.path).unwrap();
+        bytes[(at.offset + at.len / 2) as usize] ^= 1;
+        fs::write(&at.path, bytes).unwrap();
+    }
+
     #[test]
     fn blobs_are_named_by_hash_and_checked_on_read() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
+        let big_bytes = vec![3u8; PACK_MAX_BLOB + 1];
         let h = store.put(b"hello").unwrap();
+        let big = store.put(&big_bytes).unwrap();
         assert_eq!(store.put(b"hello").unwrap(), h);
-        assert!(store.has(&h, 5));
+        assert!(store.has(&h, 5) && store.has(&big, big_bytes.len() as u64));
         assert!(!store.has(&h, 4));
         assert_eq!(store.get(&h).unwrap(), b"hello");
-        fs::write(store.blob_path(&h), b"jello").unwrap();
+        assert!(
+            store
+                .locate(&h)
+                .unwrap()
+                .path
+                .starts_with(dir.path().join("packs"))
+        );
+        assert_eq!(
+            store.locate(&big).unwrap().path,
+            CacheLayout::new(dir.path()).blob(&big)
+        );
+        assert_eq!(store.locations().len(), 2);
+        corrupt(&store, &h);
+        corrupt(&store, &big);
         // The next build (a new handle) checks what an earlier one wrote.
         let store = Store::open(dir.path()).unwrap();
-        assert!(matches!(store.get(&h), Err(StoreError::CorruptBlob { .. })));
-        assert!(!store.has(&h, 5), "a corrupt blob is removed when found");
+        for (hash, len) in [(h, 5), (big, big_bytes.len() as u64)] {
+            assert!(matches!(
+                store.get(&hash),
+                Err(StoreError::CorruptBlob { .. })
+            ));
+            assert!(
+                !store.has(&hash, len),
+                "a corrupt blob is removed when found"
+            );
+        }
         store.put(b"hello").unwrap();
+        store.put(&big_bytes).unwrap();
         assert_eq!(store.get(&h).unwrap(), b"hello");
+        // And the build after reads the fresh copies.
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.get(&h).unwrap(), b"hello");
+        assert_eq!(store.get(&big).unwrap(), big_bytes);
     }
 
     #[test]
@@ -433,14 +570,16 @@ mod tests {
         let big_bytes = vec![7u8; BlobMemory::MAX_BLOB + 1];
         let big = put.put(&big_bytes).unwrap();
         // Another build's handle, the files gone: small from memory, big not.
-        fs::remove_file(put.blob_path(&small)).unwrap();
-        fs::remove_file(put.blob_path(&big)).unwrap();
+        fs::remove_dir_all(dir.path().join("packs")).unwrap();
+        fs::remove_file(put.locate(&big).unwrap().path).unwrap();
+        drop(put);
         let next = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
         assert_eq!(next.get(&small).unwrap(), b"sprite");
         assert!(next.get(&big).is_err());
         // A blob read from disk is kept only once it proved to be itself.
         let other = Store::open(dir.path()).unwrap().put(b"other").unwrap();
-        fs::write(next.blob_path(&other), b"otter").unwrap();
+        let next = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
+        corrupt(&next, &other);
         assert!(matches!(
             next.get(&other),
             Err(StoreError::CorruptBlob { .. })
@@ -474,12 +613,13 @@ mod tests {
     fn half_written_blobs_of_a_killed_build_are_removed_by_the_next() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let h = store.put(b"whole").unwrap();
+        let whole = vec![1u8; PACK_MAX_BLOB + 1];
+        let h = store.put(&whole).unwrap();
         assert!(
             store.writing_marker().exists(),
-            "marked while it writes blobs"
+            "marked while it writes blob files"
         );
-        let half = store.blob_path(&h).with_file_name(".1-0.tmp");
+        let half = store.locate(&h).unwrap().path.with_file_name(".1-0.tmp");
         fs::write(&half, b"ha").unwrap();
         // Killed: no drop, the mark stays.
         std::mem::forget(store);
@@ -487,11 +627,11 @@ mod tests {
         next.remove_orphans().unwrap();
         assert!(!half.exists());
         assert!(!next.writing_marker().exists());
-        assert_eq!(next.get(&h).unwrap(), b"whole");
+        assert_eq!(next.get(&h).unwrap(), whole);
         drop(next);
         // A build that ends normally takes its mark away.
         let store = Store::open(dir.path()).unwrap();
-        store.put(b"more").unwrap();
+        store.put(&vec![2u8; PACK_MAX_BLOB + 1]).unwrap();
         drop(store);
         assert!(!dir.path().join("tmp/writing-blobs").exists());
     }
