@@ -7,7 +7,7 @@
 //!   lock                              exclusive for the length of a build
 //!   tmp/                              half-written files, retired parcels, step temp dirs
 //!   tmp/writing-blobs                 present while a build may be writing blobs
-//!   blobs/3f/3fa9…                    outputs over 64 KiB, named by blake3
+//!   blobs/3f/3fa9…                    outputs over 1 MiB, named by blake3
 //!   packs/00000001.pack, .idx         smaller outputs, appended; the index says where
 //!   records/<package>/<variant>.jsonl every step's record, one log per package and variant
 //!   parcels/<package>/<variant>/      the CLI's parcels, with .key, .toc and .sums beside

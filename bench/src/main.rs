@@ -52,6 +52,17 @@ fn main() {
         pipeline::child_build(std::path::Path::new(dir));
         return;
     }
+    // The pipeline's corpus left on disk, to profile a build of it by hand
+    // (`perf record assets-bench --child-build DIR`; BENCHMARKS.md).
+    if let [flag, dir, n] = args.as_slice()
+        && flag == "--generate"
+    {
+        let n = n.parse().expect("--generate DIR N: N is a number of assets");
+        let dir = std::path::Path::new(dir);
+        std::fs::create_dir_all(dir).expect("create the corpus folder");
+        corpus::generate(dir, n, pipeline::SEED);
+        return;
+    }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!(
             "assets-bench: the figures of BENCHMARKS.md\n\n\
@@ -59,7 +70,9 @@ fn main() {
              --quick         a smoke run: tiny sizes, one run each (CI)\n\
              --scales        corpus sizes of the pipeline group (default 1000,10000)\n\
              --only          groups to run: {}\n\
-             --art DIR       PNGs for the encodings and textures groups (default: generated art)\n\n\
+             --art DIR       PNGs for the encodings and textures groups (default: generated art)\n\
+             --generate DIR N  only write the pipeline's corpus of N assets to DIR (to profile by hand)\n\
+             --child-build DIR only build the corpus at DIR once (cache in DIR), printing peak RSS\n\n\
              Markdown goes to stdout, progress to stderr.",
             GROUPS.join(", ")
         );

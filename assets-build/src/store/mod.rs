@@ -2,9 +2,10 @@
 //! temp files and the build lock.
 //!
 //! The paths are [`CacheLayout`]'s (the whole tree is drawn there); the store
-//! owns `lock`, `tmp/`, `packs/` and `blobs/`. Blobs up to 64 KiB (sprite
-//! sources, text, most outputs) are appended to pack files ([`pack`]: their
-//! format and crash safety); larger ones are files of their own,
+//! owns `lock`, `tmp/`, `packs/` and `blobs/`. Blobs up to 1 MiB (sprite
+//! sources, images, text: nearly all outputs) are appended to pack files
+//! ([`pack`]: their format and crash safety); larger ones (atlas pages,
+//! GPU textures) are files of their own,
 //! `blobs/3f/3fa9…`, where one being written is `blobs/3f/.<pid>-<n>.tmp`
 //! beside its final name.
 //!
