@@ -19,11 +19,11 @@
 //! Processors are called inside `catch_unwind`: a panicking processor fails its
 //! asset, not the build.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::SystemTime;
 
 use crate::asset_path::AssetPath;
@@ -62,6 +62,8 @@ pub(crate) struct Scheduler<'a> {
     verify: Option<Verify>,
     /// The remote cache, asked when the local one cannot serve a step.
     remote: Option<&'a Remote>,
+    /// The result keys hashed for the remote's lookups, by step.
+    result_keys: OnceLock<HashMap<usize, ContentHash>>,
     state: Mutex<State>,
     done: Condvar,
 }
@@ -103,6 +105,7 @@ impl<'a> Scheduler<'a> {
             real_roots,
             verify: None,
             remote: None,
+            result_keys: OnceLock::new(),
             state: Mutex::new(State {
                 slots,
                 waits_for: HashMap::new(),
@@ -138,9 +141,9 @@ impl<'a> Scheduler<'a> {
                         .is_none_or(|r| r.key != step.key)
                 })
                 .collect();
-            for key in parallel::map(&asking, |&i| self.result_key(i)) {
-                remote.prefetch(key);
-            }
+            let keys = parallel::map(&asking, |&i| self.result_key(i));
+            self.prefetch(remote, &asking, &keys);
+            let _ = self.result_keys.set(asking.into_iter().zip(keys).collect());
         }
         let all: Vec<usize> = (0..self.plan.steps.len()).collect();
         self.run_steps(&all, jobs);
@@ -413,9 +416,50 @@ impl<'a> Scheduler<'a> {
         );
     }
 
+    /// Starts the remote lookups of steps `asking` (result keys `keys`):
+    /// a folder all of whose steps ask is read as one bundle
+    /// ([`remote::bundle`]), other steps one by one.
+    fn prefetch(&self, remote: &Remote, asking: &[usize], keys: &[ContentHash]) {
+        let folder = |i: usize| {
+            let step = &self.plan.steps[i];
+            let path = step.asset.as_str();
+            (step.asset.atlas_name().is_none())
+                .then(|| (step.root, path.rsplit_once('/').map_or("", |(dir, _)| dir)))
+        };
+        let mut in_plan: HashMap<(usize, &str), usize> = HashMap::new();
+        for i in 0..self.plan.steps.len() {
+            if let Some(f) = folder(i) {
+                *in_plan.entry(f).or_default() += 1;
+            }
+        }
+        let mut by_folder: BTreeMap<(usize, &str), Vec<(&str, ContentHash)>> = BTreeMap::new();
+        for (&i, &key) in asking.iter().zip(keys) {
+            match folder(i) {
+                Some(f) => by_folder
+                    .entry(f)
+                    .or_default()
+                    .push((self.plan.steps[i].asset.as_str(), key)),
+                None => remote.prefetch(key),
+            }
+        }
+        for (f, members) in by_folder {
+            if members.len() >= 2 && members.len() == in_plan[&f] {
+                let keys = members.iter().map(|(_, k)| *k).collect();
+                remote.prefetch_bundle(remote::bundle_key(&members), keys);
+            } else {
+                for (_, key) in members {
+                    remote.prefetch(key);
+                }
+            }
+        }
+    }
+
     /// The key of step `i`'s entry on the remote: its step key and the
     /// contents of its asset's file (none for an atlas).
     fn result_key(&self, i: usize) -> ContentHash {
+        if let Some(key) = self.result_keys.get().and_then(|keys| keys.get(&i)) {
+            return *key;
+        }
         let step = &self.plan.steps[i];
         let file = self.manifest.roots[step.root].dir.join(step.asset.as_str());
         let source = std::fs::read(file)
@@ -473,14 +517,15 @@ impl<'a> Scheduler<'a> {
                     if !remote.verify(asset, &output.hash, output.size, &bytes) {
                         return None;
                     }
-                    self.store.put(&bytes).ok()?;
+                    self.store.put_checked(output.hash, &bytes).ok()?;
                 }
                 None => wanted.push((output.hash, output.size)),
             }
         }
         if !wanted.is_empty() {
-            for bytes in remote.fetch_blobs(asset, &wanted)? {
-                self.store.put(&bytes).ok()?;
+            // Each checked against its hash by `fetch_blobs`.
+            for (bytes, (hash, _)) in remote.fetch_blobs(asset, &wanted)?.iter().zip(&wanted) {
+                self.store.put_checked(*hash, bytes).ok()?;
             }
         }
         let record = Record {

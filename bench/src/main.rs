@@ -57,7 +57,9 @@ fn main() {
     if let [flag, dir, n] = args.as_slice()
         && flag == "--generate"
     {
-        let n = n.parse().expect("--generate DIR N: N is a number of assets");
+        let n = n
+            .parse()
+            .expect("--generate DIR N: N is a number of assets");
         let dir = std::path::Path::new(dir);
         std::fs::create_dir_all(dir).expect("create the corpus folder");
         corpus::generate(dir, n, pipeline::SEED);

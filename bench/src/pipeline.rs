@@ -95,7 +95,10 @@ const CHILD_CACHE: &str = "rss-cache";
 
 /// The child side of [`peak_rss_kib`]: build, then print `VmHWM`.
 pub fn child_build(dir: &Path) {
-    build_into(dir, &dir.join(CHILD_CACHE));
+    // With `CARGO_ASSETS_REMOTE` set, against that remote (to profile a
+    // build from the remote cache by hand).
+    let remote = assets_build::RemoteConfig::from_env().expect("the remote's variables");
+    build_configured(dir, &dir.join(CHILD_CACHE), |o| o.remote = remote);
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     if let Some(kib) = status
         .lines()

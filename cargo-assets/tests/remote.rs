@@ -77,6 +77,9 @@ fn a_second_machine_builds_from_the_remote_with_no_processor_run() {
     let blobs = objects.iter().filter(|o| o.starts_with("cas/")).count();
     assert_eq!(entries, ASSETS, "{objects:?}");
     assert_eq!(blobs, 1, "only the 400 kB file: {objects:?}");
+    // And one bundle per folder of two or more assets: sprites, text, images.
+    let bundles = objects.iter().filter(|o| o.starts_with("bundle/")).count();
+    assert_eq!(bundles, 3, "{objects:?}");
 
     let b = machine();
     assert_ne!(a.path(), b.path());
@@ -119,6 +122,8 @@ fn a_corrupt_remote_blob_or_entry_is_rejected_and_built_here() {
     let uploaded = build(&a, &server, &["--remote-write"]);
     assert!(uploaded.success(), "{}", uploaded.stderr);
     let bucket = server.root().join(assets_test_support::s3_server::BUCKET);
+    // Entries one by one are checked here (bundles: the next test).
+    std::fs::remove_dir_all(bucket.join("team/bundle")).unwrap();
     // The large blob: flip a byte in the middle.
     let blob = server
         .objects("team")
@@ -155,6 +160,52 @@ fn a_corrupt_remote_blob_or_entry_is_rejected_and_built_here() {
     assert!(warnings.iter().any(|w| w.contains("`data/level.bin`")));
     assert!(warnings.iter().any(|w| w.contains("`text/t3.txt`")));
     assert_eq!(run.build_finished().remote.as_ref().unwrap().rejected, 2);
+    assert_eq!(parcel_bytes(&run), parcel_bytes(&uploaded));
+}
+
+#[test]
+fn a_folder_comes_in_one_bundle_and_a_corrupt_member_is_rejected() {
+    let server = S3Server::start();
+    let a = machine();
+    let uploaded = build(&a, &server, &["--remote-write"]);
+    assert!(uploaded.success(), "{}", uploaded.stderr);
+    let team = server
+        .root()
+        .join(assets_test_support::s3_server::BUCKET)
+        .join("team");
+    // Without the entries one by one, only bundles can serve a step: the
+    // three folders' steps come from them; the lone level file and the
+    // atlas (no bundle) run here.
+    std::fs::remove_dir_all(team.join("ac")).unwrap();
+    // One text's output inside the text folder's bundle: flipped.
+    let text_bundle = server
+        .objects("team")
+        .into_iter()
+        .filter(|o| o.starts_with("bundle/"))
+        .find(|o| {
+            let bytes = std::fs::read(team.join(o)).unwrap();
+            bytes.windows(7).any(|w| w == b"line 3\n")
+        })
+        .expect("the text folder's bundle");
+    let path = team.join(&text_bundle);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.windows(7).position(|w| w == b"line 3\n").unwrap();
+    bytes[at + 5] = b'9';
+    std::fs::write(&path, bytes).unwrap();
+
+    let b = machine();
+    let run = build(&b, &server, &[]);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(
+        run.processed(),
+        ["atlas:ui", "data/level.bin", "text/t3.txt"],
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.build_finished().fetched, ASSETS - 3);
+    let warnings = remote_warnings(&run);
+    assert_eq!(warnings.len(), 1, "{}", run.stderr);
+    assert!(warnings[0].contains("`text/t3.txt`"), "{}", warnings[0]);
     assert_eq!(parcel_bytes(&run), parcel_bytes(&uploaded));
 }
 

@@ -17,6 +17,7 @@ use opendal::{ErrorKind, Operator};
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
+use super::bundle;
 use super::entry::{self, Entry, INLINE_MAX};
 use super::{RemoteConfig, RemoteStats};
 use crate::hash::ContentHash;
@@ -25,6 +26,10 @@ use crate::store::BlobLocation;
 
 /// Requests in flight at once, lookups and uploads together.
 const MAX_IN_FLIGHT: usize = 32;
+
+/// The most bytes of entries a writing build keeps in memory to upload
+/// bundles at its end; past it, the remaining bundles are not written.
+const KEPT_MAX: usize = 256 << 20;
 
 /// The outputs of a step to upload.
 pub(crate) enum Outputs {
@@ -55,7 +60,26 @@ pub(crate) struct Remote {
     shared: Arc<Shared>,
     /// Lookups started ahead, by result key.
     prefetched: Mutex<HashMap<ContentHash, JoinHandle<Option<Vec<u8>>>>>,
+    /// Folders asked for as bundles, and the bundle of each member's key.
+    bundles: Mutex<Vec<Arc<Mutex<Bundle>>>>,
+    member_of: Mutex<HashMap<ContentHash, Arc<Mutex<Bundle>>>>,
     uploads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// One folder's bundle (see [`bundle`]).
+struct Bundle {
+    key: ContentHash,
+    members: Vec<ContentHash>,
+    state: BundleState,
+}
+
+enum BundleState {
+    /// The read is under way.
+    Asked(JoinHandle<Option<Vec<u8>>>),
+    /// Read: the members' entries not yet looked up.
+    Found(HashMap<ContentHash, Vec<u8>>),
+    /// Not on the remote (or unreadable): its members are looked up one by one.
+    Missing,
 }
 
 impl std::fmt::Debug for Remote {
@@ -78,6 +102,11 @@ struct Shared {
     rejected: AtomicUsize,
     /// Large outputs uploaded (or found present) this build.
     blobs_sent: Mutex<HashSet<ContentHash>>,
+    /// The result keys of every bundle's members.
+    members: Mutex<HashSet<ContentHash>>,
+    /// A writing build's entries of bundle members, for the bundles the
+    /// remote lacks, and their total size.
+    kept: Mutex<(HashMap<ContentHash, Vec<u8>>, usize)>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -98,6 +127,21 @@ impl Shared {
 
     fn is_down(&self) -> bool {
         self.down.load(Ordering::Relaxed)
+    }
+
+    /// Keeps a bundle member's entry for the bundle a writing build may
+    /// upload at its end (up to [`KEPT_MAX`] bytes in all).
+    fn keep(&self, key: ContentHash, entry: &[u8]) {
+        if !lock(&self.members).contains(&key) {
+            return;
+        }
+        let mut kept = lock(&self.kept);
+        if kept.1 + entry.len() <= KEPT_MAX {
+            kept.1 += entry.len();
+            if let Some(old) = kept.0.insert(key, entry.to_vec()) {
+                kept.1 -= old.len();
+            }
+        }
     }
 
     /// Reads `path`; `None` when absent or the remote fails.
@@ -172,6 +216,10 @@ fn entry_path(key: &ContentHash) -> String {
     format!("ac/{}", key.to_hex())
 }
 
+fn bundle_path(key: &ContentHash) -> String {
+    format!("bundle/{}", key.to_hex())
+}
+
 fn blob_path(hash: &ContentHash) -> String {
     format!("cas/{}", hash.to_hex())
 }
@@ -214,8 +262,12 @@ impl Remote {
                 uploaded: AtomicUsize::new(0),
                 rejected: AtomicUsize::new(0),
                 blobs_sent: Mutex::default(),
+                members: Mutex::default(),
+                kept: Mutex::default(),
             }),
             prefetched: Mutex::default(),
+            bundles: Mutex::default(),
+            member_of: Mutex::default(),
             uploads: Mutex::default(),
         })
     }
@@ -242,16 +294,92 @@ impl Remote {
         lock(&self.prefetched).insert(key, task);
     }
 
+    /// Starts reading the bundle `key` of a folder whose steps' result
+    /// keys are `members`, ahead of their [`Remote::lookup`]s.
+    pub fn prefetch_bundle(&self, key: ContentHash, members: Vec<ContentHash>) {
+        let (op, shared) = (self.op.clone(), Arc::clone(&self.shared));
+        let task = self
+            .runtime
+            .spawn(async move { shared.read(&op, &bundle_path(&key)).await });
+        let bundle = Arc::new(Mutex::new(Bundle {
+            key,
+            members: members.clone(),
+            state: BundleState::Asked(task),
+        }));
+        let mut member_of = lock(&self.member_of);
+        lock(&self.shared.members).extend(members.iter().copied());
+        for member in members {
+            member_of.insert(member, Arc::clone(&bundle));
+        }
+        lock(&self.bundles).push(bundle);
+    }
+
+    /// Waits for `bundle`'s read if it is under way; a bundle found missing
+    /// or unreadable has its members looked up one by one from then on.
+    fn settle(&self, bundle: &mut Bundle) {
+        let task = match std::mem::replace(&mut bundle.state, BundleState::Missing) {
+            BundleState::Asked(task) => task,
+            settled => {
+                bundle.state = settled;
+                return;
+            }
+        };
+        let bytes = self.runtime.block_on(task).ok().flatten();
+        let members = bytes.as_deref().map(bundle::decode);
+        if let Some(None) = members {
+            self.reject(format!(
+                "remote cache `{}` holds an unreadable bundle; ignored, its steps are looked up one by one",
+                self.display()
+            ));
+        }
+        match members.flatten() {
+            Some(members) => {
+                let mut found = HashMap::new();
+                for (key, entry) in members {
+                    if bundle.members.contains(&key) {
+                        found.insert(key, entry.to_vec());
+                    }
+                }
+                bundle.state = BundleState::Found(found);
+            }
+            None => {
+                for &member in &bundle.members {
+                    self.prefetch(member);
+                }
+            }
+        }
+    }
+
+    /// `key`'s entry from its bundle, if it is a member of one that holds it.
+    fn bundled_entry(&self, key: &ContentHash) -> Option<Vec<u8>> {
+        let bundle = lock(&self.member_of).get(key).cloned()?;
+        let mut bundle = lock(&bundle);
+        self.settle(&mut bundle);
+        match &mut bundle.state {
+            BundleState::Found(entries) => entries.remove(key),
+            _ => None,
+        }
+    }
+
     /// The remote's entry under `key`, if it has a readable one.
     pub fn lookup(&self, key: ContentHash) -> Option<Entry> {
-        let started = lock(&self.prefetched).remove(&key);
-        let bytes = match started {
-            Some(task) => self.runtime.block_on(task).ok().flatten(),
-            None if self.shared.is_down() => None,
-            None => self
-                .runtime
-                .block_on(self.shared.read(&self.op, &entry_path(&key))),
-        }?;
+        let bytes = match self.bundled_entry(&key) {
+            Some(bytes) => bytes,
+            None => {
+                let started = lock(&self.prefetched).remove(&key);
+                let bytes = match started {
+                    Some(task) => self.runtime.block_on(task).ok().flatten(),
+                    None if self.shared.is_down() => None,
+                    None => self
+                        .runtime
+                        .block_on(self.shared.read(&self.op, &entry_path(&key))),
+                }?;
+                if self.config.write {
+                    self.shared.keep(key, &bytes);
+                }
+                bytes
+            }
+        };
         let entry = entry::decode(&bytes);
         if entry.is_none() {
             self.reject(format!(
@@ -311,11 +439,15 @@ impl Remote {
         }
         let (op, shared) = (self.op.clone(), Arc::clone(&self.shared));
         let task = self.runtime.spawn(async move {
+            let member = lock(&shared.members).contains(&key);
+            let mut write_entry = true;
             let outputs = match outputs {
                 Outputs::Bytes(bytes) => bytes,
                 Outputs::Stored(stored) => {
-                    // A step fresh here: uploaded only if the remote lacks it.
-                    if shared.exists(&op, &entry_path(&key)).await != Some(false) {
+                    // A step fresh here: uploaded only if the remote lacks
+                    // it, read anyway if its folder's bundle may need it.
+                    write_entry = shared.exists(&op, &entry_path(&key)).await == Some(false);
+                    if !write_entry && !member {
                         return;
                     }
                     let expected: Vec<_> = record.outputs.iter().map(|o| o.hash).collect();
@@ -345,11 +477,45 @@ impl Remote {
                 ..record
             };
             let bytes = entry::encode(&record, &outputs);
-            if shared.write(&op, &entry_path(&key), bytes).await {
+            shared.keep(key, &bytes);
+            if write_entry && shared.write(&op, &entry_path(&key), bytes).await {
                 shared.uploaded.fetch_add(1, Ordering::Relaxed);
             }
         });
         lock(&self.uploads).push(task);
+    }
+
+    /// Uploads the bundles the remote lacks whose every member's entry this
+    /// build holds (see [`bundle`]).
+    fn upload_bundles(&self) {
+        let bundles = std::mem::take(&mut *lock(&self.bundles));
+        let mut tasks = Vec::new();
+        for bundle in bundles {
+            let mut bundle = lock(&bundle);
+            self.settle(&mut bundle);
+            if self.shared.is_down() || !matches!(bundle.state, BundleState::Missing) {
+                continue;
+            }
+            let encoded = {
+                let kept = lock(&self.shared.kept);
+                let entries: Option<Vec<_>> = bundle
+                    .members
+                    .iter()
+                    .map(|m| kept.0.get(m).map(|e| (*m, e.as_slice())))
+                    .collect();
+                entries.map(|entries| bundle::encode(&entries))
+            };
+            if let Some(bytes) = encoded {
+                let (op, shared, key) = (self.op.clone(), Arc::clone(&self.shared), bundle.key);
+                tasks.push(
+                    self.runtime
+                        .spawn(async move { shared.write(&op, &bundle_path(&key), bytes).await }),
+                );
+            }
+        }
+        for task in tasks {
+            let _ = self.runtime.block_on(task);
+        }
     }
 
     /// Warnings not yet reported: the remote's failure (once), rejected bytes.
@@ -366,6 +532,9 @@ impl Remote {
         // Lookups started for steps that never asked (served locally after all).
         for (_, task) in lock(&self.prefetched).drain() {
             task.abort();
+        }
+        if self.config.write {
+            self.upload_bundles();
         }
         let s = &self.shared;
         RemoteStats {

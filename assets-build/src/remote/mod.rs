@@ -52,6 +52,8 @@
 //!
 //! [OpenDAL]: https://opendal.apache.org/
 
+#[cfg_attr(not(feature = "remote"), allow(dead_code))]
+pub(crate) mod bundle;
 #[cfg(feature = "remote")]
 mod client;
 #[cfg_attr(not(feature = "remote"), allow(dead_code))]
@@ -61,6 +63,7 @@ use std::time::Duration;
 
 use crate::hash::ContentHash;
 
+pub(crate) use bundle::bundle_key;
 #[cfg(feature = "remote")]
 pub(crate) use client::{Outputs, Remote};
 
@@ -220,6 +223,9 @@ impl Remote {
         match *self {}
     }
     pub fn prefetch(&self, _: ContentHash) {
+        match *self {}
+    }
+    pub fn prefetch_bundle(&self, _: ContentHash, _: Vec<ContentHash>) {
         match *self {}
     }
     pub fn lookup(&self, _: ContentHash) -> Option<entry::Entry> {

@@ -295,7 +295,17 @@ impl Store {
 
     /// Stores `bytes`, returning their hash. Storing bytes already present is cheap.
     pub fn put(&self, bytes: &[u8]) -> Result<ContentHash, StoreError> {
-        let hash = ContentHash::of(bytes);
+        self.put_checked(ContentHash::of(bytes), bytes)
+    }
+
+    /// [`Store::put`] of bytes the caller has just checked to hash to
+    /// `hash` (outputs fetched from the remote cache), not hashed again.
+    pub(crate) fn put_checked(
+        &self,
+        hash: ContentHash,
+        bytes: &[u8],
+    ) -> Result<ContentHash, StoreError> {
+        debug_assert_eq!(hash, ContentHash::of(bytes));
         if !self.has(&hash, bytes.len() as u64) {
             if bytes.len() <= PACK_MAX_BLOB {
                 let packs = self.layout.packs();
