@@ -57,16 +57,23 @@ fn remote_warnings(run: &Run) -> Vec<&str> {
         .collect()
 }
 
+/// A server, and machine A (kept alive with its files) after a writing
+/// build from scratch into it.
+fn uploaded_by_a() -> (S3Server, Project, Run) {
+    let server = S3Server::start();
+    let a = machine();
+    let uploaded = build(&a, &server, &["--remote-write"]);
+    assert!(uploaded.success(), "{}", uploaded.stderr);
+    (server, a, uploaded)
+}
+
 fn parcel_bytes(run: &Run) -> Vec<u8> {
     std::fs::read(run.parcel("main")).unwrap()
 }
 
 #[test]
 fn a_second_machine_builds_from_the_remote_with_no_processor_run() {
-    let server = S3Server::start();
-    let a = machine();
-    let uploaded = build(&a, &server, &["--remote-write"]);
-    assert!(uploaded.success(), "{}", uploaded.stderr);
+    let (server, a, uploaded) = uploaded_by_a();
     assert_eq!(uploaded.processed().len(), ASSETS);
     let remote = uploaded.build_finished().remote.clone().unwrap();
     assert_eq!(remote.uploaded, ASSETS, "{remote:?}");
@@ -117,10 +124,7 @@ fn a_second_machine_builds_from_the_remote_with_no_processor_run() {
 
 #[test]
 fn a_corrupt_remote_blob_or_entry_is_rejected_and_built_here() {
-    let server = S3Server::start();
-    let a = machine();
-    let uploaded = build(&a, &server, &["--remote-write"]);
-    assert!(uploaded.success(), "{}", uploaded.stderr);
+    let (server, _a, uploaded) = uploaded_by_a();
     let bucket = server.root().join(assets_test_support::s3_server::BUCKET);
     // Entries one by one are checked here (bundles: the next test).
     std::fs::remove_dir_all(bucket.join("team/bundle")).unwrap();
@@ -165,10 +169,7 @@ fn a_corrupt_remote_blob_or_entry_is_rejected_and_built_here() {
 
 #[test]
 fn a_folder_comes_in_one_bundle_and_a_corrupt_member_is_rejected() {
-    let server = S3Server::start();
-    let a = machine();
-    let uploaded = build(&a, &server, &["--remote-write"]);
-    assert!(uploaded.success(), "{}", uploaded.stderr);
+    let (server, _a, uploaded) = uploaded_by_a();
     let team = server
         .root()
         .join(assets_test_support::s3_server::BUCKET)
