@@ -129,7 +129,7 @@ pub(crate) fn plan(
             None => Vec::new(),
         };
         let keyed_platform =
-            platform.filter(|_| a.platform_specific || processor.platform_dependent());
+            platform.filter(|_| a.platform_specific || processor.platform_dependent(&settings));
         let key_variant = match keyed_platform {
             Some(p) => format!("{variant}.{p}"),
             None => variant.to_owned(),

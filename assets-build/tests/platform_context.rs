@@ -19,7 +19,7 @@ impl Processor for Tell {
     fn version(&self) -> u32 {
         1
     }
-    fn platform_dependent(&self) -> bool {
+    fn platform_dependent(&self, _: &assets_build::manifest::Settings) -> bool {
         self.dependent
     }
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {

@@ -182,3 +182,45 @@ fn why_says_a_step_is_shared_with_another_platform() {
     assert!(answer["shared_from"].is_null(), "{answer}");
     assert_eq!(answer["fresh"], false, "{answer}");
 }
+
+#[test]
+fn a_command_with_platform_in_its_argv_is_built_per_platform_and_others_are_shared() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[package.metadata.assets.platforms.web]
+targets = ["wasm32-*"]
+
+[[package.metadata.assets.rules]]
+match = "levels/*.lvl"
+processor = "command"
+command = ["sh", "-c", "printf '[%s] ' \"$2\" | cat - \"$0\" > \"$1\"", "{input}", "{output}", "{platform}"]
+kind = "text"
+
+[[package.metadata.assets.rules]]
+match = "notes/*.md"
+processor = "command"
+command = ["cp", "{input}", "{output}"]
+kind = "text"
+"#,
+    )
+    .file("assets/levels/one.lvl", "level one\n")
+    .file("assets/notes/readme.md", "notes\n");
+    let text = |run: &assets_test_support::Run, name: &str| {
+        let bytes = std::fs::read(run.parcel("main")).unwrap();
+        let parcel = Parcel::from_bytes(&bytes).unwrap();
+        parcel.text(ResourceId::of(name)).unwrap().into_owned()
+    };
+    let host = p.build_ok();
+    assert_eq!(host.processed(), ["levels/one.lvl", "notes/readme.md"]);
+    assert_eq!(text(&host, "levels/one.lvl"), "[] level one\n");
+    let web = p.run(&["build", "--target", "wasm32-unknown-unknown"]);
+    assert!(web.success(), "{}", web.stderr);
+    assert_eq!(web.processed(), ["levels/one.lvl"], "the note is shared");
+    assert_eq!(text(&web, "levels/one.lvl"), "[web] level one\n");
+    assert_eq!(text(&web, "notes/readme.md"), "notes\n");
+    // Back on the host: nothing runs, its own output is still its own.
+    let again = p.build_ok();
+    assert!(again.processed().is_empty(), "{:?}", again.processed());
+    assert_eq!(text(&again, "levels/one.lvl"), "[] level one\n");
+}

@@ -22,6 +22,12 @@
 //! | `{asset}`       | the asset path |
 //! | `{tmpdir}`      | a private, empty directory |
 //! | `{variant}`     | the build variant |
+//! | `{platform}`    | the platform built for (a name under `[package.metadata.assets.platforms]`), empty when the target is none of them |
+//!
+//! A command holding `{platform}` is built once per platform (its step is
+//! keyed by platform); any other is built once and shared by every platform,
+//! since the pipeline cannot see what else a tool reads to tell platforms
+//! apart.
 //!
 //! The tool runs in the package directory with no stdin and no shell. A
 //! non-zero exit, or a missing output, fails the asset and shows the tool's
@@ -198,6 +204,7 @@ struct Placeholders<'a> {
     asset: &'a str,
     tmpdir: String,
     variant: &'a str,
+    platform: &'a str,
     depfile: String,
     outputs: &'a Outputs,
 }
@@ -220,6 +227,7 @@ impl Placeholders<'_> {
                 "asset" => self.asset.to_owned(),
                 "tmpdir" => self.tmpdir.clone(),
                 "variant" => self.variant.to_owned(),
+                "platform" => self.platform.to_owned(),
                 "depfile" => {
                     *used_depfile = true;
                     self.depfile.clone()
@@ -251,6 +259,12 @@ impl Processor for Command {
         settings.get::<CommandSettings>().map(drop)
     }
 
+    fn platform_dependent(&self, settings: &Settings) -> bool {
+        settings
+            .get::<CommandSettings>()
+            .is_ok_and(|s| s.command.iter().any(|arg| arg.contains("{platform}")))
+    }
+
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
         let settings: CommandSettings = ctx.settings()?;
         let Some(program) = settings.command.first() else {
@@ -261,6 +275,7 @@ impl Processor for Command {
         let input = ctx.source_file()?;
         let asset = ctx.asset().to_string();
         let variant = ctx.variant().to_owned();
+        let platform = ctx.platform().unwrap_or_default().to_owned();
         let package_dir = ctx.package_dir().to_owned();
         let tmpdir = ctx.temp_dir()?.to_owned();
         let outputs = Outputs::plan(&settings, &asset, &tmpdir)?;
@@ -270,6 +285,7 @@ impl Processor for Command {
             asset: &asset,
             tmpdir: tmpdir.to_string_lossy().into_owned(),
             variant: &variant,
+            platform: &platform,
             depfile: depfile.to_string_lossy().into_owned(),
             outputs: &outputs,
         };
@@ -384,6 +400,7 @@ mod tests {
             asset: "a.lvl",
             tmpdir: "/t".into(),
             variant: "dev",
+            platform: "web",
             depfile: "/t/deps.d".into(),
             outputs,
         };
@@ -397,6 +414,7 @@ mod tests {
             expand("-o={output} {input}{variant} {x} {", &single).unwrap(),
             "-o=/t/ /p/assets/a.lvldev {x} {"
         );
+        assert_eq!(expand("--for={platform}", &single).unwrap(), "--for=web");
         assert_eq!(expand("{depfile}", &single).unwrap(), "/t/deps.d");
         // A file name holding a placeholder is not expanded again.
         let odd = Placeholders {
@@ -406,6 +424,7 @@ mod tests {
                 asset: "a",
                 tmpdir: "/t".into(),
                 variant: "dev",
+                platform: "",
                 depfile: "/t/d".into(),
                 outputs: &single,
             }
