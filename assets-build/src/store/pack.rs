@@ -218,7 +218,8 @@ impl Packs {
             let read = self.read_index(number);
             let pack_len = fs::metadata(self.layout.pack(number)).map_or(0, |m| m.len());
             let mut keep = Vec::new();
-            let mut clean = pack_len == read.pack_end && read.valid_index_len > 0;
+            // A pack with no entry (its build stored nothing) goes too.
+            let mut clean = pack_len == read.pack_end && !read.entries.is_empty();
             for (hash, slot) in read.entries {
                 if winners.get(&hash) == Some(&slot) && live(&hash) {
                     keep.push((hash, slot));
@@ -239,13 +240,19 @@ impl Packs {
             self.remove_packs_without_index(&mut done)?;
             return Ok(done);
         }
-        // Copies go into a pack of their own, never into one about to go.
-        *self.writer.lock().unwrap_or_else(|p| p.into_inner()) = Some(self.new_writer()?);
+        let mut opened = false;
         for (number, pack_len, keep) in doomed {
             let mut copied = 0;
             for (hash, slot) in keep {
                 let bytes = self.read(slot)?;
                 if ContentHash::of(&bytes) == hash {
+                    if !opened {
+                        // Copies go into a pack of their own, never into
+                        // one about to go (and none is made for no copy).
+                        *self.writer.lock().unwrap_or_else(|p| p.into_inner()) =
+                            Some(self.new_writer()?);
+                        opened = true;
+                    }
                     self.append(hash, &bytes)?;
                     copied += u64::from(slot.len);
                     done.kept += 1;
@@ -588,6 +595,10 @@ mod tests {
         // Nothing dead: nothing moves.
         let again = packs(dir.path()).compact(|h| live.contains(h)).unwrap();
         assert_eq!((again.kept, again.removed, again.bytes_freed), (5, 0, 0));
+        // Everything dead: every pack goes, and no empty one is made.
+        let all = packs(dir.path()).compact(|_| false).unwrap();
+        assert_eq!((all.kept, all.removed), (0, 5));
+        assert_eq!(numbers(&layout), Vec::<u32>::new());
     }
 
     #[test]
