@@ -52,6 +52,18 @@ fn read_verified(stored: &[BlobLocation], expected: &[ContentHash]) -> Option<Ve
         .collect()
 }
 
+/// Registers OpenDAL's services and its HTTP transport, reqwest, with
+/// TLS from rustls on ring's cryptography. Each is process-wide and set
+/// once: a program that installed its own transport or crypto provider
+/// keeps it.
+fn install_http() {
+    opendal::install_default();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    opendal::HttpTransporter::install_default(
+        opendal_http_transport_reqwest::ReqwestTransport::default(),
+    );
+}
+
 /// A connection to the remote cache for one build.
 pub(crate) struct Remote {
     config: RemoteConfig,
@@ -228,7 +240,7 @@ impl Remote {
     /// A client for `config`; an error says why there can be none (a URI
     /// OpenDAL does not take, a service this build lacks).
     pub fn connect(config: &RemoteConfig) -> Result<Remote, String> {
-        opendal::install_default();
+        install_http();
         let op = Operator::from_uri(config.url.as_str())
             .map_err(|e| {
                 format!(

@@ -8,6 +8,10 @@ use opendal::{ErrorKind, Operator};
 /// A client of `server` under `root`, signing with `secret`.
 fn operator(server: &S3Server, root: &str, secret: &str) -> Operator {
     opendal::install_default();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    opendal::HttpTransporter::install_default(
+        opendal_http_transport_reqwest::ReqwestTransport::default(),
+    );
     Operator::via_iter(
         "s3",
         [
