@@ -139,11 +139,15 @@ pub fn delegate(
         );
     }
     let dir = assets_build::CacheLayout::new(cache_dir).runner(package);
+    // Dependencies optimized (processors run at a useful speed) without
+    // debug info (most of their compile and link time): the profile of
+    // cargo-assets' own workspace, so a runner built in its target dir
+    // reuses what its tests compiled.
     let cargo_toml = format!(
         "# Written by cargo-assets: this package's processors linked into the CLI.\n\
          [package]\nname = \"cargo-assets-runner-{package}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
          [dependencies]\ncargo-assets = {{ path = {:?} }}\n{dependencies}\n\
-         [workspace]\n\n[profile.dev.package.\"*\"]\nopt-level = 2\n",
+         [workspace]\n\n[profile.dev.package.\"*\"]\nopt-level = 2\ndebug = false\n",
         source.display().to_string()
     );
     let main_rs = format!(

@@ -163,10 +163,7 @@ impl CargoCrate {
             .args(["--message-format", "json"])
             .current_dir(self.path())
             .env("CARGO_TARGET_DIR", e2e_target_dir())
-            .env(
-                "CARGO_ASSETS_RUNNER_TARGET_DIR",
-                workspace().join("target/assets/runner/target"),
-            )
+            .env("CARGO_ASSETS_RUNNER_TARGET_DIR", workspace().join("target"))
             .env_remove("CARGO_ASSETS_CACHE_DIR")
             .env_remove("CARGO_ASSETS_PARCELS")
             .env_remove("CARGO_ASSETS_RUNNER")
