@@ -65,8 +65,9 @@ pub(crate) struct Plan {
 
 /// Assigns every asset its processor. Errors point at the rule or override.
 ///
-/// On a `platform`, a step's key includes the platform only when its rule
-/// has settings for that platform or its processor is
+/// On a `platform`, a step's key includes the platform only when its
+/// settings differ there (its rule's `platforms.<name>`, the platform's
+/// `settings.<processor>`) or its processor is
 /// [`platform_dependent`](Processor::platform_dependent): every other step
 /// has the same key on every platform, so one platform's record serves the
 /// others (see [`crate::record_log`]), and its processor is not told the
@@ -87,6 +88,18 @@ pub(crate) fn plan(
             .error_at(&o.origin, format!("override for `{asset}`, which is not an asset"))
             .help("override keys are asset paths relative to the asset root, e.g. \"sprites/hero.png\""));
     }
+    for platform in manifest.platforms.values() {
+        for (name, settings) in &platform.processor_settings {
+            if registry.get(name).is_none() {
+                let help = known_processors(registry, name);
+                let message = format!(
+                    "platform `{}` has settings for `{name}`, which is not a processor",
+                    platform.name
+                );
+                return Err(manifest.error_at(&settings.origin, message).help(help));
+            }
+        }
+    }
     let mut steps = Vec::with_capacity(assets.len());
     let mut members: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     // (rule or override key, processor) pairs whose settings were checked.
@@ -94,13 +107,7 @@ pub(crate) fn plan(
     for d in assets {
         let a = manifest.assign(&d.path, platform);
         let Some(processor) = registry.get(&a.processor) else {
-            let mut help = format!(
-                "known processors: {}",
-                registry.names().collect::<Vec<_>>().join(", ")
-            );
-            if let Some(s) = did_you_mean(&a.processor, registry.names()) {
-                help = format!("did you mean `{s}`? {help}");
-            }
+            let help = known_processors(registry, &a.processor);
             let message = format!("unknown processor `{}` for `{}`", a.processor, d.path);
             let err = match a.processor_origin.as_ref().or(a.origin.as_ref()) {
                 Some(origin) => manifest.error_at(origin, message),
@@ -190,6 +197,16 @@ pub(crate) fn plan(
         .map(|(i, s)| (s.asset.clone(), i))
         .collect();
     Ok(Plan { steps, index })
+}
+
+/// The help for an unknown processor `name`: the known ones, and the one
+/// it may be a misspelling of.
+fn known_processors(registry: &Registry, name: &str) -> String {
+    let known = registry.names().collect::<Vec<_>>().join(", ");
+    match did_you_mean(name, registry.names()) {
+        Some(s) => format!("did you mean `{s}`? known processors: {known}"),
+        None => format!("known processors: {known}"),
+    }
 }
 
 fn step(

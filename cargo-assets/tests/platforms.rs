@@ -224,3 +224,96 @@ kind = "text"
     assert!(again.processed().is_empty(), "{:?}", again.processed());
     assert_eq!(text(&again, "levels/one.lvl"), "[] level one\n");
 }
+
+#[test]
+fn a_platforms_settings_for_a_processor_apply_to_its_every_step_under_the_rules_own() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[package.metadata.assets.platforms.web]
+targets = ["wasm32-*"]
+settings.image = { encoding = "png" }
+
+[[package.metadata.assets.rules]]
+match = "textures/*.png"
+encoding = "lz4"
+
+[[package.metadata.assets.rules]]
+match = "ui/*.png"
+encoding = "lz4"
+platforms.web = { encoding = "raw" }
+
+[package.metadata.assets.overrides."textures/stone.png"]
+encoding = "zstd"
+"#,
+    )
+    .png("assets/textures/grass.png", 32, 32, 1)
+    .png("assets/textures/stone.png", 32, 32, 2)
+    .png("assets/ui/button.png", 32, 32, 3)
+    .png("assets/icons/coin.png", 32, 32, 4)
+    .file("assets/data/intro.txt", "Once upon a time\n");
+    let host = p.build_ok();
+    assert_eq!(host.processed().len(), 5);
+
+    // On the web: the platform's `image` settings over the rule's; the
+    // rule's own `platforms.web` over the platform's; the override over
+    // both (so the stone is the host's step, shared); an asset without a
+    // rule takes the platform's too.
+    let web = p.run(&["build", "--platform", "web"]);
+    assert!(web.success(), "{}", web.stderr);
+    assert_eq!(
+        web.processed(),
+        ["icons/coin.png", "textures/grass.png", "ui/button.png"]
+    );
+    let (host, web) = (host.parcel("main"), web.parcel("main"));
+    for (asset, on_host, on_web) in [
+        ("textures/grass.png", Encoding::Lz4, Encoding::Png),
+        ("textures/stone.png", Encoding::Zstd, Encoding::Zstd),
+        ("ui/button.png", Encoding::Lz4, Encoding::Raw),
+        ("icons/coin.png", Encoding::Lz4, Encoding::Png),
+    ] {
+        assert_eq!(encoding(&host, asset), on_host, "{asset} on the host");
+        assert_eq!(encoding(&web, asset), on_web, "{asset} on the web");
+    }
+    // Back on the host, nothing runs: the web's steps sit beside its own.
+    assert!(p.build_ok().processed().is_empty());
+}
+
+#[test]
+fn a_platforms_settings_are_checked_by_their_processor_at_their_line() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    let metadata = r#"
+[package.metadata.assets.platforms.web]
+targets = ["wasm32-*"]
+settings.image = { encodign = "png" }
+"#;
+    p.metadata(metadata).png("assets/icons/coin.png", 8, 8, 4);
+    let run = p.run(&["build", "--platform", "web"]);
+    assert!(!run.success());
+    for needle in [
+        "unknown key `encodign`",
+        "package.metadata.assets.platforms.web.settings.image.encodign",
+        "did you mean `encoding`?",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` in:\n{}",
+            run.stderr
+        );
+    }
+    // Settings for a processor that does not exist, found on any platform.
+    p.metadata(&metadata.replace("settings.image = { encodign", "settings.imgae = { encoding"));
+    let run = p.run(&["build"]);
+    assert!(!run.success());
+    for needle in [
+        "platform `web` has settings for `imgae`, which is not a processor",
+        "package.metadata.assets.platforms.web.settings.imgae",
+        "did you mean `image`?",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` in:\n{}",
+            run.stderr
+        );
+    }
+}

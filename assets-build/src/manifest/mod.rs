@@ -49,7 +49,7 @@ use resolve::Resolver;
 pub use settings::{Encoding, Settings, SettingsError};
 pub use spec::{
     AssetRoot, Assignment, AtlasSpec, DEFAULT_ATLAS, MAX_ATLAS_SIZE, Origin, Override, ParcelSpec,
-    Platform, Rule,
+    Platform, PlatformSettings, Rule,
 };
 
 use crate::asset_path::AssetPath;
@@ -123,9 +123,11 @@ impl Manifest {
     }
 
     /// The processor and settings for `asset` on `platform` (`None`: no
-    /// platform): override, else first matching rule (with its
-    /// `platforms.<platform>` settings merged over its own), else the
-    /// default for its extension.
+    /// platform). The processor: the override's, else the first matching
+    /// rule's, else the default for its extension. The settings, each layer
+    /// merged over the ones before: the rule's, the platform's for that
+    /// processor (`settings.<processor>`), the rule's for the platform
+    /// (`platforms.<platform>`), the override's.
     pub fn assign(&self, asset: &AssetPath, platform: Option<&str>) -> Assignment {
         let rule = self
             .rules
@@ -139,22 +141,40 @@ impl Manifest {
             Some((p, o)) => (p, Some(o)),
             None => (default_processor(asset.extension()).to_owned(), None),
         };
+        // Layers, each merged over the ones before: the rule's settings,
+        // the platform's for this processor, the rule's for the platform,
+        // the asset's override.
+        let for_processor = platform
+            .and_then(|p| self.platforms.get(p))
+            .and_then(|p| p.processor_settings.get(&processor));
         let on_platform = rule
             .zip(platform)
             .and_then(|(r, p)| r.platform_settings.get(p));
-        let base = match (rule, on_platform) {
-            (Some(r), Some(p)) => r.settings.merged(p),
-            (Some(r), None) => r.settings.clone(),
-            (None, _) => Settings::default(),
+        let with_override = |s: Settings| match over {
+            Some(o) => s.merged(&o.settings),
+            None => s,
         };
-        let settings = match over {
-            Some(o) => base.merged(&o.settings),
-            None => base,
+        let base = rule.map(|r| r.settings.clone()).unwrap_or_default();
+        let platform_layers = [for_processor.map(|p| &p.settings), on_platform];
+        let (settings, platform_specific) = if platform_layers.iter().any(Option::is_some) {
+            // Keyed by platform only when the platform changes the settings
+            // (the override may set back what a platform layer set).
+            let elsewhere = with_override(base.clone());
+            let on = platform_layers.into_iter().flatten();
+            let settings = with_override(on.fold(base, |s, layer| s.merged(layer)));
+            let differs = settings != elsewhere;
+            (settings, differs)
+        } else {
+            (with_override(base), false)
         };
         let origin = over
             .map(|o| o.origin.clone())
-            .or_else(|| rule.map(|r| r.origin.clone()));
+            .or_else(|| rule.map(|r| r.origin.clone()))
+            .or_else(|| for_processor.map(|p| p.origin.clone()));
         let mut setting_origins = rule.map(|r| r.setting_origins.clone()).unwrap_or_default();
+        if let Some(p) = for_processor {
+            setting_origins.extend(p.setting_origins.clone());
+        }
         if let Some(o) = over {
             setting_origins.extend(o.setting_origins.clone());
         }
@@ -165,7 +185,7 @@ impl Manifest {
             origin,
             processor_origin,
             inputs: rule.and_then(|r| r.inputs.clone()),
-            platform_specific: on_platform.is_some(),
+            platform_specific,
         }
     }
 

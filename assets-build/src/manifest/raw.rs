@@ -57,4 +57,8 @@ pub(crate) struct RawAssets {
 pub(crate) struct RawPlatform {
     /// Globs over target triples: `["wasm32-*"]`.
     pub targets: Vec<Spanned<String>>,
+    /// Processor name → settings every step of that processor takes on
+    /// this platform: `settings.texture = { format = "etc2" }`.
+    #[serde(default)]
+    pub settings: BTreeMap<Spanned<String>, Spanned<RawTable>>,
 }

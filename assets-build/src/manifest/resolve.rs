@@ -14,7 +14,7 @@ use super::diagnostic::{ManifestError, did_you_mean};
 use super::raw::{RawAssets, RawPlatform, RawTable};
 use super::{
     ASSETS_KEY, AssetRoot, AtlasSpec, MAX_ATLAS_SIZE, Manifest, Origin, Override, ParcelSpec,
-    Platform, Rule, Settings,
+    Platform, PlatformSettings, Rule, Settings,
 };
 use crate::asset_path::AssetPath;
 
@@ -178,6 +178,23 @@ impl Resolver<'_> {
         let targets = set
             .build()
             .map_err(|e| self.err(span.clone(), key.clone(), e.to_string()))?;
+        let processor_settings = platform
+            .settings
+            .into_iter()
+            .map(|(processor, table)| {
+                let key = format!("{key}.settings.{}", processor.get_ref());
+                let span = processor.span();
+                let table = table.into_inner();
+                let setting_origins = origins_of(&table, &key);
+                let settings = settings_of(table);
+                let s = PlatformSettings {
+                    settings,
+                    setting_origins,
+                    origin: Origin { span, key },
+                };
+                (processor.into_inner(), s)
+            })
+            .collect();
         let name = name.into_inner();
         Ok((
             name.clone(),
@@ -185,6 +202,7 @@ impl Resolver<'_> {
                 name,
                 patterns,
                 targets,
+                processor_settings,
             },
         ))
     }

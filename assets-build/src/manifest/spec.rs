@@ -65,6 +65,20 @@ pub struct Platform {
     /// The `targets` globs, as written.
     pub patterns: Vec<String>,
     pub(super) targets: globset::GlobSet,
+    /// `settings.<processor>`: settings every step of that processor takes
+    /// on this platform, by processor name.
+    pub processor_settings: BTreeMap<String, PlatformSettings>,
+}
+
+/// One `settings.<processor>` table of a platform.
+#[derive(Debug, Clone)]
+pub struct PlatformSettings {
+    /// The settings.
+    pub settings: Settings,
+    /// Where each setting's key was written.
+    pub setting_origins: BTreeMap<String, Origin>,
+    /// Where the table was written.
+    pub origin: Origin,
 }
 
 impl Platform {
@@ -182,7 +196,8 @@ pub struct Assignment {
     pub processor: String,
     /// The merged settings.
     pub settings: Settings,
-    /// The rule or override that chose them, if any.
+    /// Where its settings were written: the override, else the rule, else
+    /// the platform's `settings.<processor>` table; `None` for none.
     pub origin: Option<Origin>,
     /// Where the processor name was written, if it was.
     pub processor_origin: Option<Origin>,
@@ -190,7 +205,8 @@ pub struct Assignment {
     pub inputs: Option<GlobSet>,
     /// Where each setting's key was written (the override's, else the rule's).
     pub setting_origins: BTreeMap<String, Origin>,
-    /// Whether the rule's settings for the platform asked for differ from
-    /// its own (it has a `platforms.<name>` table for it).
+    /// Whether the settings on the platform asked for differ from the
+    /// settings with no platform (through the rule's `platforms.<name>`
+    /// table, or the platform's `settings.<processor>`).
     pub platform_specific: bool,
 }

@@ -93,7 +93,8 @@ impl<'a> Context<'a> {
 
     /// The platform this step is built for (`web`, as declared under
     /// `[package.metadata.assets.platforms]`), when the step's key includes
-    /// it: its rule has `platforms.<name>` settings, or its processor is
+    /// it: its settings differ on the platform (its rule's `platforms.<name>`
+    /// or the platform's `settings.<processor>`), or its processor is
     /// [`platform_dependent`](super::Processor::platform_dependent). `None`
     /// otherwise, also when building for a platform: such a step is shared
     /// by every platform, so its outputs must not depend on one.

@@ -83,7 +83,7 @@ pub trait Processor: Send + Sync + 'static {
     /// Whether this processor's outputs, with these `settings`, depend on
     /// the platform built for (it reads [`Context::platform`]): such a step
     /// is keyed by platform, and built once per platform. Else only steps
-    /// whose rule has settings for the platform are, and the others are
+    /// whose settings differ on the platform are, and the others are
     /// built once and shared. `command` says yes when its argv holds
     /// `{platform}`.
     fn platform_dependent(&self, settings: &Settings) -> bool {

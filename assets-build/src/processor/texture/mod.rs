@@ -12,6 +12,10 @@
 //! platforms.web = { format = "rgba8" }
 //! ```
 //!
+//! or, for every texture rule at once, on the platform:
+//! `[package.metadata.assets.platforms.mobile]` with
+//! `settings.texture = { format = "etc2" }`.
+//!
 //! Settings (all optional):
 //!
 //! | key | default | meaning |
