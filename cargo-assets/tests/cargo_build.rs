@@ -4,6 +4,7 @@
 //! The crate depends on this workspace's crates by path and builds in a
 //! shared target directory (`target/e2e`, so dependencies compile once),
 //! each test as its own package, whose records and parcels are removed first.
+//! One builds for `wasm32-unknown-unknown` when that target is installed.
 
 use std::ops::Deref;
 
@@ -341,4 +342,100 @@ fn an_engine_shaped_tree_compiles_with_include_parcel_on_the_first_try() {
     assert!(out.contains("helmet glb \"glTF\""), "{out}");
     assert!(out.contains("bird png 16x8, svg 42 bytes"), "{out}");
     assert!(out.contains("hero 12x10"), "{out}");
+}
+
+/// Whether this toolchain can build for `target` (its standard library is
+/// installed: `rustup target add <target>`).
+fn target_installed(target: &str) -> bool {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    std::process::Command::new(rustc)
+        .args(["--print", "target-libdir", "--target", target])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .is_some_and(|dir| std::path::Path::new(dir.trim()).is_dir())
+}
+
+/// The parcel `name` that the newest build script run of `package` for
+/// `target` (`None`: the host) wrote into its `OUT_DIR` (under `assets/`).
+fn script_parcel(package: &str, target: Option<&str>, name: &str) -> assets_runtime::ParcelBuf {
+    let mut build = assets_test_support::cargo_crate::e2e_target_dir();
+    if let Some(target) = target {
+        build.push(target);
+    }
+    build.push("debug/build");
+    let newest = std::fs::read_dir(&build)
+        .expect("the build folder")
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{package}-"))
+        })
+        .map(|e| e.path().join(format!("out/assets/{name}.parcel")))
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .max()
+        .map(|(_, p)| p)
+        .unwrap_or_else(|| panic!("no {name}.parcel of {package} under {}", build.display()));
+    assets_runtime::ParcelBuf::open(&newest).expect("the build script's parcel opens")
+}
+
+#[test]
+fn cargo_build_for_wasm32_runs_the_build_script_with_the_web_platforms_settings() {
+    const WEB: &str = "wasm32-unknown-unknown";
+    if !target_installed(WEB) {
+        eprintln!("skipped: the `{WEB}` target is not installed (`rustup target add {WEB}`)");
+        return;
+    }
+    let c = Crate::new("e2e-web");
+    c.manifest_with(
+        "",
+        r#"[[package.metadata.assets.rules]]
+match = "images/*.png"
+processor = "image"
+encoding = "lz4"
+platforms.web = { encoding = "png" }
+
+[package.metadata.assets.platforms.web]
+targets = ["wasm32-*"]
+"#,
+    );
+    c.write("assets/images/ground.png", png_bytes(32, 32, 1));
+    let encoding = |parcel: &assets_runtime::ParcelBuf| {
+        let image = parcel
+            .parcel()
+            .by_name("images/ground.png")
+            .map(|r| r.image());
+        image.flatten().map(|i| i.header.encoding.name())
+    };
+
+    let (ok, _, stderr) = c.build();
+    assert!(ok, "{stderr}");
+    let host = script_parcel(c.name(), None, "main");
+    assert_eq!(encoding(&host), Some("lz4"));
+
+    // The web build: Cargo's `TARGET` picks the `web` platform. Only the
+    // image has settings for it; the sprites and the text are shared with
+    // the host's build, not processed again.
+    let out = c.cargo(&["build", "-vv", "--target", WEB]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        processed(&stderr),
+        Some(vec!["images/ground.png".to_owned()]),
+        "{stderr}"
+    );
+    let web = script_parcel(c.name(), Some(WEB), "main");
+    assert_eq!(encoding(&web), Some("png"));
+    let hero = |p: &assets_runtime::ParcelBuf| {
+        let sprite = p.parcel().by_name("sprites/hero.png");
+        sprite.and_then(|r| r.bytes().ok()).map(|b| b.to_vec())
+    };
+    assert!(hero(&web).is_some());
+    assert_eq!(
+        hero(&web),
+        hero(&host),
+        "a shared step's output is the same"
+    );
 }
