@@ -184,7 +184,15 @@ impl Pipeline {
         });
         let assets = assets.map_err(BuildError::Discovery)?;
         let records = records?;
-        let plan = plan(&manifest, &self.registry, &assets, &o.variant, platform)?;
+        let target = o.target.as_deref();
+        let plan = plan(
+            &manifest,
+            &self.registry,
+            &assets,
+            &o.variant,
+            platform,
+            target,
+        )?;
         events(&Event::Planned {
             steps: plan.steps.len(),
         });

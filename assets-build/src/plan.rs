@@ -72,12 +72,16 @@ pub(crate) struct Plan {
 /// has the same key on every platform, so one platform's record serves the
 /// others (see [`crate::record_log`]), and its processor is not told the
 /// platform, so that sharing is sound.
+///
+/// Settings are checked once per rule (or override) and processor, and
+/// against the `target` triple when there is one.
 pub(crate) fn plan(
     manifest: &Manifest,
     registry: &Registry,
     assets: &[Discovered],
     variant: &str,
     platform: Option<&str>,
+    target: Option<&str>,
 ) -> Result<Plan, ManifestError> {
     if let Some((asset, o)) = manifest
         .overrides
@@ -125,6 +129,10 @@ pub(crate) fn plan(
         {
             processor
                 .check_settings(&settings)
+                .and_then(|()| match target {
+                    Some(t) => processor.check_target(&settings, t),
+                    None => Ok(()),
+                })
                 .map_err(|e| settings_error(manifest, &a, processor.name(), e))?;
         }
         let extra_inputs: Vec<(usize, AssetPath)> = match &a.inputs {
@@ -276,7 +284,8 @@ fn settings_error(
         "invalid settings for processor `{processor}`: {}",
         e.message
     );
-    let error = match &a.origin {
+    let at_key = e.key.as_ref().and_then(|k| a.setting_origins.get(k));
+    let error = match at_key.or(a.origin.as_ref()) {
         Some(origin) => manifest.error_at(origin, message),
         None => manifest.error(message),
     };

@@ -110,6 +110,7 @@ impl Database {
             &assets,
             &options.variant,
             platform.as_deref(),
+            options.target.as_deref(),
         )?;
         let package = package_key(&manifest);
         let slot = variant_slot(&options.variant, platform.as_deref());

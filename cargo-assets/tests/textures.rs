@@ -40,6 +40,8 @@ match = "masks/*.png"
 processor = "texture"
 format = "bc1"
 color = "linear"
+# On Android too (most phones lack BC: the game would check first).
+allow-optional-format = true
 "#;
 
 fn project() -> Project {
@@ -222,4 +224,60 @@ fn settings_a_format_cannot_take_are_errors_at_the_rule() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn a_format_the_targets_gpus_lack_is_an_error_at_its_key_naming_the_fix() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    let rule = "[[package.metadata.assets.rules]]\nmatch = \"*.png\"\nprocessor = \"texture\"\nformat = \"bc7\"\n";
+    p.metadata(rule)
+        .file("assets/ground.png", encode_png(&photo(8, 8)));
+    for (target, needles) in [
+        (
+            "wasm32-unknown-unknown",
+            [
+                "format `bc7` is not supported by every GPU a `wasm32-unknown-unknown` build runs on: WebGPU and WebGL2 make every block-compressed format an optional feature",
+                "settings.texture = { format = \"rgba8\" }",
+            ],
+        ),
+        (
+            "aarch64-linux-android",
+            [
+                "most Android GPUs have no BC formats",
+                "platforms.<platform> = { format = \"etc2\" }",
+            ],
+        ),
+    ] {
+        let run = p.run(&["build", "--target", target]);
+        assert!(!run.success(), "{target}: {}", run.stderr);
+        assert!(run.processed().is_empty(), "checked before anything runs");
+        for needle in needles.iter().chain(&[
+            "package.metadata.assets.rules[0].format",
+            "allow-optional-format = true",
+        ]) {
+            assert!(
+                run.stderr.contains(needle),
+                "{target}: `{needle}` in:\n{}",
+                run.stderr
+            );
+        }
+    }
+    // BC7 is every desktop GPU's; without a target nothing is checked.
+    for args in [
+        &["build", "--target", "x86_64-pc-windows-msvc"][..],
+        &["build"],
+    ] {
+        assert!(p.run(args).success(), "{args:?}");
+    }
+    // The fix the error names, on a platform covering the web.
+    p.metadata(&format!(
+        "[package.metadata.assets.platforms.web]\ntargets = [\"wasm32-*\"]\nsettings.texture = {{ format = \"rgba8\" }}\n\n{rule}"
+    ));
+    let web = p.run(&["build", "--target", "wasm32-unknown-unknown"]);
+    assert!(web.success(), "{}", web.stderr);
+    assert_eq!(web.processed(), ["ground.png"]);
+    // Or the game's word that it checks the GPU's features.
+    p.metadata(&format!("{rule}allow-optional-format = true\n"));
+    let android = p.run(&["build", "--target", "aarch64-linux-android"]);
+    assert!(android.success(), "{}", android.stderr);
 }

@@ -21,6 +21,7 @@ impl Settings {
             SettingsError {
                 help: suggest_for_unknown_field(&message),
                 message,
+                key: None,
             }
         })
     }
@@ -58,8 +59,10 @@ impl Settings {
 pub struct SettingsError {
     /// The deserializer's message.
     pub message: String,
-    /// A suggestion for a misspelled key.
+    /// A suggestion for a misspelled key, or the fix.
     pub help: Option<String>,
+    /// The setting at fault, if one is: the error points at its line.
+    pub key: Option<String>,
 }
 
 /// How pixels are stored in an image or atlas page output (the `encoding`

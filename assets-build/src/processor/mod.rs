@@ -69,6 +69,18 @@ pub trait Processor: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Checks a rule's settings against the target triple built for, when
+    /// the build has one (a build script always does; `cargo assets` with
+    /// `--target`), before anything runs: for settings that target's
+    /// platform cannot use, such as a GPU format its GPUs do not all
+    /// support. Called once per rule and processor, after
+    /// [`check_settings`](Processor::check_settings). The default accepts
+    /// any target.
+    fn check_target(&self, settings: &Settings, target: &str) -> Result<(), SettingsError> {
+        let _ = (settings, target);
+        Ok(())
+    }
+
     /// Whether this processor's assets are packed into an atlas: the
     /// planner takes their `atlas` setting (default `"main"`) out of the
     /// settings it passes on, and the atlas step depends on each. Such a

@@ -26,12 +26,22 @@
 //! | `mipmaps` | `true` | the full chain down to 1×1 |
 //! | `quality` | `"basic"` | `"fast"`, `"basic"` or `"slow"` (BC7 encoder effort; ETC2 has one) |
 //! | `max-dimension` | `16384` | width or height above this is an error |
+//! | `allow-optional-format` | `false` | build a format not every GPU of the target supports (the game checks the adapter's features) |
 //!
 //! Mips are filtered gamma-correct and alpha-aware ([`mips`]). ASTC is not
 //! offered: the crates.io encoder this uses (`intel_tex_2`) leaves its
 //! ASTC path unimplemented; ETC2 covers phones, `rgba8` the rest. Choosing
 //! an sRGB format for `bc4`/`bc5`, or `normal-map` with `color = "srgb"`,
 //! is an error that says why.
+//!
+//! **Formats a target's GPUs lack.** When the build knows its target triple
+//! (a build script always does, `cargo assets build --target` too), a
+//! format that not every GPU of that target supports is an error before
+//! anything runs, at the `format` key, naming the format to build instead:
+//! any block format on `wasm32-*` (WebGPU and WebGL2 make them all
+//! optional), BC on Android, ETC2 on Windows ([`GpuFamily`]). As Godot's
+//! export refuses a platform whose texture compression was not imported.
+//! Targets whose GPUs differ (Linux, macOS, iOS) are not checked.
 
 pub mod encode;
 pub mod mips;
@@ -112,6 +122,62 @@ pub struct TextureSettings {
     /// Largest accepted width or height.
     #[serde(default = "default_max_dimension")]
     pub max_dimension: u32,
+    /// Build a format some GPUs of the target lack (see [`GpuFamily`]).
+    #[serde(default)]
+    pub allow_optional_format: bool,
+}
+
+/// The GPUs a target triple's builds run on, where what they all support
+/// is clear-cut. Other targets (Linux, macOS, iOS) are not checked: their
+/// GPUs differ in what they take (Apple silicon takes BC and ETC2, Intel
+/// Macs only BC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuFamily {
+    /// `wasm32-*`: WebGPU and WebGL2 guarantee no block-compressed format.
+    Web,
+    /// `*-android*`: OpenGL ES 3 and Vulkan phones guarantee ETC2; most
+    /// have no BC.
+    Android,
+    /// `*-windows-*`: Direct3D has no ETC2, nor do most desktop GPUs.
+    Windows,
+}
+
+impl GpuFamily {
+    /// The family of `target`, if it is one of the clear-cut ones.
+    pub fn of(target: &str) -> Option<GpuFamily> {
+        if target.starts_with("wasm32-") {
+            Some(GpuFamily::Web)
+        } else if target.contains("-android") {
+            Some(GpuFamily::Android)
+        } else if target.contains("-windows") {
+            Some(GpuFamily::Windows)
+        } else {
+            None
+        }
+    }
+
+    /// Why these GPUs cannot all take `format`, and the format to build
+    /// instead; `None` if they all take it.
+    pub fn lacks(self, format: FormatSetting) -> Option<(&'static str, &'static str)> {
+        use FormatSetting as S;
+        match (self, format) {
+            (_, S::Rgba8) => None,
+            (GpuFamily::Web, _) => Some((
+                "WebGPU and WebGL2 make every block-compressed format an optional feature",
+                "rgba8",
+            )),
+            (GpuFamily::Android, S::Etc2) => None,
+            (GpuFamily::Android, _) => Some((
+                "most Android GPUs have no BC formats (OpenGL ES 3 and Vulkan guarantee ETC2 there; `rgba8` where alpha matters)",
+                "etc2",
+            )),
+            (GpuFamily::Windows, S::Etc2) => Some((
+                "Direct3D has no ETC2 formats, nor do most desktop GPUs",
+                "bc1",
+            )),
+            (GpuFamily::Windows, _) => None,
+        }
+    }
 }
 
 fn default_format() -> FormatSetting {
@@ -194,6 +260,30 @@ impl Processor for Texture {
         s.resolve().map(drop).map_err(|message| SettingsError {
             message,
             help: None,
+            key: None,
+        })
+    }
+
+    fn check_target(&self, settings: &Settings, target: &str) -> Result<(), SettingsError> {
+        let s: TextureSettings = settings.get()?;
+        if s.allow_optional_format {
+            return Ok(());
+        }
+        let Some(gpus) = GpuFamily::of(target) else {
+            return Ok(());
+        };
+        let Some((why, instead)) = gpus.lacks(s.format) else {
+            return Ok(());
+        };
+        Err(SettingsError {
+            message: format!(
+                "format `{}` is not supported by every GPU a `{target}` build runs on: {why}",
+                s.format_name()
+            ),
+            help: Some(format!(
+                "build `{instead}` for this target: on the platform whose `targets` cover `{target}` (declare one if none does), `settings.texture = {{ format = \"{instead}\" }}`, or on this rule `platforms.<platform> = {{ format = \"{instead}\" }}`; or set `allow-optional-format = true` if the game checks the GPU's features"
+            )),
+            key: Some("format".into()),
         })
     }
 
