@@ -25,8 +25,8 @@
 //! - [`sprite`]: sprite frames: where a sprite lies in its atlas page.
 //! - [`font`]: fonts baked into glyphs in atlas pages, with line metrics
 //!   and kerning.
-//! - [`texture`]: GPU textures (KTX2: mip chains, BCn and ETC2 block
-//!   compression), ready to upload.
+//! - [`texture`]: GPU textures (KTX2: mip chains, BCn, ETC2 and ASTC
+//!   block compression), ready to upload.
 //! - [`reload`]: the hot-reload client a game polls while `cargo assets watch`
 //!   runs, and the protocol it reads.
 //! - [`toc`]: the parcel's text table of contents; [`line_escape`]: the

@@ -20,9 +20,13 @@
 //! | `Bc5RgUnorm` | `Bc5RgUnorm` | 16 |
 //! | `Bc7RgbaUnorm` / `Bc7RgbaUnormSrgb` | `Bc7RgbaUnorm` / `Bc7RgbaUnormSrgb` | 16 |
 //! | `Etc2Rgb8Unorm` / `Etc2Rgb8UnormSrgb` | `Etc2Rgb8Unorm` / `Etc2Rgb8UnormSrgb` | 8 |
+//! | `Astc4x4Unorm` / `Astc4x4UnormSrgb` | `Astc { block: B4x4, channel: Unorm / UnormSrgb }` | 16 |
+//! | `Astc6x6Unorm` / `Astc6x6UnormSrgb` | `Astc { block: B6x6, channel: Unorm / UnormSrgb }` | 16 a 6×6 block |
+//! | `Astc8x8Unorm` / `Astc8x8UnormSrgb` | `Astc { block: B8x8, channel: Unorm / UnormSrgb }` | 16 an 8×8 block |
 //!
 //! Level `i` is `max(1, width >> i)` × `max(1, height >> i)` pixels; a
-//! block-compressed level holds whole 4×4 blocks (its last blocks padded),
+//! block-compressed level holds whole blocks (4×4, or ASTC's 6×6 and 8×8;
+//! its last blocks padded),
 //! rows of blocks top to bottom, as wgpu expects with `bytes_per_row` =
 //! blocks across × block bytes.
 
@@ -57,6 +61,18 @@ pub enum TextureFormat {
     Etc2Rgb8Unorm,
     /// ETC2 RGB, sRGB color.
     Etc2Rgb8UnormSrgb,
+    /// ASTC 4×4: RGBA, 8 bits a pixel (phones, Apple GPUs).
+    Astc4x4Unorm,
+    /// ASTC 4×4, sRGB color.
+    Astc4x4UnormSrgb,
+    /// ASTC 6×6: RGBA, 3.56 bits a pixel.
+    Astc6x6Unorm,
+    /// ASTC 6×6, sRGB color.
+    Astc6x6UnormSrgb,
+    /// ASTC 8×8: RGBA, 2 bits a pixel.
+    Astc8x8Unorm,
+    /// ASTC 8×8, sRGB color.
+    Astc8x8UnormSrgb,
 }
 
 impl TextureFormat {
@@ -75,6 +91,12 @@ impl TextureFormat {
             TextureFormat::Bc7RgbaUnormSrgb => "BC7_SRGB_BLOCK",
             TextureFormat::Etc2Rgb8Unorm => "ETC2_R8G8B8_UNORM_BLOCK",
             TextureFormat::Etc2Rgb8UnormSrgb => "ETC2_R8G8B8_SRGB_BLOCK",
+            TextureFormat::Astc4x4Unorm => "ASTC_4x4_UNORM_BLOCK",
+            TextureFormat::Astc4x4UnormSrgb => "ASTC_4x4_SRGB_BLOCK",
+            TextureFormat::Astc6x6Unorm => "ASTC_6x6_UNORM_BLOCK",
+            TextureFormat::Astc6x6UnormSrgb => "ASTC_6x6_SRGB_BLOCK",
+            TextureFormat::Astc8x8Unorm => "ASTC_8x8_UNORM_BLOCK",
+            TextureFormat::Astc8x8UnormSrgb => "ASTC_8x8_SRGB_BLOCK",
         }
     }
 
@@ -93,6 +115,12 @@ impl TextureFormat {
             TextureFormat::Bc7RgbaUnormSrgb => Format::BC7_SRGB_BLOCK,
             TextureFormat::Etc2Rgb8Unorm => Format::ETC2_R8G8B8_UNORM_BLOCK,
             TextureFormat::Etc2Rgb8UnormSrgb => Format::ETC2_R8G8B8_SRGB_BLOCK,
+            TextureFormat::Astc4x4Unorm => Format::ASTC_4x4_UNORM_BLOCK,
+            TextureFormat::Astc4x4UnormSrgb => Format::ASTC_4x4_SRGB_BLOCK,
+            TextureFormat::Astc6x6Unorm => Format::ASTC_6x6_UNORM_BLOCK,
+            TextureFormat::Astc6x6UnormSrgb => Format::ASTC_6x6_SRGB_BLOCK,
+            TextureFormat::Astc8x8Unorm => Format::ASTC_8x8_UNORM_BLOCK,
+            TextureFormat::Astc8x8UnormSrgb => Format::ASTC_8x8_SRGB_BLOCK,
         }
     }
 
@@ -110,15 +138,34 @@ impl TextureFormat {
                 | TextureFormat::Bc3RgbaUnormSrgb
                 | TextureFormat::Bc7RgbaUnormSrgb
                 | TextureFormat::Etc2Rgb8UnormSrgb
+                | TextureFormat::Astc4x4UnormSrgb
+                | TextureFormat::Astc6x6UnormSrgb
+                | TextureFormat::Astc8x8UnormSrgb
         )
     }
 
-    /// Pixels per block side: 1 for RGBA8, 4 for the block formats.
+    /// Pixels per block side (blocks are square): 1 for RGBA8, 4 for BC
+    /// and ETC2, 4, 6 or 8 for ASTC.
     pub fn block_size(self) -> u32 {
         match self {
             TextureFormat::Rgba8Unorm | TextureFormat::Rgba8UnormSrgb => 1,
+            TextureFormat::Astc6x6Unorm | TextureFormat::Astc6x6UnormSrgb => 6,
+            TextureFormat::Astc8x8Unorm | TextureFormat::Astc8x8UnormSrgb => 8,
             _ => 4,
         }
+    }
+
+    /// Whether this is an ASTC format.
+    pub fn is_astc(self) -> bool {
+        matches!(
+            self,
+            TextureFormat::Astc4x4Unorm
+                | TextureFormat::Astc4x4UnormSrgb
+                | TextureFormat::Astc6x6Unorm
+                | TextureFormat::Astc6x6UnormSrgb
+                | TextureFormat::Astc8x8Unorm
+                | TextureFormat::Astc8x8UnormSrgb
+        )
     }
 
     /// Bytes per block (per pixel for RGBA8).
@@ -141,7 +188,7 @@ impl TextureFormat {
     }
 }
 
-const ALL: [TextureFormat; 12] = [
+const ALL: [TextureFormat; 18] = [
     TextureFormat::Rgba8Unorm,
     TextureFormat::Rgba8UnormSrgb,
     TextureFormat::Bc1RgbaUnorm,
@@ -154,6 +201,12 @@ const ALL: [TextureFormat; 12] = [
     TextureFormat::Bc7RgbaUnormSrgb,
     TextureFormat::Etc2Rgb8Unorm,
     TextureFormat::Etc2Rgb8UnormSrgb,
+    TextureFormat::Astc4x4Unorm,
+    TextureFormat::Astc4x4UnormSrgb,
+    TextureFormat::Astc6x6Unorm,
+    TextureFormat::Astc6x6UnormSrgb,
+    TextureFormat::Astc8x8Unorm,
+    TextureFormat::Astc8x8UnormSrgb,
 ];
 
 /// A validated texture resource. See the [module docs](self).
@@ -352,6 +405,12 @@ pub mod write {
             F::Etc2Rgb8Unorm | F::Etc2Rgb8UnormSrgb => {
                 (ColorModel::ETC2, vec![sample(0, 0, 64, false)])
             }
+            F::Astc4x4Unorm
+            | F::Astc4x4UnormSrgb
+            | F::Astc6x6Unorm
+            | F::Astc6x6UnormSrgb
+            | F::Astc8x8Unorm
+            | F::Astc8x8UnormSrgb => (ColorModel::ASTC, vec![sample(0, 0, 128, false)]),
         };
         let mut bytes_planes = [0u8; 8];
         bytes_planes[0] = format.block_bytes() as u8;

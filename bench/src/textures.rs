@@ -16,7 +16,7 @@ use image::RgbaImage;
 use crate::measure::{self, Sample};
 
 /// The encoders compared, with the effort setting that applies.
-const CASES: [(TextureFormat, Quality); 7] = [
+const CASES: [(TextureFormat, Quality); 12] = [
     (TextureFormat::Rgba8UnormSrgb, Quality::Basic),
     (TextureFormat::Bc1RgbaUnormSrgb, Quality::Basic),
     (TextureFormat::Bc3RgbaUnormSrgb, Quality::Basic),
@@ -24,6 +24,11 @@ const CASES: [(TextureFormat, Quality); 7] = [
     (TextureFormat::Bc7RgbaUnormSrgb, Quality::Basic),
     (TextureFormat::Bc7RgbaUnormSrgb, Quality::Slow),
     (TextureFormat::Etc2Rgb8UnormSrgb, Quality::Basic),
+    (TextureFormat::Astc4x4UnormSrgb, Quality::Fast),
+    (TextureFormat::Astc4x4UnormSrgb, Quality::Basic),
+    (TextureFormat::Astc4x4UnormSrgb, Quality::Slow),
+    (TextureFormat::Astc6x6UnormSrgb, Quality::Basic),
+    (TextureFormat::Astc8x8UnormSrgb, Quality::Basic),
 ];
 
 /// The table, for the art in `dir` (PNG files) or a generated set.
@@ -60,7 +65,7 @@ pub fn run(quick: bool, dir: Option<&Path>) -> String {
             let alpha = image.pixels().any(|p| p[3] != 255);
             chain(base, Texels::Srgb, true)
                 .iter()
-                .map(|level| encode(level, format, quality, alpha))
+                .map(|level| encode(level, format, quality, alpha).expect("encodes"))
                 .collect()
         };
         let time = Sample::of(runs, || {
@@ -145,6 +150,10 @@ fn decode(format: TextureFormat, data: &[u8], w: u32, h: u32) -> Vec<[u8; 4]> {
         TextureFormat::Bc3RgbaUnormSrgb => texture2ddecoder::decode_bc3(data, w, h, &mut out),
         TextureFormat::Bc7RgbaUnormSrgb => texture2ddecoder::decode_bc7(data, w, h, &mut out),
         TextureFormat::Etc2Rgb8UnormSrgb => texture2ddecoder::decode_etc2_rgb(data, w, h, &mut out),
+        f if f.is_astc() => {
+            let b = f.block_size() as usize;
+            texture2ddecoder::decode_astc(data, w, h, b, b, &mut out)
+        }
         other => panic!("no decoder for {other:?}"),
     }
     .expect("decodes");

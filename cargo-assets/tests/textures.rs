@@ -93,6 +93,15 @@ fn decode(format: ktx2::Format, data: &[u8], w: u32, h: u32) -> Vec<[u8; 4]> {
         ktx2::Format::ETC2_R8G8B8_SRGB_BLOCK | ktx2::Format::ETC2_R8G8B8_UNORM_BLOCK => {
             texture2ddecoder::decode_etc2_rgb(data, w, h, &mut out)
         }
+        ktx2::Format::ASTC_4x4_SRGB_BLOCK => {
+            texture2ddecoder::decode_astc(data, w, h, 4, 4, &mut out)
+        }
+        ktx2::Format::ASTC_6x6_SRGB_BLOCK => {
+            texture2ddecoder::decode_astc(data, w, h, 6, 6, &mut out)
+        }
+        ktx2::Format::ASTC_8x8_SRGB_BLOCK => {
+            texture2ddecoder::decode_astc(data, w, h, 8, 8, &mut out)
+        }
         other => panic!("no decoder for {other:?}"),
     }
     .unwrap();
@@ -280,4 +289,71 @@ fn a_format_the_targets_gpus_lack_is_an_error_at_its_key_naming_the_fix() {
     p.metadata(&format!("{rule}allow-optional-format = true\n"));
     let android = p.run(&["build", "--target", "aarch64-linux-android"]);
     assert!(android.success(), "{}", android.stderr);
+}
+
+#[test]
+fn astc_textures_at_each_block_size_decode_within_a_stated_psnr() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "*.png"
+processor = "texture"
+format = "astc-4x4"
+
+[package.metadata.assets.overrides."six.png"]
+format = "astc-6x6"
+
+[package.metadata.assets.overrides."eight.png"]
+format = "astc-8x8"
+"#,
+    );
+    let source = photo(96, 64);
+    for name in ["four", "six", "eight"] {
+        p.file(&format!("assets/{name}.png"), encode_png(&source));
+    }
+    let run = p.build_ok();
+    let parcel = run.parcel("main");
+    // (asset, format, level 0's bytes: 16 a block, PSNR floor in dB).
+    let mut report = Vec::new();
+    for (name, format, level0, floor) in [
+        (
+            "four.png",
+            ktx2::Format::ASTC_4x4_SRGB_BLOCK,
+            24 * 16 * 16,
+            40.0,
+        ),
+        (
+            "six.png",
+            ktx2::Format::ASTC_6x6_SRGB_BLOCK,
+            16 * 11 * 16,
+            33.0,
+        ),
+        (
+            "eight.png",
+            ktx2::Format::ASTC_8x8_SRGB_BLOCK,
+            12 * 8 * 16,
+            30.0,
+        ),
+    ] {
+        let (got, w, h, levels) = read_back(&parcel, name);
+        assert_eq!((got, w, h, levels.len()), (format, 96, 64, 7), "{name}");
+        assert_eq!(levels[0].len(), level0, "{name}");
+        assert_eq!(levels[6].len(), 16, "{name}: 1x1 is one block");
+        let db = psnr(&source, &decode(format, &levels[0], w, h));
+        assert!(db > floor, "{name}: PSNR {db:.1} dB");
+        report.push(format!("{name} {db:.1} dB"));
+    }
+    eprintln!("ASTC PSNR: {}", report.join(", "));
+    // Phones take ASTC; Direct3D has none.
+    assert!(
+        p.run(&["build", "--target", "aarch64-linux-android"])
+            .success()
+    );
+    let windows = p.run(&["build", "--target", "x86_64-pc-windows-msvc"]);
+    assert!(
+        !windows.success() && windows.stderr.contains("Direct3D has no ASTC formats"),
+        "{}",
+        windows.stderr
+    );
 }

@@ -1,8 +1,11 @@
-//! Levels into a GPU format: RGBA8 as it is, or 4×4 blocks through Intel's
+//! Levels into a GPU format: RGBA8 as it is, 4×4 blocks through Intel's
 //! ISPC texture compressor (`intel_tex_2`: BC1, BC3, BC4, BC5, BC7, and
 //! ETC1, whose blocks are ETC2 RGB blocks; its ASTC encoder is not
-//! implemented in the crate). A level whose sides are not multiples of 4 is padded by repeating
-//! its last row and column, so edge blocks filter as the edge does.
+//! implemented in the crate), or ASTC blocks through ARM's astcenc
+//! (`ctt-astcenc`, feature `astc`). A level whose sides are not multiples
+//! of 4 is padded for `intel_tex_2` by repeating its last row and column,
+//! so edge blocks filter as the edge does; astcenc pads partial blocks
+//! itself, the same way.
 
 use assets_runtime::TextureFormat;
 use intel_tex_2::{RSurface, RgSurface, RgbaSurface, bc1, bc3, bc4, bc5, bc7, etc1};
@@ -10,11 +13,20 @@ use intel_tex_2::{RSurface, RgSurface, RgbaSurface, bc1, bc3, bc4, bc5, bc7, etc
 use super::Quality;
 use super::mips::Level;
 
-/// `level` in `format`.
-pub fn encode(level: &Level, format: TextureFormat, quality: Quality, alpha: bool) -> Vec<u8> {
+/// `level` in `format`; an error only from astcenc (which the settings
+/// checks should keep from happening).
+pub fn encode(
+    level: &Level,
+    format: TextureFormat,
+    quality: Quality,
+    alpha: bool,
+) -> Result<Vec<u8>, String> {
     use TextureFormat as F;
     if format.block_size() == 1 {
-        return level.pixels.clone();
+        return Ok(level.pixels.clone());
+    }
+    if format.is_astc() {
+        return astc(level, format, quality);
     }
     let (w, h, rgba) = padded(level);
     let surface = RgbaSurface {
@@ -23,7 +35,7 @@ pub fn encode(level: &Level, format: TextureFormat, quality: Quality, alpha: boo
         height: h,
         stride: w * 4,
     };
-    match format {
+    Ok(match format {
         F::Bc1RgbaUnorm | F::Bc1RgbaUnormSrgb => bc1::compress_blocks(&surface),
         F::Bc3RgbaUnorm | F::Bc3RgbaUnormSrgb => bc3::compress_blocks(&surface),
         F::Bc4RUnorm => {
@@ -61,7 +73,49 @@ pub fn encode(level: &Level, format: TextureFormat, quality: Quality, alpha: boo
             etc1::compress_blocks(etc1::slow_settings(), &surface)
         }
         _ => unreachable!("every block format is listed"),
-    }
+    })
+}
+
+/// `level` in an ASTC `format`, with astcenc's preset for `quality`.
+#[cfg(feature = "astc")]
+fn astc(level: &Level, format: TextureFormat, quality: Quality) -> Result<Vec<u8>, String> {
+    use ctt_astcenc::{Context, Flags, Preset, Profile, Swizzle, config_init};
+    let profile = if format.is_srgb() {
+        Profile::LdrSrgb
+    } else {
+        Profile::Ldr
+    };
+    let preset = match quality {
+        Quality::Fast => Preset::Fast,
+        Quality::Basic => Preset::Medium,
+        Quality::Slow => Preset::Thorough,
+    };
+    let block = format.block_size();
+    let failed = |e: ctt_astcenc::Error| format!("the ASTC encoder failed: {e}");
+    let config = config_init(profile, block, block, 1, preset, Flags::empty()).map_err(failed)?;
+    let mut context = Context::new(&config).map_err(failed)?;
+    // astcenc reads the pixels through this one-plane pointer table; the
+    // copy is only read (the C API's pointer is not const), and both live
+    // until `compress` returns.
+    let mut pixels = level.pixels.clone();
+    let mut plane = pixels.as_mut_ptr().cast::<std::ffi::c_void>();
+    let mut image = ctt_astcenc::bindings::astcenc_image {
+        dim_x: level.width,
+        dim_y: level.height,
+        dim_z: 1,
+        data_type: ctt_astcenc::bindings::astcenc_type_ASTCENC_TYPE_U8,
+        data: &mut plane,
+    };
+    let mut out = vec![0; format.level_len(level.width, level.height) as usize];
+    context
+        .compress(&mut image, Swizzle::IDENTITY, &mut out)
+        .map_err(failed)?;
+    Ok(out)
+}
+
+#[cfg(not(feature = "astc"))]
+fn astc(_: &Level, _: TextureFormat, _: Quality) -> Result<Vec<u8>, String> {
+    Err(super::NEEDS_ASTC.to_owned())
 }
 
 /// The level's pixels padded to whole 4×4 blocks, edges repeated.

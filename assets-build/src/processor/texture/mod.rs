@@ -20,17 +20,18 @@
 //!
 //! | key | default | meaning |
 //! |---|---|---|
-//! | `format` | `"bc7"` | `"rgba8"`, `"bc1"` (opaque or 1-bit alpha, 4 bits a pixel), `"bc3"`, `"bc4"` (one channel), `"bc5"` (two channels: normal maps), `"bc7"` (best desktop quality), `"etc2"` (RGB, no alpha: mobile GPUs) |
+//! | `format` | `"bc7"` | `"rgba8"`, `"bc1"` (opaque or 1-bit alpha, 4 bits a pixel), `"bc3"`, `"bc4"` (one channel), `"bc5"` (two channels: normal maps), `"bc7"` (best desktop quality), `"etc2"` (RGB, no alpha: mobile GPUs), `"astc-4x4"`, `"astc-6x6"`, `"astc-8x8"` (RGBA at 8, 3.56 or 2 bits a pixel: phones and Apple GPUs; feature `astc`) |
 //! | `color` | `"srgb"` | `"srgb"` for color, `"linear"` for data (masks, roughness); `bc4` and `bc5` are always linear |
 //! | `normal-map` | `false` | tangent-space normals: linear, averaged as vectors and renormalized in the mips |
 //! | `mipmaps` | `true` | the full chain down to 1×1 |
-//! | `quality` | `"basic"` | `"fast"`, `"basic"` or `"slow"` (BC7 encoder effort; ETC2 has one) |
+//! | `quality` | `"basic"` | `"fast"`, `"basic"` or `"slow"` (BC7 and ASTC encoder effort: astcenc's `fast`, `medium`, `thorough` presets; the other formats have one) |
 //! | `max-dimension` | `16384` | width or height above this is an error |
 //! | `allow-optional-format` | `false` | build a format not every GPU of the target supports (the game checks the adapter's features) |
 //!
-//! Mips are filtered gamma-correct and alpha-aware ([`mips`]). ASTC is not
-//! offered: the crates.io encoder this uses (`intel_tex_2`) leaves its
-//! ASTC path unimplemented; ETC2 covers phones, `rgba8` the rest. Choosing
+//! Mips are filtered gamma-correct and alpha-aware ([`mips`]). BC and ETC2
+//! come from Intel's ISPC kernels (`intel_tex_2`, whose ASTC path is
+//! unimplemented), ASTC from ARM's reference encoder (`ctt-astcenc`, behind
+//! the `astc` feature because it compiles C++; [`encode`]). Choosing
 //! an sRGB format for `bc4`/`bc5`, or `normal-map` with `color = "srgb"`,
 //! is an error that says why.
 //!
@@ -39,7 +40,7 @@
 //! format that not every GPU of that target supports is an error before
 //! anything runs, at the `format` key, naming the format to build instead:
 //! any block format on `wasm32-*` (WebGPU and WebGL2 make them all
-//! optional), BC on Android, ETC2 on Windows ([`GpuFamily`]). As Godot's
+//! optional), BC on Android, ETC2 and ASTC on Windows ([`GpuFamily`]). As Godot's
 //! export refuses a platform whose texture compression was not imported.
 //! Targets whose GPUs differ (Linux, macOS, iOS) are not checked.
 
@@ -76,6 +77,15 @@ pub enum FormatSetting {
     Bc7,
     /// ETC2 RGB.
     Etc2,
+    /// ASTC, 4×4 blocks.
+    #[serde(rename = "astc-4x4")]
+    Astc4x4,
+    /// ASTC, 6×6 blocks.
+    #[serde(rename = "astc-6x6")]
+    Astc6x6,
+    /// ASTC, 8×8 blocks.
+    #[serde(rename = "astc-8x8")]
+    Astc8x8,
 }
 
 /// The `color` setting.
@@ -88,7 +98,7 @@ pub enum ColorSetting {
     Linear,
 }
 
-/// Encoder effort for BC7.
+/// Encoder effort for BC7 and ASTC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Quality {
@@ -135,10 +145,11 @@ pub struct TextureSettings {
 pub enum GpuFamily {
     /// `wasm32-*`: WebGPU and WebGL2 guarantee no block-compressed format.
     Web,
-    /// `*-android*`: OpenGL ES 3 and Vulkan phones guarantee ETC2; most
-    /// have no BC.
+    /// `*-android*`: OpenGL ES 3 and Vulkan phones guarantee ETC2, and
+    /// take ASTC; most have no BC.
     Android,
-    /// `*-windows-*`: Direct3D has no ETC2, nor do most desktop GPUs.
+    /// `*-windows-*`: Direct3D has no ETC2 or ASTC, nor do most desktop
+    /// GPUs.
     Windows,
 }
 
@@ -166,19 +177,30 @@ impl GpuFamily {
                 "WebGPU and WebGL2 make every block-compressed format an optional feature",
                 "rgba8",
             )),
-            (GpuFamily::Android, S::Etc2) => None,
+            // ASTC: every Android GPU of the last decade, and Google's
+            // advice; not in OpenGL ES 3.0's guarantee, but the Vulkan
+            // baseline profiles require it.
+            (GpuFamily::Android, S::Etc2 | S::Astc4x4 | S::Astc6x6 | S::Astc8x8) => None,
             (GpuFamily::Android, _) => Some((
-                "most Android GPUs have no BC formats (OpenGL ES 3 and Vulkan guarantee ETC2 there; `rgba8` where alpha matters)",
+                "most Android GPUs have no BC formats (OpenGL ES 3 and Vulkan guarantee ETC2 there, and take ASTC: `astc-4x4` where alpha matters)",
                 "etc2",
             )),
             (GpuFamily::Windows, S::Etc2) => Some((
                 "Direct3D has no ETC2 formats, nor do most desktop GPUs",
                 "bc1",
             )),
+            (GpuFamily::Windows, S::Astc4x4 | S::Astc6x6 | S::Astc8x8) => Some((
+                "Direct3D has no ASTC formats, nor do most desktop GPUs",
+                "bc7",
+            )),
             (GpuFamily::Windows, _) => None,
         }
     }
 }
+
+/// Why an ASTC format cannot be built here.
+const NEEDS_ASTC: &str =
+    "the ASTC formats need assets-build's `astc` feature (`cargo assets` has it)";
 
 fn default_format() -> FormatSetting {
     FormatSetting::Bc7
@@ -224,6 +246,15 @@ impl TextureSettings {
             (S::Bc7, true) => F::Bc7RgbaUnormSrgb,
             (S::Etc2, false) => F::Etc2Rgb8Unorm,
             (S::Etc2, true) => F::Etc2Rgb8UnormSrgb,
+            (S::Astc4x4 | S::Astc6x6 | S::Astc8x8, _) if !cfg!(feature = "astc") => {
+                return Err(NEEDS_ASTC.to_owned());
+            }
+            (S::Astc4x4, false) => F::Astc4x4Unorm,
+            (S::Astc4x4, true) => F::Astc4x4UnormSrgb,
+            (S::Astc6x6, false) => F::Astc6x6Unorm,
+            (S::Astc6x6, true) => F::Astc6x6UnormSrgb,
+            (S::Astc8x8, false) => F::Astc8x8Unorm,
+            (S::Astc8x8, true) => F::Astc8x8UnormSrgb,
         };
         let texels = match (self.normal_map, srgb) {
             (true, _) => Texels::Normals,
@@ -242,6 +273,9 @@ impl TextureSettings {
             FormatSetting::Bc5 => "bc5",
             FormatSetting::Bc7 => "bc7",
             FormatSetting::Etc2 => "etc2",
+            FormatSetting::Astc4x4 => "astc-4x4",
+            FormatSetting::Astc6x6 => "astc-6x6",
+            FormatSetting::Astc8x8 => "astc-8x8",
         }
     }
 }
@@ -302,7 +336,10 @@ impl Processor for Texture {
         let chain = mips::chain(base, texels, settings.mipmaps);
         let levels = crate::parallel::map(&chain, |level| {
             encode::encode(level, format, settings.quality, alpha)
-        });
+        })
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(ProcessError::msg)?;
         let file = assets_runtime::texture::write::ktx2(format, width, height, &levels);
         ctx.emit(assets_runtime::format::KIND_TEXTURE, file)
     }
