@@ -61,7 +61,9 @@ impl Processor for AtlasPacker {
     }
 
     fn version(&self) -> u32 {
-        2 // 2: pages compressed by default (lz4 in dev, zstd in release)
+        // 2: pages compressed by default (lz4 in dev, zstd in release);
+        // 3: LZ4 finds matches in pages under 64 KiB
+        3
     }
 
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {

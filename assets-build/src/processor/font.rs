@@ -117,7 +117,7 @@ impl Processor for Font {
     }
 
     fn version(&self) -> u32 {
-        1
+        2 // 2: glyphs cached with LZ4 that finds matches in small sprites
     }
 
     fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {

@@ -54,7 +54,9 @@ impl Processor for Image {
     }
 
     fn version(&self) -> u32 {
-        2 // 2: compressed rows by default (lz4 in dev, zstd in release)
+        // 2: compressed rows by default (lz4 in dev, zstd in release);
+        // 3: LZ4 finds matches in images under 64 KiB (`codec::encode_lz4`)
+        3
     }
 
     fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {

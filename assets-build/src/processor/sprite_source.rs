@@ -21,6 +21,8 @@
 //! reads every one back: LZ4 decodes at gigabytes a second, and drawn art
 //! shrinks several times (noise does not, and stays raw).
 
+use assets_runtime::image::{Encoding, encode_pixels};
+
 use super::ProcessError;
 
 /// Output kind of a cached sprite.
@@ -83,7 +85,7 @@ impl SpriteSource {
 
     /// The bytes stored in the cache.
     pub fn encode(&self) -> Vec<u8> {
-        let packed = lz4_flex::block::compress(&self.pixels);
+        let packed = encode_pixels(Encoding::Lz4, &self.pixels).expect("LZ4 is always built");
         let compressed = packed.len() < self.pixels.len();
         let pixels = if compressed { &packed } else { &self.pixels };
         let mut out = Vec::with_capacity(HEADER_LEN + pixels.len());
