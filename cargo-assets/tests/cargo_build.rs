@@ -392,51 +392,42 @@ fn cargo_build_for_wasm32_runs_the_build_script_with_the_web_platforms_settings(
     c.manifest_with(
         "",
         r#"[[package.metadata.assets.rules]]
-match = "textures/*.png"
-processor = "texture"
-format = "bc7"
+match = "images/*.png"
+processor = "image"
+encoding = "lz4"
+platforms.web = { encoding = "png" }
 
 [package.metadata.assets.platforms.web]
 targets = ["wasm32-*"]
-settings.texture = { format = "rgba8" }
 "#,
     );
-    // The `texture` processor is behind assets-build's `textures` feature.
-    let manifest = std::fs::read_to_string(c.path().join("Cargo.toml")).unwrap();
-    let build_dependency = manifest
-        .lines()
-        .find(|l| l.starts_with("assets-build = {"))
-        .expect("the build dependency");
-    let with_textures = build_dependency.replace(" }", ", features = [\"textures\"] }");
-    c.write(
-        "Cargo.toml",
-        manifest.replace(build_dependency, &with_textures),
-    );
-    c.write("assets/textures/ground.png", png_bytes(32, 32, 1));
-    let format = |parcel: &assets_runtime::ParcelBuf| {
-        let id = assets_runtime::ResourceId::of("textures/ground.png");
-        parcel.parcel().texture(id).map(|t| (t.format, t.levels))
+    c.write("assets/images/ground.png", png_bytes(32, 32, 1));
+    let encoding = |parcel: &assets_runtime::ParcelBuf| {
+        let image = parcel
+            .parcel()
+            .by_name("images/ground.png")
+            .map(|r| r.image());
+        image.flatten().map(|i| i.header.encoding.name())
     };
-    use assets_runtime::TextureFormat::{Bc7RgbaUnormSrgb, Rgba8UnormSrgb};
 
     let (ok, _, stderr) = c.build();
     assert!(ok, "{stderr}");
     let host = script_parcel(c.name(), None, "main");
-    assert_eq!(format(&host), Some((Bc7RgbaUnormSrgb, 6)));
+    assert_eq!(encoding(&host), Some("lz4"));
 
-    // The web build: Cargo's `TARGET` picks the `web` platform, whose
-    // texture settings apply; the sprites and the text are shared with the
-    // host's build, not processed again.
+    // The web build: Cargo's `TARGET` picks the `web` platform. Only the
+    // image has settings for it; the sprites and the text are shared with
+    // the host's build, not processed again.
     let out = c.cargo(&["build", "-vv", "--target", WEB]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(
         processed(&stderr),
-        Some(vec!["textures/ground.png".to_owned()]),
+        Some(vec!["images/ground.png".to_owned()]),
         "{stderr}"
     );
     let web = script_parcel(c.name(), Some(WEB), "main");
-    assert_eq!(format(&web), Some((Rgba8UnormSrgb, 6)));
+    assert_eq!(encoding(&web), Some("png"));
     let hero = |p: &assets_runtime::ParcelBuf| {
         let sprite = p.parcel().by_name("sprites/hero.png");
         sprite.and_then(|r| r.bytes().ok()).map(|b| b.to_vec())
