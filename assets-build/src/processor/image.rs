@@ -69,7 +69,7 @@ impl Processor for Image {
         let pixels = decode_rgba8(&bytes, settings.max_dimension)?;
         ctx.emit(
             "image",
-            ImageResource::of(&pixels).finish(
+            ImageResource::from_image(pixels).finish(
                 settings.premultiply,
                 settings
                     .encoding
@@ -105,7 +105,15 @@ pub fn decode_rgba8(bytes: &[u8], max_dimension: u32) -> Result<RgbaImage, Proce
 }
 
 /// Multiplies color by alpha, rounding to nearest, in RGBA8 `pixels`.
+/// Opaque pixels are left as they are, so an opaque image (most textures
+/// exported with an alpha channel) costs one pass that only reads.
 pub(crate) fn premultiply(pixels: &mut [u8]) {
+    // An AND of every alpha: 255 only if all are; a loop that vectorizes,
+    // where stopping at the first translucent pixel would not.
+    let alphas = pixels.chunks_exact(4).fold(u8::MAX, |all, p| all & p[3]);
+    if alphas == u8::MAX {
+        return;
+    }
     for p in pixels.chunks_exact_mut(4) {
         let a = u16::from(p[3]);
         for c in &mut p[..3] {
@@ -121,11 +129,15 @@ fn mul_div_255(x: u16) -> u8 {
     ((t + (t >> 8)) >> 8) as u8
 }
 
-/// An `image` resource being made: room for its header, then RGBA8 pixels.
-/// Raw encoding fills in the header and the buffer is the resource, with no
-/// copy of what can be a 64 MiB atlas page.
+/// An `image` resource being made: RGBA8 pixels, and, when the buffer was
+/// made here, room for the header before them. Raw encoding fills in that
+/// header and the buffer is the resource, with no copy of what can be a
+/// 64 MiB atlas page; a decoded image is taken as it is (no copy either),
+/// since compressed encodings write a new buffer anyway.
 pub(crate) struct ImageResource {
     bytes: Vec<u8>,
+    /// Where the pixels start in `bytes`: `IMAGE_HEADER_LEN` or 0.
+    start: usize,
     width: u32,
     height: u32,
 }
@@ -135,26 +147,30 @@ impl ImageResource {
     pub fn new(width: u32, height: u32) -> ImageResource {
         ImageResource {
             bytes: vec![0; IMAGE_HEADER_LEN + width as usize * height as usize * 4],
+            start: IMAGE_HEADER_LEN,
             width,
             height,
         }
     }
 
-    /// A copy of `image`'s pixels.
-    pub fn of(image: &RgbaImage) -> ImageResource {
-        let mut bytes = Vec::with_capacity(IMAGE_HEADER_LEN + image.as_raw().len());
-        bytes.resize(IMAGE_HEADER_LEN, 0);
-        bytes.extend_from_slice(image.as_raw());
+    /// `image`'s pixels, taken without a copy.
+    pub fn from_image(image: RgbaImage) -> ImageResource {
+        let (width, height) = image.dimensions();
         ImageResource {
-            bytes,
-            width: image.width(),
-            height: image.height(),
+            bytes: image.into_raw(),
+            start: 0,
+            width,
+            height,
         }
     }
 
     /// The RGBA8 rows.
     pub fn pixels_mut(&mut self) -> &mut [u8] {
-        &mut self.bytes[IMAGE_HEADER_LEN..]
+        &mut self.bytes[self.start..]
+    }
+
+    fn pixels(&self) -> &[u8] {
+        &self.bytes[self.start..]
     }
 
     /// The resource as raw rows under `header` (made raw).
@@ -163,8 +179,14 @@ impl ImageResource {
             encoding: StoredEncoding::Raw,
             ..header
         };
-        self.bytes[..IMAGE_HEADER_LEN].copy_from_slice(&header.encode());
-        Ok(self.bytes)
+        if self.start == IMAGE_HEADER_LEN {
+            self.bytes[..IMAGE_HEADER_LEN].copy_from_slice(&header.encode());
+            return Ok(self.bytes);
+        }
+        let mut out = Vec::with_capacity(IMAGE_HEADER_LEN + self.bytes.len());
+        out.extend_from_slice(&header.encode());
+        out.extend_from_slice(&self.bytes);
+        Ok(out)
     }
 
     /// The resource's bytes: premultiplied if asked, stored as `encoding`
@@ -191,7 +213,7 @@ impl ImageResource {
         match encoding {
             Encoding::Raw => self.finish_raw(header),
             Encoding::Lz4 | Encoding::Zstd => {
-                let rows = &self.bytes[IMAGE_HEADER_LEN..];
+                let rows = self.pixels();
                 let payload = encode_pixels(header.encoding, rows).ok_or_else(|| {
                     ProcessError::msg(
                         "`encoding = \"zstd\"` needs the `zstd` feature of assets-build (on by default)",
@@ -210,7 +232,7 @@ impl ImageResource {
                 let mut out = header.encode().to_vec();
                 PngEncoder::new(&mut out)
                     .write_image(
-                        &self.bytes[IMAGE_HEADER_LEN..],
+                        self.pixels(),
                         self.width,
                         self.height,
                         ExtendedColorType::Rgba8,
@@ -237,7 +259,7 @@ mod tests {
     #[test]
     fn raw_output_has_the_documented_header() {
         let img = decode_rgba8(&png(3, 2), 16).unwrap();
-        let out = ImageResource::of(&img)
+        let out = ImageResource::from_image(img.clone())
             .finish(false, Encoding::Raw)
             .unwrap();
         #[rustfmt::skip]
@@ -265,6 +287,19 @@ mod tests {
     }
 
     #[test]
+    fn premultiplying_leaves_an_opaque_image_as_it_was() {
+        let mut img = RgbaImage::from_fn(9, 5, |x, y| image::Rgba([x as u8 * 20, y as u8, 3, 255]));
+        let before = img.clone();
+        premultiply(&mut img);
+        assert_eq!(img, before);
+        // One translucent pixel anywhere and every pixel is multiplied.
+        img.put_pixel(8, 4, image::Rgba([200, 200, 200, 0]));
+        premultiply(&mut img);
+        assert_eq!(img.get_pixel(8, 4).0, [0, 0, 0, 0]);
+        assert_eq!(img.get_pixel(1, 1).0, before.get_pixel(1, 1).0);
+    }
+
+    #[test]
     fn premultiplying_scales_color_by_alpha() {
         let mut img = RgbaImage::from_pixel(1, 1, image::Rgba([255, 100, 0, 128]));
         premultiply(&mut img);
@@ -274,7 +309,9 @@ mod tests {
     #[test]
     fn png_output_is_the_header_then_a_png_of_the_finished_pixels() {
         let img = decode_rgba8(&png(3, 2), 16).unwrap();
-        let out = ImageResource::of(&img).finish(true, Encoding::Png).unwrap();
+        let out = ImageResource::from_image(img.clone())
+            .finish(true, Encoding::Png)
+            .unwrap();
         let header = ImageHeader::parse(&out).unwrap();
         assert_eq!(header.encoding, StoredEncoding::Png);
         assert_eq!(header.format, PixelFormat::Rgba8Premultiplied);
