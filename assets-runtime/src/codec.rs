@@ -133,11 +133,13 @@ pub const RESOURCE_ZSTD_LEVEL: i32 = 3;
 pub(crate) fn encode_lz4(raw: &[u8]) -> Vec<u8> {
     use lz4_flex::block::{CompressTable, compress_into_with_table, get_maximum_output_size};
     let bound = get_maximum_output_size(raw.len());
-    let mut table = CompressTable::large();
+    let compress = |out: &mut [u8]| {
+        compress_into_with_table(raw, out, &mut CompressTable::large())
+            .expect("the output is sized to the bound")
+    };
     if bound > LZ4_SCRATCH_MAX {
         let mut out = vec![0; bound];
-        let len = compress_into_with_table(raw, &mut out, &mut table)
-            .expect("the output is sized to the bound");
+        let len = compress(&mut out);
         out.truncate(len);
         return out;
     }
@@ -149,8 +151,7 @@ pub(crate) fn encode_lz4(raw: &[u8]) -> Vec<u8> {
         if scratch.len() < bound {
             scratch.resize(bound, 0);
         }
-        let len = compress_into_with_table(raw, scratch, &mut table)
-            .expect("the scratch buffer is sized to the bound");
+        let len = compress(scratch);
         scratch[..len].to_vec()
     })
 }

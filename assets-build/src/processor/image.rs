@@ -136,8 +136,6 @@ fn mul_div_255(x: u16) -> u8 {
 /// since compressed encodings write a new buffer anyway.
 pub(crate) struct ImageResource {
     bytes: Vec<u8>,
-    /// Where the pixels start in `bytes`: `IMAGE_HEADER_LEN` or 0.
-    start: usize,
     width: u32,
     height: u32,
 }
@@ -147,7 +145,6 @@ impl ImageResource {
     pub fn new(width: u32, height: u32) -> ImageResource {
         ImageResource {
             bytes: vec![0; IMAGE_HEADER_LEN + width as usize * height as usize * 4],
-            start: IMAGE_HEADER_LEN,
             width,
             height,
         }
@@ -158,19 +155,25 @@ impl ImageResource {
         let (width, height) = image.dimensions();
         ImageResource {
             bytes: image.into_raw(),
-            start: 0,
             width,
             height,
         }
     }
 
+    /// Where the pixels start in `bytes`: after the header's room, or at 0
+    /// for a decoded image taken as it is.
+    fn start(&self) -> usize {
+        self.bytes.len() - self.width as usize * self.height as usize * 4
+    }
+
     /// The RGBA8 rows.
     pub fn pixels_mut(&mut self) -> &mut [u8] {
-        &mut self.bytes[self.start..]
+        let start = self.start();
+        &mut self.bytes[start..]
     }
 
     fn pixels(&self) -> &[u8] {
-        &self.bytes[self.start..]
+        &self.bytes[self.start()..]
     }
 
     /// The resource as raw rows under `header` (made raw).
@@ -179,7 +182,7 @@ impl ImageResource {
             encoding: StoredEncoding::Raw,
             ..header
         };
-        if self.start == IMAGE_HEADER_LEN {
+        if self.start() == IMAGE_HEADER_LEN {
             self.bytes[..IMAGE_HEADER_LEN].copy_from_slice(&header.encode());
             return Ok(self.bytes);
         }
