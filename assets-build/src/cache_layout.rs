@@ -95,9 +95,14 @@ impl CacheLayout {
             .join(format!("{variant}.jsonl"))
     }
 
+    /// The CLI's parcels, one folder per package.
+    pub fn parcels(&self) -> PathBuf {
+        self.root.join("parcels")
+    }
+
     /// One package's parcels, one folder per variant.
     pub fn package_parcels(&self, package: &str) -> PathBuf {
-        self.root.join("parcels").join(package)
+        self.parcels().join(package)
     }
 
     /// Where the CLI writes `package`'s parcels of `variant` (a

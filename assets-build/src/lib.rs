@@ -39,7 +39,8 @@
 //! - [`remote`]: the remote cache shared by a team and CI (OpenDAL, behind
 //!   the `remote` feature), asked when the local cache cannot serve a step.
 //! - `cache`: the cache's lock, and [`clean`], [`clean_package`], [`gc`].
-//! - `parcels`: bundles outputs into parcel files (format: `assets_runtime::format`).
+//! - `parcels`: bundles outputs into parcel files (format: `assets_runtime::format`);
+//!   `parcel_sums`: the `.sums` beside each, what its resources hold.
 //! - [`report`], [`event`]: what a build did, returned and as it happens.
 //!
 //! The module graph has no cycle (checked by `cargo test -p
@@ -51,7 +52,7 @@
 //!
 //! Under the cache directory (`target/assets/`, drawn in [`CacheLayout`]):
 //! `packs/` and `blobs/` (outputs by blake3 hash, small ones appended to
-//! pack files, see [`Store`]),
+//! pack files, see [`Store`]; an output a parcel holds whole is only there),
 //! `records/<package>/<variant>.jsonl` (every step's [`Record`], one
 //! checksummed JSON line each), `parcels/`, `tmp/`, `lock`.
 //!
@@ -62,7 +63,9 @@
 //!   is its protocol with Cargo.
 //! - Keys and outputs hold no absolute paths and no times; records hold
 //!   mtimes only to skip re-hashing.
-//! - A record is written after its blobs; nothing is written in place.
+//! - A record is written after its blobs (or after they are kept in memory
+//!   for a parcel: a kill before it lands makes the step run again);
+//!   nothing is written in place.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -77,6 +80,7 @@ pub(crate) mod freshness;
 pub(crate) mod hash;
 pub mod manifest;
 mod parallel;
+pub(crate) mod parcel_sums;
 pub(crate) mod parcels;
 mod pipeline;
 mod plan;

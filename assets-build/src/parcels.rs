@@ -29,14 +29,14 @@
 //! pages join every parcel holding one of its sprites (see [`crate::atlas`]).
 
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use assets_runtime::Compression;
 use assets_runtime::format::{KIND_IMAGE, KIND_SPRITE};
-use assets_runtime::line_escape::{escape, unescape};
 use assets_runtime::sprite::SPRITE_LEN;
 use assets_runtime::toc;
 use assets_runtime::write::{ParcelWriter, Payload, WriteError};
@@ -46,6 +46,7 @@ use crate::asset_path::AssetPath;
 use crate::atlas::{FRAMES_LABEL, SPRITES_LABEL, member_label};
 use crate::hash::ContentHash;
 use crate::manifest::{Manifest, ParcelSpec};
+use crate::parcel_sums;
 use crate::plan::{Group, Plan};
 use crate::report::{ParcelOutcome, ParcelReport, Retired, StepReport};
 use crate::store::{Store, StoreError};
@@ -57,7 +58,10 @@ pub fn default_parcel_dir(cache_dir: &Path, package: &str, variant: &str) -> Pat
 }
 
 /// Writes every parcel of `manifest` for `variant` into `dir` from `steps`
-/// (in plan order).
+/// (in plan order). Adds to `held` the blobs that the parcels now in
+/// `dir` hold whole, each described by its `.sums` (what
+/// [`Store::flush_deferred`] need not store).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn write_parcels(
     manifest: &Manifest,
     variant: &str,
@@ -66,6 +70,7 @@ pub(crate) fn write_parcels(
     plan: &Plan,
     steps: &[Arc<StepReport>],
     retired: &mut Retired,
+    held: &mut HashSet<ContentHash>,
 ) -> Vec<ParcelReport> {
     manifest
         .parcels
@@ -75,7 +80,16 @@ pub(crate) fn write_parcels(
             let outcome = match select(spec, plan, steps) {
                 Ok(selection) => {
                     let compression = spec.compression_for(variant);
-                    write_one(store, &path, &selection, compression, retired)
+                    let outcome = write_one(store, &path, &selection, compression, retired);
+                    if let Ok(ParcelOutcome::Written { .. } | ParcelOutcome::Unchanged { .. }) =
+                        outcome
+                    {
+                        held.extend(selection.iter().filter_map(|p| match p.source {
+                            Source::Blob { hash, .. } => Some(hash),
+                            Source::Slice { .. } => None,
+                        }));
+                    }
+                    outcome
                 }
                 .unwrap_or_else(|error| ParcelOutcome::Failed { error }),
                 Err(failed) => ParcelOutcome::Blocked { failed },
@@ -87,6 +101,50 @@ pub(crate) fn write_parcels(
             }
         })
         .collect()
+}
+
+/// Which of a step's outputs a parcel of the build holds whole, so that
+/// the store need not keep them as well (see [`Store::put_deferred`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParcelBound {
+    /// None: no parcel selects the step, or its output is an intermediate
+    /// (a sprite's pixels, of which the parcel holds the frame).
+    None,
+    /// Every output.
+    All,
+    /// The outputs of this kind: an atlas's pages (its frame table is cut
+    /// into frames, not held whole).
+    Kind(&'static str),
+}
+
+impl ParcelBound {
+    /// Whether an output of `kind` is held whole.
+    pub(crate) fn holds(self, kind: &str) -> bool {
+        match self {
+            ParcelBound::None => false,
+            ParcelBound::All => true,
+            ParcelBound::Kind(k) => k == kind,
+        }
+    }
+}
+
+/// For each step of `plan`, which outputs the parcels of `manifest` hold
+/// whole when written: the same choice [`select`] makes, from the plan
+/// alone, before any step runs.
+pub(crate) fn parcel_bound(manifest: &Manifest, plan: &Plan) -> Vec<ParcelBound> {
+    let mut bound = vec![ParcelBound::None; plan.steps.len()];
+    for (i, step) in plan.steps.iter().enumerate() {
+        if step.asset.atlas_name().is_some()
+            || !manifest.parcels.iter().any(|p| p.contains(&step.asset))
+        {
+            continue;
+        }
+        match step.group {
+            Group::Sprite { atlas, .. } => bound[atlas] = ParcelBound::Kind(KIND_IMAGE),
+            Group::None => bound[i] = ParcelBound::All,
+        }
+    }
+    bound
 }
 
 /// Where a resource's bytes come from.
@@ -233,8 +291,11 @@ fn write_one(
     let key_path = path.with_extension("parcel.key");
     let toc_path = path.with_extension("parcel.toc");
     let resources = planned.len();
+    let sums_path = path.with_extension("parcel.sums");
+    // The `.sums` too: the store finds what the parcel holds through it.
     let unchanged = fs::read_to_string(&key_path).is_ok_and(|k| k.trim() == key.to_hex())
-        && toc_describes(&toc_path, path);
+        && toc_describes(&toc_path, path)
+        && sums_describe(&sums_path, path);
     if unchanged {
         return Ok(ParcelOutcome::Unchanged { resources });
     }
@@ -242,7 +303,6 @@ fn write_one(
     // store (and checked against its hash) as it is written; or, when the
     // previous version of the parcel holds it unchanged, copied from there
     // as stored (no store read, no compression).
-    let sums_path = path.with_extension("parcel.sums");
     let before = fs::read_to_string(&sums_path).unwrap_or_default();
     let contents: Vec<String> = planned.iter().map(Planned::content).collect();
     let previous = Previous::open(path, &before, compression);
@@ -300,7 +360,10 @@ fn write_one(
             });
         }
     }
-    // The previous parcel is freed later, not by the rename below.
+    // The previous parcel is freed later, not by the rename below, and
+    // stays readable to the store (a parcel written after this one may
+    // need a blob only it held).
+    store.keep_open(path);
     retired.0.extend(store.retire(path));
     let written = store.write_atomic_with(path, |out| {
         writer
@@ -316,7 +379,14 @@ fn write_one(
         planned.iter().map(|p| (p.kind.as_str(), p.name.as_str())),
     );
     store.write_atomic(&toc_path, toc.as_bytes())?;
-    let now = sums(planned, &contents, compression, written.table_checksum);
+    let now = parcel_sums::write(
+        compression.name(),
+        written.table_checksum,
+        contents
+            .iter()
+            .map(String::as_str)
+            .zip(planned.iter().map(|p| p.name.as_str())),
+    );
     let changed = changed_names(&before, &now);
     store.write_atomic(&sums_path, now.as_bytes())?;
     store.write_atomic(&key_path, format!("{key}\n").as_bytes())?;
@@ -324,8 +394,9 @@ fn write_one(
 }
 
 impl Planned {
-    /// What the resource holds, as `.sums` records it: its blob hash (and
-    /// range, for a frame, and the sprite's own pixels' hash after a `+`).
+    /// What the resource holds, as `.sums` records it (see
+    /// [`parcel_sums`]): its blob hash (and range, for a frame, and the
+    /// sprite's own pixels' hash after a `+`).
     fn content(&self) -> String {
         let mut out = match self.source {
             Source::Blob { hash, .. } => hash.to_hex().to_string(),
@@ -337,44 +408,6 @@ impl Planned {
         }
         out
     }
-}
-
-/// The start of `.sums`'s header line.
-const SUMS_HEADER: &str = "#parcel ";
-
-/// `<name>.parcel.sums`: a header line, `#parcel <compression> <table
-/// checksum>`, then one line per resource, `<content> <name>` (see
-/// [`Planned::content`]), so that the next write can tell which resources
-/// changed, and copy the unchanged ones from this version. The table
-/// checksum ties the lines to the parcel they describe: a build killed
-/// between writing the parcel and its `.sums` leaves lines that name
-/// another parcel's checksum, and nothing is copied from that parcel.
-fn sums(
-    planned: &[Planned],
-    contents: &[String],
-    compression: Compression,
-    table_checksum: u64,
-) -> String {
-    let mut out = format!(
-        "{SUMS_HEADER}{} {table_checksum:016x}\n",
-        compression.name()
-    );
-    for (p, content) in planned.iter().zip(contents) {
-        out.push_str(content);
-        out.push(' ');
-        out.push_str(&escape(&p.name));
-        out.push('\n');
-    }
-    out
-}
-
-/// The resource lines of a `.sums` text: name to content.
-fn parse_sums(text: &str) -> HashMap<String, &str> {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.split_once(' '))
-        .map(|(content, name)| (unescape(name), content))
-        .collect()
 }
 
 /// The previous version of a parcel, written with the same compression, and
@@ -389,19 +422,17 @@ impl<'s> Previous<'s> {
     /// `.sums` text) describes it (by its table checksum) and says it was
     /// written with `compression`.
     fn open(path: &Path, sums: &'s str, compression: Compression) -> Option<Previous<'s>> {
-        let header = sums.lines().next()?.strip_prefix(SUMS_HEADER)?;
-        let (name, checksum) = header.split_once(' ')?;
-        let checksum = u64::from_str_radix(checksum, 16).ok()?;
-        if name != compression.name() {
+        let sums = parcel_sums::parse(sums)?;
+        if sums.compression != compression.name() {
             return None;
         }
         let buf = ParcelBuf::open(path).ok()?;
-        if buf.parcel().table_checksum() != checksum {
+        if buf.parcel().table_checksum() != sums.table_checksum {
             return None;
         }
         Some(Previous {
             buf,
-            contents: parse_sums(sums),
+            contents: sums.contents,
         })
     }
 
@@ -419,7 +450,7 @@ impl<'s> Previous<'s> {
 /// Names whose content differs between two `sums` texts, or that are in
 /// only one of them; sorted.
 fn changed_names(before: &str, now: &str) -> Vec<String> {
-    let (before, now) = (parse_sums(before), parse_sums(now));
+    let (before, now) = (parcel_sums::contents(before), parcel_sums::contents(now));
     let mut changed: BTreeSet<&String> = now
         .iter()
         .filter(|(name, content)| before.get(*name) != Some(content))
@@ -427,6 +458,19 @@ fn changed_names(before: &str, now: &str) -> Vec<String> {
         .collect();
     changed.extend(before.keys().filter(|name| !now.contains_key(*name)));
     changed.into_iter().cloned().collect()
+}
+
+/// Whether the `.sums` at `sums` was written with the parcel at `parcel`
+/// (by its table checksum); only its header line is read.
+fn sums_describe(sums: &Path, parcel: &Path) -> bool {
+    let Ok(file) = fs::File::open(sums) else {
+        return false;
+    };
+    let mut header = String::new();
+    if BufReader::new(file).read_line(&mut header).is_err() {
+        return false;
+    }
+    parcel_sums::header(&header).is_some_and(|(_, c)| parcel_sums::describes(c, parcel))
 }
 
 /// Whether the table of contents at `toc` is one and describes the parcel

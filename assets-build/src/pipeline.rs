@@ -10,6 +10,7 @@
 //! [`Outcome::Failed`](crate::Outcome) in the report, and every other asset
 //! still builds.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,7 +21,7 @@ use crate::discover::{DiscoveryError, discover};
 use crate::event::{Event, EventHandler};
 use crate::manifest::{Manifest, ManifestError};
 use crate::parallel;
-use crate::parcels::{default_parcel_dir, write_parcels};
+use crate::parcels::{default_parcel_dir, parcel_bound, write_parcels};
 use crate::plan::plan;
 use crate::processor::Registry;
 use crate::record_log::RecordLog;
@@ -197,10 +198,6 @@ impl Pipeline {
             steps: plan.steps.len(),
         });
         let remote = connect(o.remote.as_ref(), events);
-        let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events)
-            .verifying(o.verify)
-            .with_remote(remote.as_ref());
-        let mut steps = scheduler.run(o.jobs);
         let parcel_dir = match &o.parcel_dir {
             Some(dir) => dir.clone(),
             None => default_parcel_dir(
@@ -209,8 +206,24 @@ impl Pipeline {
                 &variant_slot(&o.variant, platform),
             ),
         };
+        // What a parcel in the cache holds is not stored again (the store
+        // reads it from there); a build script's parcels, outside the
+        // cache, are not looked at, so everything is stored for them.
+        let bound = if o.parcel_dir.is_none() {
+            parcel_bound(&manifest, &plan)
+        } else {
+            Vec::new()
+        };
+        let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events)
+            .verifying(o.verify)
+            .with_remote(remote.as_ref())
+            .deferring(bound);
+        let mut steps = scheduler.run(o.jobs);
         let mut retired = Retired::default();
-        let write = |steps: &[Arc<StepReport>], retired: &mut Retired| {
+        // The blobs the parcels hold whole, as the last round wrote them.
+        let mut held = HashSet::new();
+        let mut write = |steps: &[Arc<StepReport>], retired: &mut Retired| {
+            held.clear();
             write_parcels(
                 &manifest,
                 &o.variant,
@@ -219,6 +232,7 @@ impl Pipeline {
                 &plan,
                 steps,
                 retired,
+                &mut held,
             )
         };
         let mut parcels = write(&steps, &mut retired);
@@ -237,6 +251,7 @@ impl Pipeline {
             }
         }
         drop(scheduler);
+        store.flush_deferred(|hash| held.contains(hash))?;
         let remote = remote.map(|remote| finish_remote(&remote, events));
         // Keep the latest record of every planned asset, also of failed ones:
         // they still say why the next build will rerun them.

@@ -32,6 +32,7 @@ use crate::freshness::{self, DependencyState, Verdict};
 use crate::hash::ContentHash;
 use crate::manifest::Manifest;
 use crate::parallel;
+use crate::parcels::ParcelBound;
 use crate::plan::Plan;
 use crate::processor::{
     Context, ProcessError,
@@ -62,6 +63,9 @@ pub(crate) struct Scheduler<'a> {
     verify: Option<Verify>,
     /// The remote cache, asked when the local one cannot serve a step.
     remote: Option<&'a Remote>,
+    /// Per step, the outputs a parcel of this build will hold whole,
+    /// stored only if it does not ([`Store::put_deferred`]).
+    parcel_bound: Vec<ParcelBound>,
     /// The result keys hashed for the remote's lookups, by step.
     result_keys: OnceLock<HashMap<usize, ContentHash>>,
     state: Mutex<State>,
@@ -105,6 +109,7 @@ impl<'a> Scheduler<'a> {
             real_roots,
             verify: None,
             remote: None,
+            parcel_bound: Vec::new(),
             result_keys: OnceLock::new(),
             state: Mutex::new(State {
                 slots,
@@ -124,6 +129,15 @@ impl<'a> Scheduler<'a> {
     /// uploads the steps that run if it takes uploads.
     pub fn with_remote(mut self, remote: Option<&'a Remote>) -> Scheduler<'a> {
         self.remote = remote;
+        self
+    }
+
+    /// Leaves the outputs `bound` says a parcel will hold whole (by step)
+    /// in memory for the parcel stage, instead of storing them: see
+    /// [`Store::put_deferred`]. The caller then calls
+    /// [`Store::flush_deferred`].
+    pub fn deferring(mut self, bound: Vec<ParcelBound>) -> Scheduler<'a> {
+        self.parcel_bound = bound;
         self
     }
 
@@ -404,16 +418,13 @@ impl<'a> Scheduler<'a> {
         let Some(stored) = record
             .outputs
             .iter()
-            .map(|o| self.store.locate(&o.hash))
+            .map(|o| self.store.source(&o.hash))
             .collect()
         else {
             return;
         };
-        remote.upload(
-            self.result_key(i),
-            (**record).clone(),
-            remote::Outputs::Stored(stored),
-        );
+        let outputs = remote::Outputs::Stored(stored);
+        remote.upload(self.result_key(i), (**record).clone(), outputs);
     }
 
     /// Starts the remote lookups of steps `asking` (result keys `keys`):
@@ -627,26 +638,47 @@ impl<'a> Scheduler<'a> {
         }
         // Megabytes of outputs (an atlas's pages) are hashed and written on
         // every core; a few small ones are not worth the threads.
-        let put = |(_, _, bytes): &(String, String, Vec<u8>)| self.store.put(bytes);
+        let bound = self
+            .parcel_bound
+            .get(i)
+            .copied()
+            .unwrap_or(ParcelBound::None);
+        let upload = self.remote.filter(|r| r.writes());
+        // Outputs a parcel will hold are only hashed here, and kept for it
+        // below, their bytes moved.
+        let put = |(_, kind, bytes): &(String, String, Vec<u8>)| {
+            if bound.holds(kind) {
+                Ok(ContentHash::of(bytes))
+            } else {
+                self.store.put(bytes)
+            }
+        };
         let total: usize = recorded.outputs.iter().map(|(_, _, b)| b.len()).sum();
         let hashes: Vec<_> = if total >= PARALLEL_PUT_BYTES {
             parallel::map(&recorded.outputs, put)
         } else {
             recorded.outputs.iter().map(put).collect()
         };
-        let upload = self.remote.filter(|r| r.writes());
         let mut outputs = Vec::with_capacity(recorded.outputs.len());
         let mut uploaded = Vec::new();
         for ((label, kind, bytes), hash) in recorded.outputs.into_iter().zip(hashes) {
-            outputs.push(OutputRecord {
-                label,
-                kind,
-                size: bytes.len() as u64,
-                hash: hash.map_err(|e| Failure::Error(e.into()))?,
-            });
+            let hash = hash.map_err(|e| Failure::Error(e.into()))?;
+            let size = bytes.len() as u64;
+            let bytes = match (bound.holds(&kind), upload.is_some()) {
+                (true, true) => self.store.put_deferred(hash, bytes.clone()).map(|()| bytes),
+                (true, false) => self.store.put_deferred(hash, bytes).map(|()| Vec::new()),
+                (false, _) => Ok(bytes),
+            }
+            .map_err(|e| Failure::Error(e.into()))?;
             if upload.is_some() {
                 uploaded.push(bytes);
             }
+            outputs.push(OutputRecord {
+                label,
+                kind,
+                size,
+                hash,
+            });
         }
         let record = Record {
             format: RECORD_FORMAT,

@@ -182,6 +182,15 @@ pub fn table_checksum(bytes: &[u8], data_offset: usize) -> u64 {
     h.digest()
 }
 
+/// The table checksum a parcel's header states (bytes 56..64), if `header`
+/// is at least a header's length and starts with [`MAGIC`]. Not checked
+/// against the tables (opening the parcel does that): enough for a
+/// program that wrote the parcel to tell which version of it a file is
+/// without reading more than its header.
+pub fn stated_table_checksum(header: &[u8]) -> Option<u64> {
+    (header.len() >= HEADER_LEN && header.starts_with(&MAGIC)).then(|| u64_at(header, 56))
+}
+
 /// The checksum of one resource's bytes.
 pub(crate) fn data_checksum(bytes: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(bytes)

@@ -112,7 +112,10 @@ fn inspect_clean_and_gc_output() {
         "inspect_json",
         run(&p, &["inspect", parcel, "--message-format", "json"])
     );
-    p.file("assets/notes.txt", "hello again\n");
+    // A sprite's decoded pixels are stored (the parcel holds its frame), so
+    // the old ones are garbage; an edited text's old bytes were only ever
+    // in the parcel.
+    p.png("assets/sprites/a.png", 4, 4, 9);
     p.build_ok();
     insta::assert_snapshot!("gc", run(&p, &["gc"]));
     insta::assert_snapshot!("clean", run(&p, &["clean"]));

@@ -4,7 +4,7 @@
 
 use std::os::unix::fs::MetadataExt;
 
-use assets_test_support::Project;
+use assets_test_support::{Project, cache_outputs};
 use serde_json::Value;
 
 fn project() -> Project {
@@ -475,4 +475,117 @@ fn a_rewritten_parcel_is_what_a_clean_build_writes_whatever_its_previous_version
     files(&p, "");
     p.build_ok();
     assert_eq!(std::fs::read(&parcel).unwrap(), clean_build(""));
+}
+
+/// What a parcel in the cache holds whole (a text, an image, an atlas's
+/// pages) is kept only there: the store reads it from the parcel, a no-op
+/// build finds it, and deleting the parcel runs exactly the steps that made
+/// it, for the same bytes. Intermediates (a sprite's pixels, the frame
+/// table) and outputs no parcel selects are stored as ever.
+#[test]
+fn a_parcel_is_the_only_copy_of_what_it_holds_whole() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "atlas/*.png"
+processor = "sprite"
+atlas = "ui"
+
+[package.metadata.assets.atlases.ui]
+max-size = 128
+
+[package.metadata.assets.parcels]
+main = { include = ["**"], exclude = ["loose/**"] }
+"#,
+    )
+    .png("assets/sprites/hero.png", 6, 4, 1)
+    .png("assets/atlas/a.png", 9, 7, 2)
+    .png("assets/atlas/b.png", 5, 11, 3)
+    .file("assets/readme.txt", "hello\n")
+    .file("assets/loose/notes.txt", "not in a parcel\n");
+    let first = std::fs::read(p.build_ok().parcel("main")).unwrap();
+
+    // Every output a record names is readable and whole (from the store or
+    // the parcel); which of them the store keeps itself:
+    let outputs = cache_outputs(&p.cache_dir(), "dev");
+    let store = assets_build::Store::open(&p.cache_dir()).unwrap();
+    let stored = |asset: &str| -> Vec<(String, bool)> {
+        outputs[asset]
+            .iter()
+            .map(|(label, _, hash)| {
+                (
+                    label.clone(),
+                    store.locate(&hash.parse().unwrap()).is_some(),
+                )
+            })
+            .collect()
+    };
+    let only_in_parcel = [(String::new(), false)];
+    assert_eq!(stored("readme.txt"), only_in_parcel);
+    assert_eq!(stored("sprites/hero.png"), only_in_parcel);
+    assert_eq!(stored("atlas/a.png"), [(String::new(), true)], "pixels");
+    assert_eq!(stored("loose/notes.txt"), [(String::new(), true)]);
+    for (label, kind, hash) in &outputs["atlas:ui"] {
+        let held = store.locate(&hash.parse().unwrap()).is_none();
+        assert_eq!(held, kind == "image", "atlas:ui#{label} ({kind})");
+    }
+    drop(store);
+
+    assert_eq!(p.build_ok().processed(), Vec::<String>::new(), "a no-op");
+    assert!(p.run(&["gc"]).success());
+    assert_eq!(
+        p.build_ok().processed(),
+        Vec::<String>::new(),
+        "gc keeps them"
+    );
+
+    let made_again = ["atlas:ui", "readme.txt", "sprites/hero.png"];
+    std::fs::remove_dir_all(p.cache_dir().join("parcels")).unwrap();
+    let run = p.build_ok();
+    assert_eq!(run.processed(), made_again, "what only the parcel held");
+    let parcel = run.parcel("main");
+    assert_eq!(std::fs::read(&parcel).unwrap(), first);
+
+    // Its `.sums` is how the store knows what it holds: without it, the
+    // same steps run, and the parcel is written again with one.
+    let sums = parcel.with_extension("parcel.sums");
+    std::fs::remove_file(&sums).unwrap();
+    assert_eq!(p.build_ok().processed(), made_again);
+    assert!(sums.exists());
+    assert_eq!(p.build_ok().processed(), Vec::<String>::new(), "a no-op");
+}
+
+/// Assets swapping parcels: each parcel is the only copy of what it held,
+/// and the one written first gives up an asset the one written second
+/// takes. Nothing runs again: the second reads it from the first's
+/// previous version, kept open while it is replaced.
+#[test]
+fn assets_moving_between_parcels_are_read_from_the_parcel_that_held_them() {
+    let parcels = |first: &str, second: &str| {
+        format!(
+            "[package.metadata.assets.parcels]\nfirst = [\"{first}/**\"]\nsecond = [\"{second}/**\"]\n"
+        )
+    };
+    let files = |p: &Project| {
+        p.file("assets/notes/n.txt", "a note\n")
+            .file("assets/data/d.json", "{\"d\": 1}\n")
+            .png("assets/art/a.png", 5, 5, 1);
+    };
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(&parcels("notes", "data"));
+    files(&p);
+    p.build_ok();
+    p.metadata(&parcels("data", "notes"));
+    let run = p.build_ok();
+    assert_eq!(run.processed(), Vec::<String>::new());
+
+    let clean = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    clean.metadata(&parcels("data", "notes"));
+    files(&clean);
+    let expected = clean.build_ok();
+    for name in ["first", "second"] {
+        let bytes = |r: &assets_test_support::Run| std::fs::read(r.parcel(name)).unwrap();
+        assert_eq!(bytes(&run), bytes(&expected), "{name}");
+    }
 }

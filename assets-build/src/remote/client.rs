@@ -22,7 +22,7 @@ use super::entry::{self, Entry, INLINE_MAX};
 use super::{RemoteConfig, RemoteStats};
 use crate::hash::ContentHash;
 use crate::record::Record;
-use crate::store::BlobLocation;
+use crate::store::BlobSource;
 
 /// Requests in flight at once, lookups and uploads together.
 const MAX_IN_FLIGHT: usize = 32;
@@ -35,13 +35,13 @@ const KEPT_MAX: usize = 256 << 20;
 pub(crate) enum Outputs {
     /// Their bytes, in order: a step that just ran.
     Bytes(Vec<Vec<u8>>),
-    /// Where they are in the local store, in order: a step fresh here,
+    /// Where they are in the local cache, in order: a step fresh here,
     /// read (and checked) only if the remote lacks it.
-    Stored(Vec<BlobLocation>),
+    Stored(Vec<BlobSource>),
 }
 
 /// The stored blobs' bytes if each hashes to its expected hash.
-fn read_verified(stored: &[BlobLocation], expected: &[ContentHash]) -> Option<Vec<Vec<u8>>> {
+fn read_verified(stored: &[BlobSource], expected: &[ContentHash]) -> Option<Vec<Vec<u8>>> {
     stored
         .iter()
         .zip(expected)

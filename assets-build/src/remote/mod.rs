@@ -204,7 +204,7 @@ pub(crate) enum Remote {}
 #[allow(dead_code)]
 pub(crate) enum Outputs {
     Bytes(Vec<Vec<u8>>),
-    Stored(Vec<crate::store::BlobLocation>),
+    Stored(Vec<crate::store::BlobSource>),
 }
 
 #[cfg(not(feature = "remote"))]

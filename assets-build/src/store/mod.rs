@@ -9,6 +9,12 @@
 //! `blobs/3f/3fa9…`, where one being written is `blobs/3f/.<pid>-<n>.tmp`
 //! beside its final name.
 //!
+//! An output that a parcel of the same build holds whole (a texture, a
+//! level, an atlas page) is not stored twice: it waits in memory until the
+//! parcels are written, and is stored only if none took it; afterwards it
+//! is read from the parcel ([`in_parcels`]: the design, and what deleting
+//! a parcel costs).
+//!
 //! Crash safety rests on three rules:
 //!
 //! 1. Every file is written under a temporary name and renamed into place,
@@ -21,6 +27,9 @@
 //!    after a kill the next build knows to look for orphans in `blobs/`.
 //! 2. A record is appended after all of its blobs, so a record never points at
 //!    a blob that was not fully written; a torn record line fails its checksum.
+//!    (A blob waiting for its parcel is the exception: a kill before the
+//!    parcel lands leaves its record naming a missing blob, which the next
+//!    build treats like any missing output, by running the step again.)
 //! 3. A blob is checked against its name when read; one that does not match
 //!    (disk corruption, a hand edit) is reported as corrupt and its step rebuilt.
 //!    A blob this `Store` wrote itself is trusted without re-hashing: an
@@ -41,13 +50,16 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::cache_layout::CacheLayout;
 use crate::hash::ContentHash;
 
+mod in_parcels;
 pub(crate) mod pack;
 
+pub(crate) use in_parcels::BlobSource;
+use in_parcels::InParcels;
 pub use pack::BlobLocation;
 use pack::{PACK_MAX_BLOB, Packs};
 
@@ -67,6 +79,18 @@ pub struct Store {
     memory: Option<Arc<BlobMemory>>,
     /// Blobs up to [`PACK_MAX_BLOB`].
     packs: Packs,
+    /// Outputs a parcel of this build is to hold, until the parcels are
+    /// written ([`Store::put_deferred`]).
+    deferred: Mutex<Deferred>,
+    /// What the cache's parcels hold, read when first needed.
+    in_parcels: OnceLock<InParcels>,
+}
+
+/// Blobs kept in memory until the end of a build, and their bytes in all.
+#[derive(Debug, Default)]
+struct Deferred {
+    blobs: HashMap<ContentHash, Vec<u8>>,
+    bytes: usize,
 }
 
 /// Blobs' bytes by hash, kept in memory across builds by a long-lived
@@ -214,6 +238,8 @@ impl Store {
             writing: AtomicBool::new(false),
             written: Mutex::new(HashSet::new()),
             memory,
+            deferred: Mutex::default(),
+            in_parcels: OnceLock::new(),
         };
         if let Some(memory) = &store.memory {
             memory.next_generation();
@@ -306,7 +332,9 @@ impl Store {
         bytes: &[u8],
     ) -> Result<ContentHash, StoreError> {
         debug_assert_eq!(hash, ContentHash::of(bytes));
-        if !self.has(&hash, bytes.len() as u64) {
+        // Only this store's own files count: a parcel holding the blob may
+        // be rewritten without it in this very build.
+        if !self.has_stored(&hash, bytes.len() as u64) {
             if bytes.len() <= PACK_MAX_BLOB {
                 let packs = self.layout.packs();
                 self.packs
@@ -326,16 +354,118 @@ impl Store {
         Ok(hash)
     }
 
-    /// Whether a blob with this hash and size is present. Does not read it:
-    /// a packed blob is looked up in the index, another one `stat`ed.
+    /// [`Store::put`] of an output a parcel of this build is to hold
+    /// whole: kept in memory (up to [`Store::DEFERRED_CAPACITY`] bytes in
+    /// all; past that, stored at once) until [`Store::flush_deferred`],
+    /// which stores it only if no parcel took it. Until then it is read
+    /// and found like any stored blob.
+    ///
+    /// A build killed before the flush loses these bytes, while its
+    /// records name them: the next build finds those outputs missing and
+    /// runs their steps again, as after any kill.
+    ///
+    /// `hash` is the bytes' hash, which the caller has just computed.
+    pub(crate) fn put_deferred(
+        &self,
+        hash: ContentHash,
+        mut bytes: Vec<u8>,
+    ) -> Result<(), StoreError> {
+        debug_assert_eq!(hash, ContentHash::of(&bytes));
+        if self.has_stored(&hash, bytes.len() as u64) {
+            return Ok(());
+        }
+        // Kept until the end of the build: no spare capacity.
+        bytes.shrink_to_fit();
+        if let Some(memory) = &self.memory {
+            memory.keep(hash, &bytes);
+        }
+        let mut deferred = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
+        if deferred.blobs.contains_key(&hash) {
+            return Ok(());
+        }
+        if deferred.bytes + bytes.len() > Self::DEFERRED_CAPACITY {
+            drop(deferred);
+            return self.put_checked(hash, &bytes).map(drop);
+        }
+        deferred.bytes += bytes.len();
+        deferred.blobs.insert(hash, bytes);
+        Ok(())
+    }
+
+    /// The most bytes [`Store::put_deferred`] keeps in memory.
+    pub(crate) const DEFERRED_CAPACITY: usize = 256 << 20;
+
+    /// Ends what [`Store::put_deferred`] started, once the parcels of the
+    /// build are written: each blob `held` says a parcel in the cache
+    /// holds whole, as its `.sums` says, is dropped; every other one
+    /// stored. Returns how many bytes were stored.
+    pub(crate) fn flush_deferred(
+        &self,
+        held: impl Fn(&ContentHash) -> bool,
+    ) -> Result<u64, StoreError> {
+        let deferred =
+            std::mem::take(&mut *self.deferred.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut left: Vec<_> = deferred
+            .blobs
+            .into_iter()
+            .filter(|(hash, _)| !held(hash))
+            .collect();
+        // In hash order, so that packs come out the same on every run.
+        left.sort_unstable_by_key(|(hash, _)| *hash);
+        let mut stored = 0;
+        for (hash, bytes) in left {
+            self.put_checked(hash, &bytes)?;
+            stored += bytes.len() as u64;
+        }
+        Ok(stored)
+    }
+
+    /// Keeps the parcel at `path` readable after it is replaced, if the
+    /// store has looked at the cache's parcels in this build (see
+    /// [`in_parcels`]). Call before replacing a parcel.
+    pub(crate) fn keep_open(&self, path: &Path) {
+        if let Some(in_parcels) = self.in_parcels.get() {
+            in_parcels.keep_open(path);
+        }
+    }
+
+    /// What the cache's parcels hold, read on first use.
+    fn in_parcels(&self) -> &InParcels {
+        self.in_parcels
+            .get_or_init(|| InParcels::load(&self.layout.parcels()))
+    }
+
+    /// Whether a blob with this hash and size is present: stored, kept in
+    /// memory for a parcel this build writes, or held by a parcel of the
+    /// cache. Does not read it: a packed blob is looked up in the index, a
+    /// parcel's in its `.sums` (by hash alone: reading it checks the
+    /// rest), another one `stat`ed.
     pub fn has(&self, hash: &ContentHash, size: u64) -> bool {
-        if self
-            .packs
+        // The lookups in memory before the `stat`.
+        self.has_packed(hash, size)
+            || self
+                .deferred
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .blobs
+                .get(hash)
+                .is_some_and(|b| b.len() as u64 == size)
+            || self.in_parcels().has(hash)
+            || self.has_file(hash, size)
+    }
+
+    /// Whether this store's own files (a pack, or a blob file) hold it.
+    fn has_stored(&self, hash: &ContentHash, size: u64) -> bool {
+        self.has_packed(hash, size) || self.has_file(hash, size)
+    }
+
+    fn has_packed(&self, hash: &ContentHash, size: u64) -> bool {
+        self.packs
             .find(hash)
             .is_some_and(|slot| u64::from(slot.len) == size)
-        {
-            return true;
-        }
+    }
+
+    fn has_file(&self, hash: &ContentHash, size: u64) -> bool {
         fs::metadata(self.layout.blob(hash)).is_ok_and(|m| m.len() == size)
     }
 
@@ -343,6 +473,15 @@ impl Store {
     pub fn get(&self, hash: &ContentHash) -> Result<Vec<u8>, StoreError> {
         if let Some(bytes) = self.memory.as_ref().and_then(|m| m.get(hash)) {
             return Ok(bytes);
+        }
+        if let Some(bytes) = self
+            .deferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .blobs
+            .get(hash)
+        {
+            return Ok(bytes.clone());
         }
         let (bytes, path) = match self.packs.find(hash) {
             Some(slot) => {
@@ -355,10 +494,20 @@ impl Store {
             }
             None => {
                 let path = self.layout.blob(hash);
-                (
-                    fs::read(&path).map_err(io_err("could not read", &path))?,
-                    path,
-                )
+                match fs::read(&path) {
+                    Ok(bytes) => (bytes, path),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        // Read and checked by the parcel that holds it.
+                        let read = self.in_parcels().read(hash);
+                        let bytes =
+                            read.unwrap_or_else(|| Err(io_err("could not read", &path)(e)))?;
+                        if let Some(memory) = &self.memory {
+                            memory.keep(*hash, &bytes);
+                        }
+                        return Ok(bytes);
+                    }
+                    Err(e) => return Err(io_err("could not read", &path)(e)),
+                }
             }
         };
         let trusted = self
@@ -396,7 +545,9 @@ impl Store {
             .map_err(io_err("could not compact the packs in", &dir))
     }
 
-    /// Where the blob named `hash` is, if it is stored.
+    /// Where the blob named `hash` is, if it is stored in a pack or a file
+    /// of its own (`None` for one only a parcel holds: read it with
+    /// [`Store::get`]).
     pub fn locate(&self, hash: &ContentHash) -> Option<BlobLocation> {
         if let Some(slot) = self.packs.find(hash) {
             return Some(self.packs.location(slot));
@@ -408,6 +559,16 @@ impl Store {
             offset: 0,
             len,
         })
+    }
+
+    /// Where the blob named `hash` can be read later, by another thread
+    /// and without this store: where it is stored, or which parcel of the
+    /// cache holds it. `None` for one waiting in memory for its parcel.
+    pub(crate) fn source(&self, hash: &ContentHash) -> Option<BlobSource> {
+        if let Some(at) = self.locate(hash) {
+            return Some(BlobSource::Stored(at));
+        }
+        self.in_parcels().source(hash)
     }
 
     /// Every stored blob and where it is, packed ones first, each in order
@@ -524,6 +685,71 @@ mod tests {
         let mut bytes = fs::read(&at.path).unwrap();
         bytes[(at.offset + at.len / 2) as usize] ^= 1;
         fs::write(&at.path, bytes).unwrap();
+    }
+
+    /// Writes a parcel `main` into `dir` holding `bytes` whole as
+    /// `levels/one.lvl`, zstd-compressed, with a `.sums` as the parcel
+    /// stage writes it, saying the resource is the blob `claimed`.
+    fn parcel(dir: &Path, bytes: &[u8], claimed: ContentHash) -> PathBuf {
+        fs::create_dir_all(dir).unwrap();
+        let mut writer =
+            assets_runtime::write::ParcelWriter::compressed(assets_runtime::Compression::Zstd);
+        writer.add("levels/one.lvl", "bytes", bytes.to_vec());
+        let bytes = writer.finish().unwrap();
+        let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+        let path = dir.join("main.parcel");
+        fs::write(&path, &bytes).unwrap();
+        let claimed = claimed.to_hex();
+        let sums = crate::parcel_sums::write(
+            "zstd",
+            parcel.table_checksum(),
+            [(claimed.as_str(), "levels/one.lvl")].into_iter(),
+        );
+        fs::write(path.with_extension("parcel.sums"), sums).unwrap();
+        path
+    }
+
+    #[test]
+    fn deferred_blobs_are_stored_only_if_no_parcel_took_them_and_then_read_from_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let parcels = CacheLayout::new(dir.path()).parcel_dir("game", "dev");
+        let level = vec![7u8; 5000];
+        let (held, left) = (ContentHash::of(&level), ContentHash::of(b"left out"));
+        {
+            let store = Store::open(dir.path()).unwrap();
+            store.put_deferred(held, level.clone()).unwrap();
+            store.put_deferred(left, b"left out".to_vec()).unwrap();
+            assert!(store.has(&held, 5000) && store.get(&held).unwrap() == level);
+            assert!(store.locate(&held).is_none(), "in memory until the flush");
+            // The parcel stage writes a parcel holding one of them.
+            parcel(&parcels, &level, held);
+            assert_eq!(store.flush_deferred(|h| *h == held).unwrap(), 8);
+            assert!(store.locate(&left).is_some() && store.locate(&held).is_none());
+        }
+        // A later build finds it in the parcel, decompressed and checked.
+        let store = Store::open(dir.path()).unwrap();
+        assert!(store.has(&held, 5000));
+        assert_eq!(store.get(&held).unwrap(), level);
+
+        // A `.sums` of another version of the parcel is not trusted.
+        let sums = parcels.join("main.parcel.sums");
+        let text = fs::read_to_string(&sums).unwrap();
+        fs::write(&sums, text.replacen("zstd ", "zstd 1", 1)).unwrap();
+        assert!(!Store::open(dir.path()).unwrap().has(&held, 5000));
+
+        // A resource whose bytes are not the blob its `.sums` names (its
+        // own checksums intact: rewritten by hand): corrupt, and the parcel
+        // is trusted no more, by this store and by later ones.
+        let path = parcel(&parcels, &[8u8; 5000], held);
+        let store = Store::open(dir.path()).unwrap();
+        assert!(store.has(&held, 5000));
+        assert!(matches!(
+            store.get(&held),
+            Err(StoreError::CorruptBlob { path: p, .. }) if p == path
+        ));
+        assert!(!store.has(&held, 5000) && store.get(&held).is_err());
+        assert!(!sums.exists());
+        assert!(!Store::open(dir.path()).unwrap().has(&held, 5000));
     }
 
     #[test]

@@ -426,10 +426,10 @@ pub fn cache_outputs(
         for o in record["outputs"].as_array().expect("outputs array") {
             let hash = o["hash"].as_str().expect("hash").to_owned();
             let name: assets_build::ContentHash = hash.parse().expect("a hash");
-            let at = store
-                .locate(&name)
-                .unwrap_or_else(|| panic!("blob {hash} of `{asset}` is missing"));
-            let bytes = at.read().unwrap_or_else(|e| panic!("blob {hash}: {e}"));
+            // Stored, or held by a parcel of the cache (read from there).
+            let bytes = store
+                .get(&name)
+                .unwrap_or_else(|e| panic!("blob {hash} of `{asset}`: {e}"));
             assert_eq!(
                 blob_hash(&bytes),
                 hash,

@@ -1,0 +1,141 @@
+//! `<name>.parcel.sums`: what each resource of a parcel holds, written
+//! beside the parcel by the parcel stage and read by two readers: the next
+//! write of the same parcel (which resources changed, and which it can copy
+//! from the previous file as stored), and the store (which blobs the
+//! cache's parcels hold whole, so it need not keep a second copy; see
+//! `store::in_parcels`).
+//!
+//! The text: a header line, `#parcel <compression> <table checksum>`, then
+//! one line per resource, `<content> <name>` (the name escaped with
+//! [`assets_runtime::line_escape`]). A content is a blob hash, `<hash>` when
+//! the resource is the whole blob, or `<hash>:<start>:<len>` for a slice of
+//! one (a sprite's frame, cut from its atlas's table); either may end in
+//! `+<hash>`, the sprite's own pixels, which the frame does not show.
+//!
+//! The table checksum ties the lines to the parcel they describe: a build
+//! killed between writing the parcel and its `.sums` leaves lines that name
+//! another parcel's checksum, and neither reader trusts them.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use assets_runtime::format::{HEADER_LEN, stated_table_checksum};
+use assets_runtime::line_escape::{escape, unescape};
+
+use crate::hash::ContentHash;
+
+/// The start of the header line.
+const HEADER: &str = "#parcel ";
+
+/// A parsed `.sums` text.
+pub(crate) struct Sums<'s> {
+    /// The parcel's compression, by its name.
+    pub compression: &'s str,
+    /// The parcel's table checksum when these lines were written.
+    pub table_checksum: u64,
+    /// Each resource's name and content.
+    pub contents: HashMap<String, &'s str>,
+}
+
+/// The `.sums` text of a parcel written with `compression` whose table
+/// checksum is `table_checksum`, holding `resources` (content, name).
+pub(crate) fn write<'a>(
+    compression: &str,
+    table_checksum: u64,
+    resources: impl Iterator<Item = (&'a str, &'a str)>,
+) -> String {
+    let mut out = format!("{HEADER}{compression} {table_checksum:016x}\n");
+    for (content, name) in resources {
+        out.push_str(content);
+        out.push(' ');
+        out.push_str(&escape(name));
+        out.push('\n');
+    }
+    out
+}
+
+/// Reads a `.sums` text; `None` if its header is missing or malformed
+/// (an empty text, say: no file).
+pub(crate) fn parse(text: &str) -> Option<Sums<'_>> {
+    let (compression, table_checksum) = header(text)?;
+    Some(Sums {
+        compression,
+        table_checksum,
+        contents: contents(text),
+    })
+}
+
+/// The compression and table checksum of a `.sums` text's header line.
+pub(crate) fn header(text: &str) -> Option<(&str, u64)> {
+    let header = text.lines().next()?.strip_prefix(HEADER)?;
+    let (compression, checksum) = header.split_once(' ')?;
+    Some((compression, u64::from_str_radix(checksum, 16).ok()?))
+}
+
+/// The resource lines of a `.sums` text, content and name, in order;
+/// header or not.
+pub(crate) fn lines(text: &str) -> impl Iterator<Item = (&str, String)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(' '))
+        .map(|(content, name)| (content, unescape(name)))
+}
+
+/// The resource lines of a `.sums` text, name to content; header or not.
+pub(crate) fn contents(text: &str) -> HashMap<String, &str> {
+    lines(text).map(|(content, name)| (name, content)).collect()
+}
+
+/// Whether a `.sums` text whose header states `table_checksum` was
+/// written with the parcel file at `parcel` (whose header states the
+/// same). Reads the parcel's header only: which version of a parcel a
+/// file is, not whether it is intact (every read from it is checked).
+pub(crate) fn describes(table_checksum: u64, parcel: &Path) -> bool {
+    let mut header = [0; HEADER_LEN];
+    File::open(parcel)
+        .and_then(|mut f| f.read_exact(&mut header))
+        .is_ok_and(|()| stated_table_checksum(&header) == Some(table_checksum))
+}
+
+/// The blob a content names, when the resource is that whole blob (not a
+/// slice of it).
+pub(crate) fn whole_blob(content: &str) -> Option<ContentHash> {
+    let blob = content.split_once('+').map_or(content, |(blob, _)| blob);
+    if blob.contains(':') {
+        return None;
+    }
+    blob.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_written_text_reads_back_and_names_its_whole_blobs() {
+        let (a, b) = (ContentHash::of(b"a"), ContentHash::of(b"b"));
+        let whole = a.to_hex();
+        let slice = format!("{}:32:64+{}", b.to_hex(), a.to_hex());
+        let member = format!("{}+{}", b.to_hex(), a.to_hex());
+        let text = write(
+            "zstd",
+            0xfeed,
+            [
+                (whole.as_str(), "levels/one two.txt"),
+                (slice.as_str(), "sprites/hero.png"),
+                (member.as_str(), "fonts/mono.ttf"),
+            ]
+            .into_iter(),
+        );
+        let sums = parse(&text).expect("a header");
+        assert_eq!((sums.compression, sums.table_checksum), ("zstd", 0xfeed));
+        assert_eq!(sums.contents.len(), 3);
+        let blob = |name: &str| whole_blob(sums.contents[name]);
+        assert_eq!(blob("levels/one two.txt"), Some(a));
+        assert_eq!(blob("sprites/hero.png"), None, "a frame is a slice");
+        assert_eq!(blob("fonts/mono.ttf"), Some(b));
+        assert!(parse("").is_none() && parse("b3 name\n").is_none());
+    }
+}

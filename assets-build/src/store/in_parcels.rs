@@ -1,0 +1,239 @@
+//! [`InParcels`]: the blobs the cache's own parcels hold whole, the second
+//! place the store looks for a blob.
+//!
+//! Most of what a build makes ends up in a parcel as it is: a texture, a
+//! level, a shader, an atlas page. Keeping each also as a blob in the store
+//! held it twice (at 10k assets, 43 of a cold build's 122 MB). So an output
+//! that a parcel of the same build stores whole is kept in memory while the
+//! build runs ([`Store::put_deferred`](super::Store::put_deferred)), and at
+//! the end written to the store only if no parcel took it
+//! ([`Store::flush_deferred`](super::Store::flush_deferred)). Later builds
+//! find it here.
+//!
+//! What a parcel holds is read from its `.sums` file ([`parcel_sums`]),
+//! which maps each resource to its blob hash; its table checksum ties it
+//! to the parcel file (whose header alone is read to compare), so lines
+//! left by a build killed between writing the two are not trusted. The
+//! `.sums` files are read when the store first misses a blob; a parcel is
+//! opened (memory-mapped and validated) when a blob is first read from it,
+//! and kept open for the rest of the build: a parcel this build replaces
+//! (by rename, never in place) can still be read from the version that
+//! was opened, and the parcel stage has each parcel it is about to replace
+//! opened first ([`InParcels::keep_open`]). One replaced by another
+//! program no longer matches its table checksum, and what it held is read
+//! as missing (the steps that made it run again), not as corrupt.
+//!
+//! A blob read from a parcel is decompressed and checked against its hash.
+//! One that does not match (a hand edit, disk corruption) is reported as
+//! corrupt like a stored blob, and its parcel is trusted no more: its
+//! `.sums` is removed, so what it held counts as missing (now and in later
+//! builds) and the steps that made it run again.
+//!
+//! Only the CLI's parcels are looked at (`parcels/<package>/<slot>/` in the
+//! cache), never a build script's (in `OUT_DIR`, which Cargo may delete).
+//! Deleting a parcel, or `clean -p` of its package, makes the steps whose
+//! outputs only it held run again.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use assets_runtime::ParcelBuf;
+
+use super::{BlobLocation, StoreError};
+use crate::hash::ContentHash;
+use crate::parcel_sums;
+
+/// The blobs a set of parcels holds whole, and the parcels.
+#[derive(Debug, Default)]
+pub(crate) struct InParcels {
+    parcels: Vec<Held>,
+    /// Blob hash -> the first parcel holding it and the resource's name.
+    blobs: HashMap<ContentHash, (usize, String)>,
+}
+
+#[derive(Debug)]
+struct Held {
+    path: PathBuf,
+    /// The parcel the `.sums` describes, opened (and validated) on the
+    /// first read; `None` if it no longer opens as that parcel.
+    buf: OnceLock<Option<ParcelBuf>>,
+    /// The table checksum its `.sums` states.
+    table_checksum: u64,
+    /// Set when one of its resources was found corrupt.
+    distrusted: AtomicBool,
+}
+
+/// The file name ending of a parcel's `.sums`.
+const SUMS_SUFFIX: &str = ".parcel.sums";
+
+impl InParcels {
+    /// The parcels of every package and variant under `parcels` (the
+    /// cache's `parcels/`, laid out `<package>/<slot>/`). Reads each
+    /// `.sums`, and each parcel's header only: a no-op build asks whether
+    /// outputs exist, and reads none.
+    pub(crate) fn load(parcels: &Path) -> InParcels {
+        let mut held = InParcels::default();
+        for package in sorted_entries(parcels) {
+            for slot in sorted_entries(&package) {
+                held.add_dir(&slot);
+            }
+        }
+        held
+    }
+
+    fn add_dir(&mut self, dir: &Path) {
+        for sums in sorted_entries(dir) {
+            let Some(name) = sums.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            if let Some(stem) = name.strip_suffix(SUMS_SUFFIX) {
+                let parcel = dir.join(format!("{stem}.parcel"));
+                self.add(parcel, &sums);
+            }
+        }
+    }
+
+    /// Adds the parcel at `path` if its `.sums` at `sums_path` describes it.
+    fn add(&mut self, path: PathBuf, sums_path: &Path) {
+        let Ok(text) = fs::read_to_string(sums_path) else {
+            return;
+        };
+        let Some((_, table_checksum)) = parcel_sums::header(&text) else {
+            return;
+        };
+        if !parcel_sums::describes(table_checksum, &path) {
+            return;
+        }
+        let index = self.parcels.len();
+        for (content, name) in parcel_sums::lines(&text) {
+            if let Some(hash) = parcel_sums::whole_blob(content) {
+                self.blobs.entry(hash).or_insert((index, name));
+            }
+        }
+        self.parcels.push(Held {
+            path,
+            buf: OnceLock::new(),
+            table_checksum,
+            distrusted: AtomicBool::new(false),
+        });
+    }
+
+    /// Whether a parcel holds the blob `hash`. (Its size is not checked
+    /// here: the hash names the bytes, and reading them checks both.)
+    pub(crate) fn has(&self, hash: &ContentHash) -> bool {
+        self.blobs
+            .get(hash)
+            .is_some_and(|(parcel, _)| !self.parcels[*parcel].distrusted.load(Ordering::Relaxed))
+    }
+
+    /// Opens the parcel at `path`, if it is one of these, so that it can
+    /// still be read after it is replaced: the parcel stage calls this
+    /// (through [`Store::keep_open`](super::Store::keep_open)) before it
+    /// replaces a parcel, since another parcel written later may need a
+    /// blob only the old version held (an asset moved between parcels).
+    pub(crate) fn keep_open(&self, path: &Path) {
+        if let Some(held) = self.parcels.iter().find(|h| h.path == path) {
+            held.open();
+        }
+    }
+
+    /// Which parcel holds the blob `hash`, to read it later.
+    pub(crate) fn source(&self, hash: &ContentHash) -> Option<BlobSource> {
+        let (parcel, name) = self.blobs.get(hash)?;
+        let held = &self.parcels[*parcel];
+        (!held.distrusted.load(Ordering::Relaxed)).then(|| BlobSource::InParcel {
+            parcel: held.path.clone(),
+            name: name.clone(),
+        })
+    }
+
+    /// The blob `hash`, read from the parcel holding it and checked; `None`
+    /// if no parcel (still trusted) holds it.
+    pub(crate) fn read(&self, hash: &ContentHash) -> Option<Result<Vec<u8>, StoreError>> {
+        let (parcel, name) = self.blobs.get(hash)?;
+        let held = &self.parcels[*parcel];
+        if held.distrusted.load(Ordering::Relaxed) {
+            return None;
+        }
+        // Replaced since its `.sums` was read (and not kept open): what it
+        // held is missing, not corrupt, and its new `.sums` is right.
+        let Some(buf) = held.open() else {
+            held.distrusted.store(true, Ordering::Relaxed);
+            return None;
+        };
+        let bytes = buf
+            .parcel()
+            .by_name(name)
+            .and_then(|r| r.bytes().ok())
+            .filter(|b| ContentHash::of(b) == *hash);
+        Some(match bytes {
+            Some(bytes) => Ok(bytes.into_owned()),
+            None => {
+                held.distrusted.store(true, Ordering::Relaxed);
+                let sums = held.path.with_extension("parcel.sums");
+                let _ = fs::remove_file(sums);
+                Err(StoreError::CorruptBlob {
+                    hash: *hash,
+                    path: held.path.clone(),
+                })
+            }
+        })
+    }
+}
+
+impl Held {
+    /// The parcel, opened on first use if it is still the one its `.sums`
+    /// describes.
+    fn open(&self) -> &Option<ParcelBuf> {
+        self.buf.get_or_init(|| {
+            ParcelBuf::open(&self.path)
+                .ok()
+                .filter(|b| b.parcel().table_checksum() == self.table_checksum)
+        })
+    }
+}
+
+/// Where a blob can be read later, without the store that found it (by a
+/// remote cache upload running in the background): the result is checked
+/// against the blob's hash by whoever reads it.
+#[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "remote"), allow(dead_code))]
+pub(crate) enum BlobSource {
+    /// In a pack or a file of its own.
+    Stored(BlobLocation),
+    /// Resource `name` of the parcel at `parcel`, which may have been
+    /// replaced by then (a rewritten parcel usually still holds it).
+    InParcel { parcel: PathBuf, name: String },
+}
+
+#[cfg_attr(not(feature = "remote"), allow(dead_code))]
+impl BlobSource {
+    /// The bytes (not checked against their hash).
+    pub(crate) fn read(&self) -> io::Result<Vec<u8>> {
+        match self {
+            BlobSource::Stored(at) => at.read(),
+            BlobSource::InParcel { parcel, name } => {
+                let buf = ParcelBuf::open(parcel).map_err(io::Error::other)?;
+                let resource = buf.parcel().by_name(name).ok_or_else(|| {
+                    io::Error::new(io::ErrorKind::NotFound, format!("no resource `{name}`"))
+                })?;
+                let bytes = resource.bytes().map_err(io::Error::other)?;
+                Ok(bytes.into_owned())
+            }
+        }
+    }
+}
+
+/// The entries of `dir`, sorted (so that of two parcels holding one blob,
+/// the same one is read on every machine); none if it cannot be listed.
+fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    entries.sort();
+    entries
+}
