@@ -141,6 +141,14 @@ impl<'a> Scheduler<'a> {
         self
     }
 
+    /// Which of step `i`'s outputs a parcel of this build will hold whole.
+    fn parcel_bound(&self, i: usize) -> ParcelBound {
+        self.parcel_bound
+            .get(i)
+            .copied()
+            .unwrap_or(ParcelBound::None)
+    }
+
     /// Runs every step on `jobs` threads; returns reports in plan order.
     pub fn run(&self, jobs: usize) -> Vec<Arc<StepReport>> {
         if let Some(remote) = self.remote {
@@ -517,7 +525,16 @@ impl<'a> Scheduler<'a> {
         };
         // Outputs this machine lacks: inlined ones from the entry, the
         // others fetched; every one checked before it is stored.
+        // Those a parcel will hold are kept for it, as when a step runs.
         let asset = step.asset.as_str();
+        let bound = self.parcel_bound(i);
+        let keep = |hash: ContentHash, kind: &str, bytes: Vec<u8>| {
+            if bound.holds(kind) {
+                self.store.put_deferred(hash, bytes)
+            } else {
+                self.store.put_checked(hash, &bytes).map(drop)
+            }
+        };
         let mut wanted = Vec::new();
         for (output, inline) in record.outputs.iter().zip(entry.inline) {
             if self.store.has(&output.hash, output.size) {
@@ -528,15 +545,17 @@ impl<'a> Scheduler<'a> {
                     if !remote.verify(asset, &output.hash, output.size, &bytes) {
                         return None;
                     }
-                    self.store.put_checked(output.hash, &bytes).ok()?;
+                    keep(output.hash, &output.kind, bytes).ok()?;
                 }
-                None => wanted.push((output.hash, output.size)),
+                None => wanted.push((output.hash, output.size, output.kind.as_str())),
             }
         }
         if !wanted.is_empty() {
             // Each checked against its hash by `fetch_blobs`.
-            for (bytes, (hash, _)) in remote.fetch_blobs(asset, &wanted)?.iter().zip(&wanted) {
-                self.store.put_checked(*hash, bytes).ok()?;
+            let asked: Vec<_> = wanted.iter().map(|&(hash, size, _)| (hash, size)).collect();
+            let fetched = remote.fetch_blobs(asset, &asked)?;
+            for (bytes, (hash, _, kind)) in fetched.into_iter().zip(wanted) {
+                keep(hash, kind, bytes).ok()?;
             }
         }
         let record = Record {
@@ -638,11 +657,7 @@ impl<'a> Scheduler<'a> {
         }
         // Megabytes of outputs (an atlas's pages) are hashed and written on
         // every core; a few small ones are not worth the threads.
-        let bound = self
-            .parcel_bound
-            .get(i)
-            .copied()
-            .unwrap_or(ParcelBound::None);
+        let bound = self.parcel_bound(i);
         let upload = self.remote.filter(|r| r.writes());
         // Outputs a parcel will hold are only hashed here, and kept for it
         // below, their bytes moved.

@@ -398,4 +398,9 @@ fn a_warm_local_cache_fills_an_empty_remote_once() {
     assert!(fetched.success(), "{}", fetched.stderr);
     assert_eq!(fetched.build_finished().fetched, ASSETS);
     assert_eq!(parcel_bytes(&fetched), parcel_bytes(&local));
+    // Fetched outputs the parcel holds whole are kept only there, as a
+    // build's own are: every one is still found, and a no-op needs nothing.
+    assets_test_support::cache_outputs(&b.cache_dir(), "dev");
+    let noop = build(&b, &server, &[]).build_finished().clone();
+    assert_eq!((noop.ran, noop.fetched), (0, 0));
 }
