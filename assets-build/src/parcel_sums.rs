@@ -74,18 +74,19 @@ pub(crate) fn header(text: &str) -> Option<(&str, u64)> {
     Some((compression, u64::from_str_radix(checksum, 16).ok()?))
 }
 
-/// The resource lines of a `.sums` text, content and name, in order;
-/// header or not.
-pub(crate) fn lines(text: &str) -> impl Iterator<Item = (&str, String)> {
+/// The resource lines of a `.sums` text, content and name (escaped), in
+/// order; header or not.
+pub(crate) fn lines(text: &str) -> impl Iterator<Item = (&str, &str)> {
     text.lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| l.split_once(' '))
-        .map(|(content, name)| (content, unescape(name)))
 }
 
 /// The resource lines of a `.sums` text, name to content; header or not.
 pub(crate) fn contents(text: &str) -> HashMap<String, &str> {
-    lines(text).map(|(content, name)| (name, content)).collect()
+    lines(text)
+        .map(|(content, name)| (unescape(name), content))
+        .collect()
 }
 
 /// Whether a `.sums` text whose header states `table_checksum` was

@@ -42,6 +42,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use assets_runtime::ParcelBuf;
+use assets_runtime::line_escape::unescape;
 
 use super::{BlobLocation, StoreError};
 use crate::hash::ContentHash;
@@ -111,7 +112,9 @@ impl InParcels {
         let index = self.parcels.len();
         for (content, name) in parcel_sums::lines(&text) {
             if let Some(hash) = parcel_sums::whole_blob(content) {
-                self.blobs.entry(hash).or_insert((index, name));
+                self.blobs
+                    .entry(hash)
+                    .or_insert_with(|| (index, unescape(name)));
             }
         }
         self.parcels.push(Held {

@@ -82,6 +82,9 @@ pub struct Store {
     /// Outputs a parcel of this build is to hold, until the parcels are
     /// written ([`Store::put_deferred`]).
     deferred: Mutex<Deferred>,
+    /// Whether `deferred` may hold any: a no-op build's thousands of `has`
+    /// calls, on every worker, then skip its lock.
+    deferring: AtomicBool,
     /// What the cache's parcels hold, read when first needed.
     in_parcels: OnceLock<InParcels>,
 }
@@ -239,6 +242,7 @@ impl Store {
             written: Mutex::new(HashSet::new()),
             memory,
             deferred: Mutex::default(),
+            deferring: AtomicBool::new(false),
             in_parcels: OnceLock::new(),
         };
         if let Some(memory) = &store.memory {
@@ -389,6 +393,7 @@ impl Store {
         }
         deferred.bytes += bytes.len();
         deferred.blobs.insert(hash, bytes);
+        self.deferring.store(true, Ordering::Relaxed);
         Ok(())
     }
 
@@ -443,13 +448,14 @@ impl Store {
     pub fn has(&self, hash: &ContentHash, size: u64) -> bool {
         // The lookups in memory before the `stat`.
         self.has_packed(hash, size)
-            || self
-                .deferred
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .blobs
-                .get(hash)
-                .is_some_and(|b| b.len() as u64 == size)
+            || (self.deferring.load(Ordering::Relaxed)
+                && self
+                    .deferred
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .blobs
+                    .get(hash)
+                    .is_some_and(|b| b.len() as u64 == size))
             || self.in_parcels().has(hash)
             || self.has_file(hash, size)
     }
@@ -474,12 +480,13 @@ impl Store {
         if let Some(bytes) = self.memory.as_ref().and_then(|m| m.get(hash)) {
             return Ok(bytes);
         }
-        if let Some(bytes) = self
-            .deferred
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .blobs
-            .get(hash)
+        if self.deferring.load(Ordering::Relaxed)
+            && let Some(bytes) = self
+                .deferred
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .blobs
+                .get(hash)
         {
             return Ok(bytes.clone());
         }
