@@ -9,8 +9,9 @@
 //! one line per resource, `<content> <name>` (the name escaped with
 //! [`assets_runtime::line_escape`]). A content is a blob hash, `<hash>` when
 //! the resource is the whole blob, or `<hash>:<start>:<len>` for a slice of
-//! one (a sprite's frame, cut from its atlas's table); either may end in
-//! `+<hash>`, the sprite's own pixels, which the frame does not show.
+//! one (a sprite's frame, cut from its atlas's table); either may go on
+//! with `+<hash>`, the sprite's own pixels, which the frame does not show,
+//! and end in `@<compression>` when the resource's rule chose its own.
 //!
 //! The table checksum ties the lines to the parcel they describe: a build
 //! killed between writing the parcel and its `.sums` leaves lines that name
@@ -103,7 +104,8 @@ pub(crate) fn describes(table_checksum: u64, parcel: &Path) -> bool {
 /// The blob a content names, when the resource is that whole blob (not a
 /// slice of it).
 pub(crate) fn whole_blob(content: &str) -> Option<ContentHash> {
-    let blob = content.split_once('+').map_or(content, |(blob, _)| blob);
+    let blob = content.split_once('@').map_or(content, |(blob, _)| blob);
+    let blob = blob.split_once('+').map_or(blob, |(blob, _)| blob);
     if blob.contains(':') {
         return None;
     }
@@ -119,7 +121,7 @@ mod tests {
         let (a, b) = (ContentHash::of(b"a"), ContentHash::of(b"b"));
         let whole = a.to_hex();
         let slice = format!("{}:32:64+{}", b.to_hex(), a.to_hex());
-        let member = format!("{}+{}", b.to_hex(), a.to_hex());
+        let member = format!("{}+{}@none", b.to_hex(), a.to_hex());
         let text = write(
             "zstd",
             0xfeed,

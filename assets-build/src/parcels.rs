@@ -169,6 +169,8 @@ struct Planned {
     /// frame can stay the same while what the frame shows changes, and the
     /// reload notice must still name it.
     shows: Option<ContentHash>,
+    /// Its rule's `compression`, over the parcel's.
+    compression: Option<Compression>,
 }
 
 /// The resources of the parcel `spec` selects, sorted as planned; or the
@@ -229,6 +231,7 @@ fn select(
                 kind,
                 source,
                 shows: Some(own.outputs_hash()),
+                compression: step.compression,
             });
             continue;
         }
@@ -241,6 +244,7 @@ fn select(
                     len: o.size,
                 },
                 shows: None,
+                compression: step.compression,
             });
         }
     }
@@ -259,6 +263,7 @@ fn select(
                     len: o.size,
                 },
                 shows: None,
+                compression: None,
             });
         }
     }
@@ -312,7 +317,10 @@ fn write_one(
             Source::Blob { len, .. } => len,
             Source::Slice { len, .. } => len as u64,
         };
-        writer.add_later(&p.name, &p.kind, len);
+        match p.compression {
+            Some(c) => writer.add_later_compressed(&p.name, &p.kind, len, c),
+            None => writer.add_later(&p.name, &p.kind, len),
+        }
     }
     let mut tables: HashMap<ContentHash, Vec<u8>> = HashMap::new();
     let mut store_error = None;
@@ -396,7 +404,9 @@ fn write_one(
 impl Planned {
     /// What the resource holds, as `.sums` records it (see
     /// [`parcel_sums`]): its blob hash (and range, for a frame, and the
-    /// sprite's own pixels' hash after a `+`).
+    /// sprite's own pixels' hash after a `+`), and the compression its rule
+    /// asks for after an `@`: a resource stored one way is not copied into
+    /// a parcel that asks for another.
     fn content(&self) -> String {
         let mut out = match self.source {
             Source::Blob { hash, .. } => hash.to_hex().to_string(),
@@ -405,6 +415,10 @@ impl Planned {
         if let Some(shows) = self.shows {
             out.push('+');
             out.push_str(&shows.to_hex());
+        }
+        if let Some(c) = self.compression {
+            out.push('@');
+            out.push_str(c.name());
         }
         out
     }
@@ -484,8 +498,8 @@ fn toc_describes(toc: &Path, parcel: &Path) -> bool {
 }
 
 /// The identity of a parcel's contents: the format version, the
-/// compression, and every resource's name, kind and bytes (by blob hash,
-/// and range for a slice).
+/// compression, and every resource's name, kind, bytes (by blob hash, and
+/// range for a slice) and its rule's compression.
 fn parcel_key(planned: &[Planned], compression: Compression) -> ContentHash {
     let mut h = blake3::Hasher::new();
     h.update(&assets_runtime::format::VERSION.to_le_bytes());
@@ -502,6 +516,9 @@ fn parcel_key(planned: &[Planned], compression: Compression) -> ContentHash {
         if let Some((start, len)) = range {
             h.update(&start.to_le_bytes());
             h.update(&len.to_le_bytes());
+        }
+        if let Some(c) = p.compression {
+            h.update(&[b'@', c.byte()]);
         }
     }
     h.finalize().into()

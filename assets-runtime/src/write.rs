@@ -4,7 +4,8 @@
 //! in order of first use in that sorted order, zero padding, no timestamps,
 //! and compression a pure function of the bytes.
 //!
-//! Compression ([`ParcelWriter::compressed`]) is decided per resource: never
+//! Compression ([`ParcelWriter::compressed`], or one resource's own with
+//! [`ParcelWriter::add_later_compressed`]) is decided per resource: never
 //! for `image` and `sprite` resources (their layouts are checked at open;
 //! image rows have their own encodings), nor for resources under
 //! [`MIN_COMPRESSED`] bytes, and kept only where it saves at least a 32nd of
@@ -48,6 +49,8 @@ struct Pending {
     len: u64,
     /// The bytes, if given up front; else fetched while writing.
     data: Option<Vec<u8>>,
+    /// The compression asked for (`None`: stored as it is).
+    compression: Option<Compression>,
 }
 
 /// Why a parcel could not be written.
@@ -137,22 +140,44 @@ impl ParcelWriter {
 
     /// Adds a resource with its bytes.
     pub fn add(&mut self, name: &str, kind: &str, data: Vec<u8>) {
-        self.push(name, kind, data.len() as u64, Some(data));
+        self.push(name, kind, data.len() as u64, Some(data), self.compression);
     }
 
     /// Adds a resource of `len` bytes that `write_to`'s `fetch` will provide,
     /// by the index of this call among all `add*` calls.
     pub fn add_later(&mut self, name: &str, kind: &str, len: u64) {
-        self.push(name, kind, len, None);
+        self.push(name, kind, len, None, self.compression);
     }
 
-    fn push(&mut self, name: &str, kind: &str, len: u64, data: Option<Vec<u8>>) {
+    /// As [`add_later`](ParcelWriter::add_later), compressed with
+    /// `compression` instead of the parcel's (where that is worth it, as
+    /// for every resource).
+    pub fn add_later_compressed(
+        &mut self,
+        name: &str,
+        kind: &str,
+        len: u64,
+        compression: Compression,
+    ) {
+        let compression = Some(compression).filter(|&c| c != Compression::None);
+        self.push(name, kind, len, None, compression);
+    }
+
+    fn push(
+        &mut self,
+        name: &str,
+        kind: &str,
+        len: u64,
+        data: Option<Vec<u8>>,
+        compression: Option<Compression>,
+    ) {
         self.resources.push(Pending {
             id: ResourceId::of(name),
             name: name.to_owned(),
             kind: kind.to_owned(),
             len,
             data,
+            compression,
         });
     }
 
@@ -270,7 +295,7 @@ impl ParcelWriter {
                 batch_bytes += r.len;
                 batch.push((i, r, payload));
             }
-            let packed = pack_batch(&mut batch, self.compression)?;
+            let packed = pack_batch(&mut batch)?;
             for ((i, r, _), packed) in batch.drain(..).zip(packed) {
                 let Packed {
                     compression,
@@ -356,12 +381,11 @@ const BATCH_BYTES: u64 = 64 << 20;
 /// core; the result does not depend on the thread count.
 fn pack_batch<'p>(
     batch: &mut [(usize, Pending, Payload<'p>)],
-    compression: Option<Compression>,
 ) -> Result<Vec<Packed<'p>>, WriteError> {
     let work = |slot: &mut (usize, Pending, Payload<'p>)| {
         let (_, r, payload) = slot;
         match std::mem::replace(payload, Payload::Bytes(Vec::new())) {
-            Payload::Bytes(data) => pack(r, data, compression),
+            Payload::Bytes(data) => pack(r, data),
             Payload::Stored(from) if from.len() == r.len && from.kind == r.kind => Ok(Packed {
                 compression: from.compression(),
                 stored: Cow::Borrowed(from.stored()),
@@ -373,12 +397,16 @@ fn pack_batch<'p>(
     };
     let to_compress = batch
         .iter()
-        .filter(|(_, r, p)| matches!(p, Payload::Bytes(_)) && compressible(&r.kind, r.len as usize))
+        .filter(|(_, r, p)| {
+            matches!(p, Payload::Bytes(_))
+                && r.compression.is_some()
+                && compressible(&r.kind, r.len as usize)
+        })
         .count();
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)
         .min(to_compress);
-    if compression.is_none() || threads < 2 {
+    if threads < 2 {
         return batch.iter_mut().map(work).collect();
     }
     let slots: Vec<std::sync::Mutex<&mut (usize, Pending, Payload<'p>)>> =
@@ -410,12 +438,8 @@ fn pack_batch<'p>(
 }
 
 /// `data`, checked against the length `r` announced, checksummed, and
-/// compressed with `compression` where that pays.
-fn pack<'p>(
-    r: &Pending,
-    data: Vec<u8>,
-    compression: Option<Compression>,
-) -> Result<Packed<'p>, WriteError> {
+/// compressed as `r` asks where that pays.
+fn pack<'p>(r: &Pending, data: Vec<u8>) -> Result<Packed<'p>, WriteError> {
     if data.len() as u64 != r.len {
         return Err(WriteError::WrongLength(r.name.clone()));
     }
@@ -426,7 +450,7 @@ fn pack<'p>(
         checksum,
         stored_checksum: checksum,
     };
-    let Some(c) = compression.filter(|_| compressible(&r.kind, data.len())) else {
+    let Some(c) = r.compression.filter(|_| compressible(&r.kind, data.len())) else {
         return Ok(plain(data));
     };
     match codec::encode(c, &data) {
@@ -473,6 +497,7 @@ mod tests {
             kind: if i.is_multiple_of(7) { "image" } else { "text" }.to_owned(),
             len: data.len() as u64,
             data: None,
+            compression: Some(Compression::Lz4),
         };
         let data: Vec<Vec<u8>> = (0..40)
             .map(|i| format!("resource {i} ").repeat(20 + i * 3).into_bytes())
@@ -482,9 +507,9 @@ mod tests {
             .enumerate()
             .map(|(i, d)| (i, pending(i, d), Payload::Bytes(d.clone())))
             .collect();
-        let together = pack_batch(&mut batch, Some(Compression::Lz4)).unwrap();
+        let together = pack_batch(&mut batch).unwrap();
         for (i, (d, packed)) in data.iter().zip(&together).enumerate() {
-            let alone = pack(&pending(i, d), d.clone(), Some(Compression::Lz4)).unwrap();
+            let alone = pack(&pending(i, d), d.clone()).unwrap();
             assert_eq!(packed.stored, alone.stored, "resource {i}");
             assert_eq!(packed.compression, alone.compression, "resource {i}");
             assert_eq!(packed.compression == Compression::None, i.is_multiple_of(7));

@@ -423,6 +423,96 @@ plain = {{ include = ["plain/**"], compression = "{plain}" }}
     );
 }
 
+/// A rule's `compression` decides for its assets' resources over the
+/// parcel's (music already compressed by its encoder stored as it is, levels
+/// in zstd even in dev); changing it rewrites the parcel as a clean build
+/// writes it, runs no processor, and a processor never sees the key.
+#[test]
+fn a_rules_compression_wins_over_the_parcels_and_changing_it_runs_nothing() {
+    use assets_runtime::{Compression, ParcelBuf, ResourceId};
+
+    let manifest = |levels: &str| {
+        format!(
+            r#"
+[[package.metadata.assets.rules]]
+match = "music/**"
+compression = "none"
+
+[[package.metadata.assets.rules]]
+match = "levels/**"
+compression = "{levels}"
+"#
+        )
+    };
+    let level = level_json(400);
+    let files = |p: &Project, levels: &str| {
+        p.metadata(&manifest(levels))
+            .file("assets/levels/meadow.json", &level)
+            .file("assets/music/theme.txt", level_json(300))
+            .file("assets/notes.txt", level_json(200));
+    };
+    let clean_build = |levels: &str| {
+        let fresh = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+        files(&fresh, levels);
+        std::fs::read(fresh.build_ok().parcel("main")).unwrap()
+    };
+    let stored = |bytes: &[u8], name: &str| {
+        let parcel = assets_runtime::Parcel::from_bytes(bytes).unwrap();
+        let r = parcel.by_name(name).unwrap();
+        (r.compression(), r.stored().len())
+    };
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    files(&p, "zstd");
+    let run = p.build_ok();
+    let parcel = std::fs::read(run.parcel("main")).unwrap();
+    assert_eq!(stored(&parcel, "levels/meadow.json").0, Compression::Zstd);
+    let theme = level_json(300);
+    assert_eq!(
+        stored(&parcel, "music/theme.txt"),
+        (Compression::None, theme.len()),
+        "compressible, but its rule says none"
+    );
+    assert_eq!(
+        stored(&parcel, "notes.txt").0,
+        Compression::Lz4,
+        "no rule: the parcel's (the dev default)"
+    );
+    let buf = ParcelBuf::from_vec(parcel).unwrap();
+    assert_eq!(
+        buf.parcel()
+            .text(ResourceId::of("levels/meadow.json"))
+            .unwrap(),
+        level
+    );
+
+    // The rule's compression changes: only the parcel is written again,
+    // and not from its previous version's zstd bytes.
+    files(&p, "lz4");
+    let run = p.build_ok();
+    assert_eq!(run.build_finished().ran, 0, "{}", run.stderr);
+    let parcel = std::fs::read(run.parcel("main")).unwrap();
+    assert_eq!(stored(&parcel, "levels/meadow.json").0, Compression::Lz4);
+    assert_eq!(parcel, clean_build("lz4"));
+    files(&p, "zstd");
+    p.build_ok();
+    assert_eq!(
+        std::fs::read(run.parcel("main")).unwrap(),
+        clean_build("zstd")
+    );
+
+    // A misspelled value names the rule's key.
+    files(&p, "zst");
+    let run = p.run(&["build"]);
+    assert!(!run.success());
+    assert!(
+        run.stderr
+            .contains("package.metadata.assets.rules[1].compression")
+            && run.stderr.contains("did you mean `zstd`?"),
+        "{}",
+        run.stderr
+    );
+}
+
 /// A parcel rewritten after an edit copies its unchanged resources from its
 /// previous version; it must come out byte for byte as a clean build writes
 /// it, even when that previous version is damaged or is not the one its

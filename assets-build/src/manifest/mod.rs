@@ -185,6 +185,7 @@ impl Manifest {
             origin,
             processor_origin,
             inputs: rule.and_then(|r| r.inputs.clone()),
+            compression: rule.and_then(|r| r.compression),
             platform_specific,
         }
     }

@@ -276,6 +276,7 @@ impl Resolver<'_> {
             .compile_matcher();
         let (processor, processor_origin) = self.processor(&mut table, &key)?;
         let inputs = self.inputs(&mut table, &key)?;
+        let compression = self.rule_compression(&mut table, &key)?;
         let platform_settings = self.platform_settings(&mut table, &key, platforms)?;
         Ok(Rule {
             pattern: pattern.into_inner(),
@@ -283,6 +284,7 @@ impl Resolver<'_> {
             processor,
             processor_origin,
             inputs,
+            compression,
             setting_origins: origins_of(&table, &key),
             settings: settings_of(table),
             platform_settings,
@@ -394,6 +396,23 @@ impl Resolver<'_> {
             }
             None => (None, None),
         })
+    }
+
+    /// Takes a rule's `compression` key out: how the parcels compress its
+    /// steps' resources (over the parcel's own `compression`). Not a
+    /// setting: a processor never sees it, and changing it rewrites the
+    /// parcels without running a step.
+    fn rule_compression(
+        &self,
+        table: &mut RawTable,
+        key: &str,
+    ) -> Result<Option<Compression>, ManifestError> {
+        let Some(k) = table.keys().find(|k| k.get_ref() == "compression").cloned() else {
+            return Ok(None);
+        };
+        let value = table.remove(&k).expect("key was just found");
+        let span = value.span();
+        self.compression(value.into_inner(), &span, key).map(Some)
     }
 
     /// Takes a rule's `inputs` key out: an array of globs.
@@ -510,15 +529,15 @@ impl Resolver<'_> {
         })
     }
 
-    /// A parcel's `compression` value: `none`, `lz4` or `zstd` (which needs
-    /// the `zstd` feature of assets-build).
+    /// A parcel's or rule's `compression` value: `none`, `lz4` or `zstd`
+    /// (which needs the `zstd` feature of assets-build).
     fn compression(
         &self,
         value: toml::Value,
         span: &Range<usize>,
-        parcel_key: &str,
+        table_key: &str,
     ) -> Result<Compression, ManifestError> {
-        let key = format!("{parcel_key}.compression");
+        let key = format!("{table_key}.compression");
         let toml::Value::String(name) = &value else {
             return Err(self.err(
                 span.clone(),

@@ -45,6 +45,10 @@ pub struct Rule {
     /// (an external tool with no depfile). The planner lists the matching
     /// assets in the step's key, and each is an input of the step.
     pub inputs: Option<GlobSet>,
+    /// `compression`: how parcels compress the resources of the rule's
+    /// steps, over the parcel's own choice (see
+    /// [`ParcelSpec::compression_for`]).
+    pub compression: Option<Compression>,
     /// Every other key of the rule.
     pub settings: Settings,
     /// Where each setting's key was written.
@@ -203,6 +207,9 @@ pub struct Assignment {
     pub processor_origin: Option<Origin>,
     /// The matching rule's `inputs` globs.
     pub inputs: Option<GlobSet>,
+    /// The matching rule's `compression`: how parcels compress the step's
+    /// resources, over their own choice.
+    pub compression: Option<Compression>,
     /// Where each setting's key was written (the override's, else the rule's).
     pub setting_origins: BTreeMap<String, Origin>,
     /// Whether the settings on the platform asked for differ from the
