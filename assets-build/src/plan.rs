@@ -5,6 +5,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
+use assets_runtime::Compression;
+
 use crate::asset_path::AssetPath;
 use crate::atlas::AtlasPacker;
 use crate::discover::Discovered;
@@ -33,6 +35,10 @@ pub(crate) struct Step {
     /// The platform, when it is part of the key (see [`plan`]); what
     /// `ctx.platform()` gives.
     pub platform: Option<String>,
+    /// The rule's `compression`, for the parcels that hold the step's
+    /// resources (not part of the key: it changes the parcel, not the
+    /// outputs).
+    pub compression: Option<Compression>,
 }
 
 impl Step {
@@ -61,6 +67,34 @@ pub(crate) enum Group {
 pub(crate) struct Plan {
     pub steps: Vec<Step>,
     pub index: HashMap<AssetPath, usize>,
+}
+
+impl Plan {
+    /// The order workers take steps in: each atlas's sprites, then the
+    /// atlas, atlas by atlas; then every other step, in plan order.
+    ///
+    /// An atlas waits for all its sprites and then packs, draws and
+    /// compresses its pages, the largest steps of a build. Planned last, it
+    /// ran when nothing else was left, one or two at a time on a machine's
+    /// cores: a cold 10k build spent its last ~180 ms on one core. Taken as
+    /// soon as its sprites are, it runs while the other workers go on with
+    /// the rest. The order changes when steps run, never what they make.
+    pub fn run_order(&self) -> Vec<usize> {
+        let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            if let Group::Sprite { atlas, .. } = step.group {
+                members.entry(atlas).or_default().push(i);
+            }
+        }
+        let mut order = Vec::with_capacity(self.steps.len());
+        for (&atlas, sprites) in &members {
+            order.extend(sprites);
+            order.push(atlas);
+        }
+        let grouped: HashSet<usize> = order.iter().copied().collect();
+        order.extend((0..self.steps.len()).filter(|i| !grouped.contains(i)));
+        order
+    }
 }
 
 /// Assigns every asset its processor. Errors point at the rule or override.
@@ -158,6 +192,7 @@ pub(crate) fn plan(
             &key_variant,
         );
         s.platform = keyed_platform.map(str::to_owned);
+        s.compression = a.compression;
         if !extra_inputs.is_empty() {
             // The list is part of the key (as an atlas's sprite list is), so
             // a file that starts or stops matching reruns the step.
@@ -244,6 +279,7 @@ fn step(
         group: Group::None,
         extra_inputs: Vec::new(),
         platform: None,
+        compression: None,
     }
 }
 

@@ -1,7 +1,7 @@
 //! The scheduler: runs every step once, in parallel, building dependencies
 //! on demand.
 //!
-//! Workers take steps in plan order from a shared counter. A step that needs
+//! Workers take steps in [`Plan::run_order`] from a shared counter. A step that needs
 //! another asset (a dependency found while its processor runs, or one listed in
 //! its record while checking freshness) calls [`Scheduler::ensure`]:
 //!
@@ -167,8 +167,7 @@ impl<'a> Scheduler<'a> {
             self.prefetch(remote, &asking, &keys);
             let _ = self.result_keys.set(asking.into_iter().zip(keys).collect());
         }
-        let all: Vec<usize> = (0..self.plan.steps.len()).collect();
-        self.run_steps(&all, jobs);
+        self.run_steps(&self.plan.run_order(), jobs);
         self.reports()
     }
 
