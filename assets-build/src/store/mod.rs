@@ -448,16 +448,20 @@ impl Store {
     pub fn has(&self, hash: &ContentHash, size: u64) -> bool {
         // The lookups in memory before the `stat`.
         self.has_packed(hash, size)
-            || (self.deferring.load(Ordering::Relaxed)
-                && self
-                    .deferred
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .blobs
-                    .get(hash)
-                    .is_some_and(|b| b.len() as u64 == size))
+            || self.deferred(hash, |b| b.len() as u64 == size) == Some(true)
             || self.in_parcels().has(hash)
             || self.has_file(hash, size)
+    }
+
+    /// `f` of the blob `hash` if it is kept in memory for a parcel. Takes
+    /// no lock when nothing is kept: a no-op build asks this of every
+    /// output, on every worker.
+    fn deferred<R>(&self, hash: &ContentHash, f: impl FnOnce(&Vec<u8>) -> R) -> Option<R> {
+        if !self.deferring.load(Ordering::Relaxed) {
+            return None;
+        }
+        let deferred = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
+        deferred.blobs.get(hash).map(f)
     }
 
     /// Whether this store's own files (a pack, or a blob file) hold it.
@@ -480,15 +484,8 @@ impl Store {
         if let Some(bytes) = self.memory.as_ref().and_then(|m| m.get(hash)) {
             return Ok(bytes);
         }
-        if self.deferring.load(Ordering::Relaxed)
-            && let Some(bytes) = self
-                .deferred
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .blobs
-                .get(hash)
-        {
-            return Ok(bytes.clone());
+        if let Some(bytes) = self.deferred(hash, Vec::clone) {
+            return Ok(bytes);
         }
         let (bytes, path) = match self.packs.find(hash) {
             Some(slot) => {
