@@ -114,12 +114,19 @@ impl CargoCrate {
 
     /// Runs `cargo <args>` in the package, in the shared target directory,
     /// with none of cargo-assets' variables inherited.
+    ///
+    /// Build dependencies are compiled without debug info, as Cargo does by
+    /// default on the host's own builds but not with `--target`: said
+    /// explicitly, a host build and a cross build share one compilation of
+    /// `assets-build` and its dependencies (else the web test compiles them
+    /// all a second time).
     pub fn cargo(&self, args: &[&str]) -> Output {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         Command::new(cargo)
             .args(args)
             .current_dir(self.path())
             .env("CARGO_TARGET_DIR", e2e_target_dir())
+            .env("CARGO_PROFILE_DEV_BUILD_OVERRIDE_DEBUG", "false")
             .env_remove("CARGO_ASSETS_CACHE_DIR")
             .env_remove("CARGO_ASSETS_PARCELS")
             .env_remove("CARGO_ASSETS_RUNNER")
