@@ -164,6 +164,17 @@ impl CargoCrate {
     /// assets` would) in the package and the shared target directory; a
     /// processor runner it needs builds in the workspace's runner target.
     pub fn assets(&self, args: &[&str]) -> Run {
+        // A runner starts from the package's `Cargo.lock` (see
+        // cargo-assets' runner.rs), which the package's own `cargo build`
+        // pruned to its graph: cargo-assets' dependencies would resolve
+        // afresh, to newer versions than this workspace's, and compile from
+        // nothing (five minutes of CI). The workspace's whole lock pins them
+        // to what the tests already compiled.
+        std::fs::copy(
+            workspace().join("Cargo.lock"),
+            self.path().join("Cargo.lock"),
+        )
+        .expect("copy Cargo.lock");
         let out = Command::new(&self.bin)
             .arg("assets")
             .args(args)
