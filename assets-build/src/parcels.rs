@@ -322,7 +322,7 @@ fn write_one(
             None => writer.add_later(&p.name, &p.kind, len),
         }
     }
-    let mut tables: HashMap<ContentHash, Vec<u8>> = HashMap::new();
+    let mut tables: HashMap<ContentHash, std::sync::Arc<Vec<u8>>> = HashMap::new();
     let mut store_error = None;
     let mut fetch = |i: usize| -> Result<Payload<'_>, WriteError> {
         if let Some(r) = previous
@@ -331,23 +331,25 @@ fn write_one(
         {
             return Ok(Payload::Stored(r));
         }
-        let bytes = match planned[i].source {
-            Source::Blob { hash, .. } => store.get(&hash),
+        let payload = match planned[i].source {
+            Source::Blob { hash, .. } => store.get_shared(&hash).map(Payload::Shared),
             Source::Slice { hash, start, len } => {
                 let table = match tables.entry(hash) {
                     Entry::Occupied(e) => Ok(e.into_mut()),
-                    Entry::Vacant(e) => store.get(&hash).map(|t| e.insert(t)),
+                    Entry::Vacant(e) => store.get_shared(&hash).map(|t| e.insert(t)),
                 };
                 table.map(|t| {
-                    t.get(start..start + len)
-                        .map(<[u8]>::to_vec)
-                        .unwrap_or_default()
+                    Payload::Bytes(
+                        t.get(start..start + len)
+                            .map(<[u8]>::to_vec)
+                            .unwrap_or_default(),
+                    )
                 })
             }
         };
         // The store's error is kept typed (a corrupt blob heals the cache)
         // and returned below; the writer only needs to stop.
-        bytes.map(Payload::Bytes).map_err(|e| {
+        payload.map_err(|e| {
             store_error = Some(e);
             WriteError::FetchFailed
         })

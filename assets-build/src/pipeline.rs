@@ -256,6 +256,9 @@ impl Pipeline {
         // Keep the latest record of every planned asset, also of failed ones:
         // they still say why the next build will rerun them.
         records.compact_if_worthwhile(&store, steps.iter().map(|s| &s.asset))?;
+        // Memory only: the records' log is written and unbuffered, and the
+        // store, which holds the cache's lock, is dropped here.
+        parallel::drop_in_background((plan, assets, records));
         Ok(BuildReport {
             steps,
             parcels,

@@ -210,14 +210,11 @@ impl RecordLog {
     /// touch-all build, which refreshes every record and so doubles the log,
     /// re-serializing 10,000 records cost more than the rest of the build.
     pub fn compact_if_worthwhile<'a>(
-        self,
+        &self,
         store: &Store,
         live: impl Iterator<Item = &'a AssetPath>,
     ) -> Result<(), StoreError> {
-        let appender = self
-            .appender
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner());
+        let appender = self.appender.lock().unwrap_or_else(|p| p.into_inner());
         let lines: Vec<&[u8]> = live
             .filter_map(|asset| match appender.appended.get(asset) {
                 Some(line) => Some(line.as_bytes()),

@@ -12,10 +12,10 @@
 //! the bytes and at least one 16-byte alignment step: what is not worth a
 //! decompression is stored as it is and read in place.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{Seek, SeekFrom, Write};
+use std::sync::Arc;
 
 use crate::codec;
 use crate::format::{
@@ -354,6 +354,9 @@ pub enum Payload<'p> {
     /// The bytes, as they are: the writer checksums them and compresses
     /// them as the parcel asks.
     Bytes(Vec<u8>),
+    /// The bytes, kept by the caller too (a blob held in memory for more
+    /// than one reader): read where they are, not copied, unless compressed.
+    Shared(Arc<Vec<u8>>),
     /// The same resource as another parcel stores it (the previous version
     /// of this parcel, say): copied as it is stored, neither decompressed
     /// nor compressed again. The caller vouches that it holds the right
@@ -365,9 +368,28 @@ pub enum Payload<'p> {
 /// A resource as it will be stored.
 struct Packed<'p> {
     compression: Compression,
-    stored: Cow<'p, [u8]>,
+    stored: Bytes<'p>,
     checksum: u64,
     stored_checksum: u64,
+}
+
+/// Bytes to write: the writer's own, the caller's shared ones, or another
+/// parcel's as it stores them.
+enum Bytes<'p> {
+    Owned(Vec<u8>),
+    Shared(Arc<Vec<u8>>),
+    Borrowed(&'p [u8]),
+}
+
+impl std::ops::Deref for Bytes<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Owned(v) => v,
+            Bytes::Shared(v) => v,
+            Bytes::Borrowed(v) => v,
+        }
+    }
 }
 
 /// The most resources, and about the most bytes, fetched and compressed
@@ -385,10 +407,11 @@ fn pack_batch<'p>(
     let work = |slot: &mut (usize, Pending, Payload<'p>)| {
         let (_, r, payload) = slot;
         match std::mem::replace(payload, Payload::Bytes(Vec::new())) {
-            Payload::Bytes(data) => pack(r, data),
+            Payload::Bytes(data) => pack(r, Bytes::Owned(data)),
+            Payload::Shared(data) => pack(r, Bytes::Shared(data)),
             Payload::Stored(from) if from.len() == r.len && from.kind == r.kind => Ok(Packed {
                 compression: from.compression(),
-                stored: Cow::Borrowed(from.stored()),
+                stored: Bytes::Borrowed(from.stored()),
                 checksum: from.checksum(),
                 stored_checksum: from.stored_checksum(),
             }),
@@ -398,7 +421,7 @@ fn pack_batch<'p>(
     let to_compress = batch
         .iter()
         .filter(|(_, r, p)| {
-            matches!(p, Payload::Bytes(_))
+            matches!(p, Payload::Bytes(_) | Payload::Shared(_))
                 && r.compression.is_some()
                 && compressible(&r.kind, r.len as usize)
         })
@@ -439,14 +462,14 @@ fn pack_batch<'p>(
 
 /// `data`, checked against the length `r` announced, checksummed, and
 /// compressed as `r` asks where that pays.
-fn pack<'p>(r: &Pending, data: Vec<u8>) -> Result<Packed<'p>, WriteError> {
+fn pack<'p>(r: &Pending, data: Bytes<'p>) -> Result<Packed<'p>, WriteError> {
     if data.len() as u64 != r.len {
         return Err(WriteError::WrongLength(r.name.clone()));
     }
     let checksum = data_checksum(&data);
     let plain = |data| Packed {
         compression: Compression::None,
-        stored: Cow::Owned(data),
+        stored: data,
         checksum,
         stored_checksum: checksum,
     };
@@ -457,7 +480,7 @@ fn pack<'p>(r: &Pending, data: Vec<u8>) -> Result<Packed<'p>, WriteError> {
         Some(packed) if worth_it(packed.len(), data.len()) => Ok(Packed {
             compression: c,
             stored_checksum: data_checksum(&packed),
-            stored: Cow::Owned(packed),
+            stored: Bytes::Owned(packed),
             checksum,
         }),
         Some(_) => Ok(plain(data)),
@@ -505,12 +528,20 @@ mod tests {
         let mut batch: Vec<(usize, Pending, Payload<'_>)> = data
             .iter()
             .enumerate()
-            .map(|(i, d)| (i, pending(i, d), Payload::Bytes(d.clone())))
+            .map(|(i, d)| {
+                // Owned and shared bytes alike.
+                let payload = if i % 2 == 0 {
+                    Payload::Bytes(d.clone())
+                } else {
+                    Payload::Shared(Arc::new(d.clone()))
+                };
+                (i, pending(i, d), payload)
+            })
             .collect();
         let together = pack_batch(&mut batch).unwrap();
         for (i, (d, packed)) in data.iter().zip(&together).enumerate() {
-            let alone = pack(&pending(i, d), d.clone()).unwrap();
-            assert_eq!(packed.stored, alone.stored, "resource {i}");
+            let alone = pack(&pending(i, d), Bytes::Owned(d.clone())).unwrap();
+            assert_eq!(*packed.stored, *alone.stored, "resource {i}");
             assert_eq!(packed.compression, alone.compression, "resource {i}");
             assert_eq!(packed.compression == Compression::None, i.is_multiple_of(7));
         }
