@@ -164,17 +164,19 @@ impl CargoCrate {
     /// assets` would) in the package and the shared target directory; a
     /// processor runner it needs builds in the workspace's runner target.
     pub fn assets(&self, args: &[&str]) -> Run {
-        // A runner starts from the package's `Cargo.lock` (see
-        // cargo-assets' runner.rs), which the package's own `cargo build`
-        // pruned to its graph: cargo-assets' dependencies would resolve
-        // afresh, to newer versions than this workspace's, and compile from
-        // nothing (five minutes of CI). The workspace's whole lock pins them
-        // to what the tests already compiled.
-        std::fs::copy(
-            workspace().join("Cargo.lock"),
-            self.path().join("Cargo.lock"),
-        )
-        .expect("copy Cargo.lock");
+        // A runner starts from the package's `Cargo.lock` when it has none
+        // (see cargo-assets' runner.rs), and Cargo prunes a package's lock
+        // to its graph on every build and `cargo metadata`: cargo-assets'
+        // dependencies would resolve afresh, to newer versions than this
+        // workspace's, and compile from nothing a second time when CI's
+        // `cargo assets build` builds the example's runner (same crates,
+        // the workspace's versions). Given the workspace's whole lock, both
+        // runners resolve alike and share one compilation.
+        let runner =
+            assets_build::CacheLayout::new(e2e_target_dir().join("assets")).runner(&self.name);
+        std::fs::create_dir_all(&runner).expect("create the runner's folder");
+        std::fs::copy(workspace().join("Cargo.lock"), runner.join("Cargo.lock"))
+            .expect("copy Cargo.lock");
         let out = Command::new(&self.bin)
             .arg("assets")
             .args(args)
