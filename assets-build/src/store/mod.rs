@@ -488,16 +488,23 @@ impl Store {
     pub(crate) fn get_shared(&self, hash: &ContentHash) -> Result<Arc<Vec<u8>>, StoreError> {
         match self.deferred(hash, Arc::clone) {
             Some(bytes) => Ok(bytes),
-            None => self.get(hash).map(Arc::new),
+            None => self.read(hash).map(Arc::new),
         }
     }
 
     /// Reads a blob, checking it against its hash.
     pub fn get(&self, hash: &ContentHash) -> Result<Vec<u8>, StoreError> {
-        if let Some(bytes) = self.memory.as_ref().and_then(|m| m.get(hash)) {
-            return Ok(bytes);
+        match self.deferred(hash, |b| b.to_vec()) {
+            Some(bytes) => Ok(bytes),
+            None => self.read(hash),
         }
-        if let Some(bytes) = self.deferred(hash, |b| b.to_vec()) {
+    }
+
+    /// A blob not kept for a parcel: from a long-lived pipeline's memory,
+    /// a pack, its own file, or the parcel that holds it; checked against
+    /// its hash.
+    fn read(&self, hash: &ContentHash) -> Result<Vec<u8>, StoreError> {
+        if let Some(bytes) = self.memory.as_ref().and_then(|m| m.get(hash)) {
             return Ok(bytes);
         }
         let (bytes, path) = match self.packs.find(hash) {
