@@ -16,36 +16,48 @@ pub struct S3Server {
     root: tempfile::TempDir,
 }
 
-/// The server binary: `target/<profile>/assets-s3-server`, beside the test
-/// binaries' folder (`cargo test --workspace` builds it) or the running
-/// program (the benchmark); built with Cargo first if it is missing.
+/// The server binary, built with Cargo on first use (a no-op after that):
+/// `tests/s3-server` is a workspace of its own (its manifest says why),
+/// built into `target/s3-server/<profile>/` of this workspace, optimized
+/// when the running program is (the benchmark). Once per process.
 pub fn server_binary() -> PathBuf {
+    static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BINARY.get_or_init(build_server).clone()
+}
+
+fn build_server() -> PathBuf {
     let exe = std::env::current_exe().expect("the running program's path");
-    let name = format!("assets-s3-server{}", std::env::consts::EXE_SUFFIX);
-    let beside = exe.parent().expect("a folder");
-    let candidates = [
-        beside.join(&name),
-        beside.parent().unwrap_or(beside).join(&name),
-    ];
-    if let Some(bin) = candidates.iter().find(|c| c.exists()) {
-        return bin.clone();
-    }
     let release = exe.components().any(|c| c.as_os_str() == "release");
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let target = workspace.join("target/s3-server");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(cargo);
     build
-        .current_dir(&workspace)
-        .args(["build", "--locked", "-p", "assets-s3-server"]);
+        .args(["build", "--quiet", "--locked", "--manifest-path"])
+        .arg(workspace.join("tests/s3-server/Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target)
+        // The test's own build settings are not the server's.
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS");
     if release {
         build.arg("--release");
     }
     let status = build.status().expect("run cargo to build assets-s3-server");
-    assert!(status.success(), "`cargo build -p assets-s3-server` failed");
-    candidates
-        .into_iter()
-        .find(|c| c.exists())
-        .expect("assets-s3-server where Cargo puts it")
+    assert!(
+        status.success(),
+        "`cargo build --manifest-path tests/s3-server/Cargo.toml` failed"
+    );
+    let bin = target
+        .join(if release { "release" } else { "debug" })
+        .join(format!("assets-s3-server{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.exists(),
+        "assets-s3-server not where Cargo puts it: {}",
+        bin.display()
+    );
+    bin
 }
 
 impl S3Server {
