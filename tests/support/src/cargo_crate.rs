@@ -24,6 +24,36 @@ pub fn e2e_target_dir() -> PathBuf {
     workspace().join("target/e2e")
 }
 
+/// Removes from `cmd`'s environment what Cargo set for the running test
+/// alone (`CARGO_PKG_*`, `CARGO_MANIFEST_*`, `CARGO_CRATE_NAME`, `OUT_DIR`,
+/// ...), so a `cargo` started below sees the environment of the `cargo
+/// test` that started the test. Build scripts may watch those names (ring's
+/// does, `rerun-if-env-changed=CARGO_PKG_NAME`): inherited, they made every
+/// nested build run ring's script again and recompile what depends on it
+/// (rustls, the HTTP client, OpenDAL, cargo-assets), in the processor
+/// runner and once more in CI's own `cargo assets build` after the tests.
+pub(crate) fn without_test_package_env(cmd: &mut Command) -> &mut Command {
+    for (key, _) in std::env::vars_os() {
+        let Some(name) = key.to_str() else { continue };
+        if name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_MANIFEST_")
+            || name.starts_with("CARGO_BIN_EXE_")
+            || matches!(
+                name,
+                "CARGO_CRATE_NAME"
+                    | "CARGO_BIN_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+                    | "CARGO_TARGET_TMPDIR"
+                    | "CARGO_RUSTC_CURRENT_DIR"
+                    | "OUT_DIR"
+            )
+        {
+            cmd.env_remove(&key);
+        }
+    }
+    cmd
+}
+
 /// A package in a temporary directory, built with `cargo`.
 pub struct CargoCrate {
     dir: tempfile::TempDir,
@@ -122,7 +152,7 @@ impl CargoCrate {
     /// all a second time).
     pub fn cargo(&self, args: &[&str]) -> Output {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        Command::new(cargo)
+        without_test_package_env(&mut Command::new(cargo))
             .args(args)
             .current_dir(self.path())
             .env("CARGO_TARGET_DIR", e2e_target_dir())
@@ -177,7 +207,7 @@ impl CargoCrate {
         std::fs::create_dir_all(&runner).expect("create the runner's folder");
         std::fs::copy(workspace().join("Cargo.lock"), runner.join("Cargo.lock"))
             .expect("copy Cargo.lock");
-        let out = Command::new(&self.bin)
+        let out = without_test_package_env(&mut Command::new(&self.bin))
             .arg("assets")
             .args(args)
             .args(["--message-format", "json"])

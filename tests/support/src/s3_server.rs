@@ -32,7 +32,7 @@ fn build_server() -> PathBuf {
     let target = workspace.join("target/s3-server");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(cargo);
-    build
+    crate::cargo_crate::without_test_package_env(&mut build)
         .args(["build", "--quiet", "--locked", "--manifest-path"])
         .arg(workspace.join("tests/s3-server/Cargo.toml"))
         .arg("--target-dir")
