@@ -54,6 +54,14 @@ pub(crate) fn without_test_package_env(cmd: &mut Command) -> &mut Command {
     cmd
 }
 
+/// `cargo` (the one running the tests), without the test's own variables.
+pub(crate) fn cargo_command() -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    without_test_package_env(&mut cmd);
+    cmd
+}
+
 /// A package in a temporary directory, built with `cargo`.
 pub struct CargoCrate {
     dir: tempfile::TempDir,
@@ -151,8 +159,7 @@ impl CargoCrate {
     /// `assets-build` and its dependencies (else the web test compiles them
     /// all a second time).
     pub fn cargo(&self, args: &[&str]) -> Output {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        without_test_package_env(&mut Command::new(cargo))
+        cargo_command()
             .args(args)
             .current_dir(self.path())
             .env("CARGO_TARGET_DIR", e2e_target_dir())

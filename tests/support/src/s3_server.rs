@@ -28,19 +28,14 @@ pub fn server_binary() -> PathBuf {
 fn build_server() -> PathBuf {
     let exe = std::env::current_exe().expect("the running program's path");
     let release = exe.components().any(|c| c.as_os_str() == "release");
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let workspace = crate::cargo_crate::workspace();
     let target = workspace.join("target/s3-server");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut build = Command::new(cargo);
-    crate::cargo_crate::without_test_package_env(&mut build)
+    let mut build = crate::cargo_crate::cargo_command();
+    build
         .args(["build", "--quiet", "--locked", "--manifest-path"])
         .arg(workspace.join("tests/s3-server/Cargo.toml"))
         .arg("--target-dir")
-        .arg(&target)
-        // The test's own build settings are not the server's.
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS");
+        .arg(&target);
     if release {
         build.arg("--release");
     }
