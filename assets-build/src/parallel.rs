@@ -8,9 +8,12 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The number of cores this process may use (1 if unknown).
+/// The number of cores this process may use (1 if unknown), asked once:
+/// the answer reads cgroup files, and a build asks for it hundreds of
+/// times (every [`map`]).
 pub(crate) fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
 /// Frees `value` on a thread of its own, without waiting for it.
@@ -47,15 +50,17 @@ pub(crate) fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> 
             done.push((i, f(item)));
         }
     };
+    // The calling thread works too: one thread fewer to start.
     let mut results: Vec<(usize, R)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
-        handles
-            .into_iter()
-            .flat_map(|h| {
+        let handles: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+        let mut results = work();
+        for h in handles {
+            results.extend(
                 h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            );
+        }
+        results
     });
     results.sort_unstable_by_key(|&(i, _)| i);
     results.into_iter().map(|(_, r)| r).collect()

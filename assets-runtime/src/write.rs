@@ -279,50 +279,82 @@ impl ParcelWriter {
         out.seek(SeekFrom::Start(0))?;
         out.write_all(&head)?;
         let mut written = 0u64;
+        let mut place = |i: usize, r: &Pending, packed: Packed<'_>| -> Result<(), WriteError> {
+            let Packed {
+                compression,
+                stored,
+                checksum,
+                stored_checksum,
+            } = packed;
+            let offset = written.next_multiple_of(DATA_ALIGN as u64);
+            let stored_len = stored.len() as u64;
+            let e = entries_at + i * ENTRY_LEN;
+            let entry = &mut head[e..e + ENTRY_LEN];
+            entry[0..8].copy_from_slice(&r.id.raw().to_le_bytes());
+            entry[8..12].copy_from_slice(&name_spans[i].0.to_le_bytes());
+            entry[12..16].copy_from_slice(&name_spans[i].1.to_le_bytes());
+            entry[16..20].copy_from_slice(&kind_spans[i].0.to_le_bytes());
+            entry[20..24].copy_from_slice(&kind_spans[i].1.to_le_bytes());
+            entry[24..32].copy_from_slice(&offset.to_le_bytes());
+            entry[32..40].copy_from_slice(&stored_len.to_le_bytes());
+            entry[40..48].copy_from_slice(&stored_checksum.to_le_bytes());
+            entry[48..56].copy_from_slice(&r.len.to_le_bytes());
+            entry[56..64].copy_from_slice(&checksum.to_le_bytes());
+            entry[64] = compression.byte();
+            out.write_all(&ZEROS[..(offset - written) as usize])?;
+            out.write_all(&stored)?;
+            written = offset + stored_len;
+            Ok(())
+        };
+        // A batch at a time: fetched one by one and written in order here,
+        // packed (checksummed, compressed where asked) on a thread of its
+        // own meanwhile, so the next batch packs while this one is written:
+        // the parcel stage runs after every step, when the other cores
+        // have nothing left to do.
         let mut order = order.into_iter().enumerate().peekable();
-        let mut batch = Vec::new();
-        while order.peek().is_some() {
-            // A batch at a time: fetched one by one, compressed side by
-            // side, written in order.
-            let mut batch_bytes = 0;
-            while let Some((i, (index, mut r))) =
-                order.next_if(|_| batch.len() < BATCH_LEN && batch_bytes < BATCH_BYTES)
-            {
-                let payload = match r.data.take() {
-                    Some(data) => Payload::Bytes(data),
-                    None => fetch(index)?,
-                };
-                batch_bytes += r.len;
-                batch.push((i, r, payload));
+        std::thread::scope(|scope| -> Result<(), WriteError> {
+            let (to_pack, packing) = std::sync::mpsc::sync_channel::<Batch<'p>>(1);
+            let (to_write, packed) = std::sync::mpsc::sync_channel(1);
+            scope.spawn(move || {
+                for mut batch in packing {
+                    let result = pack_batch(&mut batch);
+                    if to_write.send((batch, result)).is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut in_flight = 0;
+            loop {
+                while in_flight < 2 && order.peek().is_some() {
+                    let mut batch = Vec::new();
+                    let mut batch_bytes = 0;
+                    while let Some((i, (index, mut r))) =
+                        order.next_if(|_| batch.len() < BATCH_LEN && batch_bytes < BATCH_BYTES)
+                    {
+                        let payload = match r.data.take() {
+                            Some(data) => Payload::Bytes(data),
+                            None => fetch(index)?,
+                        };
+                        batch_bytes += r.len;
+                        batch.push((i, r, payload));
+                    }
+                    to_pack
+                        .send(batch)
+                        .expect("the packing thread takes batches until it is told to stop");
+                    in_flight += 1;
+                }
+                if in_flight == 0 {
+                    return Ok(());
+                }
+                let (batch, result) = packed
+                    .recv()
+                    .expect("the packing thread answers every batch");
+                in_flight -= 1;
+                for ((i, r, _), packed) in batch.into_iter().zip(result?) {
+                    place(i, &r, packed)?;
+                }
             }
-            let packed = pack_batch(&mut batch)?;
-            for ((i, r, _), packed) in batch.drain(..).zip(packed) {
-                let Packed {
-                    compression,
-                    stored,
-                    checksum,
-                    stored_checksum,
-                } = packed;
-                let offset = written.next_multiple_of(DATA_ALIGN as u64);
-                let stored_len = stored.len() as u64;
-                let e = entries_at + i * ENTRY_LEN;
-                let entry = &mut head[e..e + ENTRY_LEN];
-                entry[0..8].copy_from_slice(&r.id.raw().to_le_bytes());
-                entry[8..12].copy_from_slice(&name_spans[i].0.to_le_bytes());
-                entry[12..16].copy_from_slice(&name_spans[i].1.to_le_bytes());
-                entry[16..20].copy_from_slice(&kind_spans[i].0.to_le_bytes());
-                entry[20..24].copy_from_slice(&kind_spans[i].1.to_le_bytes());
-                entry[24..32].copy_from_slice(&offset.to_le_bytes());
-                entry[32..40].copy_from_slice(&stored_len.to_le_bytes());
-                entry[40..48].copy_from_slice(&stored_checksum.to_le_bytes());
-                entry[48..56].copy_from_slice(&r.len.to_le_bytes());
-                entry[56..64].copy_from_slice(&checksum.to_le_bytes());
-                entry[64] = compression.byte();
-                out.write_all(&ZEROS[..(offset - written) as usize])?;
-                out.write_all(&stored)?;
-                written = offset + stored_len;
-            }
-        }
+        })?;
         let data_len = written.next_multiple_of(DATA_ALIGN as u64);
         out.write_all(&ZEROS[..(data_len - written) as usize])?;
         head[48..56].copy_from_slice(&data_len.to_le_bytes());
@@ -365,6 +397,13 @@ pub enum Payload<'p> {
     Stored(Resource<'p>),
 }
 
+/// The cores this process may use, asked once: the answer reads cgroup
+/// files, and a parcel is written in many batches.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
 /// A resource as it will be stored.
 struct Packed<'p> {
     compression: Compression,
@@ -393,9 +432,14 @@ impl std::ops::Deref for Bytes<'_> {
 }
 
 /// The most resources, and about the most bytes, fetched and compressed
-/// together: what the writer holds in memory at once.
+/// together. The writer holds up to three batches in memory at once (one
+/// being written, one packing, one waiting).
 const BATCH_LEN: usize = 64;
-const BATCH_BYTES: u64 = 64 << 20;
+const BATCH_BYTES: u64 = 32 << 20;
+
+/// Resources fetched together: each one's place in id order, what was
+/// added, and its bytes.
+type Batch<'p> = Vec<(usize, Pending, Payload<'p>)>;
 
 /// Each payload of `batch` as it will be stored, in order. Compression runs
 /// on every core (scoped threads taking the next resource as they finish
@@ -426,9 +470,7 @@ fn pack_batch<'p>(
                 && compressible(&r.kind, r.len as usize)
         })
         .count();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .min(to_compress);
+    let threads = cores().min(to_compress);
     if threads < 2 {
         return batch.iter_mut().map(work).collect();
     }
@@ -437,18 +479,22 @@ fn pack_batch<'p>(
     let results: Vec<std::sync::Mutex<Option<Result<Packed<'p>, WriteError>>>> =
         slots.iter().map(|_| std::sync::Mutex::new(None)).collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                loop {
-                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(slot) = slots.get(k) else { break };
-                    let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
-                    let packed = work(&mut slot);
-                    *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(packed);
-                }
-            });
+    let take_next = || {
+        loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(slot) = slots.get(k) else { break };
+            let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+            let packed = work(&mut slot);
+            *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(packed);
         }
+    };
+    // The calling thread is one of the workers: a batch starts one thread
+    // fewer, and a parcel of 10,000 small resources is ~160 batches.
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(take_next);
+        }
+        take_next();
     });
     results
         .into_iter()
