@@ -16,6 +16,7 @@ use crate::manifest::{
     Assignment, DEFAULT_ATLAS, Manifest, ManifestError, Origin, Settings, SettingsError,
     did_you_mean,
 };
+use crate::parallel;
 use crate::processor::{Processor, Registry};
 use crate::record::{step_key, system_time_ns};
 
@@ -138,78 +139,41 @@ pub(crate) fn plan(
             }
         }
     }
+    // Each asset is planned on its own (matching rules, serializing
+    // settings, hashing a key: ~3 µs an asset, tens of milliseconds at 10k
+    // before any step can start), so on every core; what depends on the
+    // assets before it (atlas lists, settings checked once per rule) is
+    // done after, in asset order, so errors are the ones a serial loop
+    // would meet first.
+    let planned = parallel::map(assets, |d| {
+        plan_asset(manifest, registry, assets, d, variant, platform)
+    });
     let mut steps = Vec::with_capacity(assets.len());
     let mut members: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     // (rule or override key, processor) pairs whose settings were checked.
     let mut checked: HashSet<(String, String)> = HashSet::new();
-    for d in assets {
-        let a = manifest.assign(&d.path, platform);
-        let Some(processor) = registry.get(&a.processor) else {
-            let help = known_processors(registry, &a.processor);
-            let message = format!("unknown processor `{}` for `{}`", a.processor, d.path);
-            let err = match a.processor_origin.as_ref().or(a.origin.as_ref()) {
-                Some(origin) => manifest.error_at(origin, message),
-                None => manifest.error(message),
-            };
-            return Err(err.help(help));
-        };
-        let mut settings = a.settings.clone();
-        if processor.packs_into_atlas() {
-            let atlas = atlas_of(manifest, &d.path, settings.take("atlas"), a.origin.as_ref())?;
+    for planned in planned {
+        let PlannedAsset {
+            step,
+            assignment: a,
+            atlas,
+        } = planned?;
+        if let Some(atlas) = atlas {
             members.entry(atlas).or_default().push(steps.len());
         }
+        let processor = &step.processor;
         if let Some(origin) = &a.origin
             && checked.insert((origin.key.clone(), processor.name().to_owned()))
         {
             processor
-                .check_settings(&settings)
+                .check_settings(&step.settings)
                 .and_then(|()| match target {
-                    Some(t) => processor.check_target(&settings, t),
+                    Some(t) => processor.check_target(&step.settings, t),
                     None => Ok(()),
                 })
                 .map_err(|e| settings_error(manifest, &a, processor.name(), e))?;
         }
-        let extra_inputs: Vec<(usize, AssetPath)> = match &a.inputs {
-            Some(globs) => assets
-                .iter()
-                .filter(|other| other.path != d.path && globs.is_match(other.path.as_str()))
-                .map(|other| (other.root, other.path.clone()))
-                .collect(),
-            None => Vec::new(),
-        };
-        let keyed_platform =
-            platform.filter(|_| a.platform_specific || processor.platform_dependent(&settings));
-        let key_variant = match keyed_platform {
-            Some(p) => format!("{variant}.{p}"),
-            None => variant.to_owned(),
-        };
-        let mut s = step(
-            d.path.clone(),
-            d.root,
-            Arc::clone(processor),
-            settings,
-            a.origin,
-            &key_variant,
-        );
-        s.platform = keyed_platform.map(str::to_owned);
-        s.compression = a.compression;
-        if !extra_inputs.is_empty() {
-            // The list is part of the key (as an atlas's sprite list is), so
-            // a file that starts or stops matching reruns the step.
-            let mut keyed = s.settings.table().clone();
-            let list = extra_inputs.iter().map(|(_, p)| p.to_string().into());
-            keyed.insert("inputs".into(), toml::Value::Array(list.collect()));
-            s.settings_json = Settings::from_table(keyed).canonical_json();
-            s.key = step_key(
-                s.processor.name(),
-                s.processor.version(),
-                &s.settings_json,
-                &s.asset,
-                &key_variant,
-            );
-            s.extra_inputs = extra_inputs;
-        }
-        steps.push(s);
+        steps.push(step);
     }
     let packer: Arc<dyn Processor> = Arc::new(AtlasPacker);
     for (name, sprites) in members {
@@ -240,6 +204,93 @@ pub(crate) fn plan(
         .map(|(i, s)| (s.asset.clone(), i))
         .collect();
     Ok(Plan { steps, index })
+}
+
+/// One asset's step as [`plan_asset`] makes it, with what the serial pass
+/// of [`plan`] needs: the assignment (for a settings error) and, for a
+/// sprite, its atlas.
+struct PlannedAsset {
+    step: Step,
+    assignment: Assignment,
+    atlas: Option<String>,
+}
+
+/// Plans `d` alone: its processor, settings (without `atlas`), extra
+/// inputs and key; settings are checked by the caller.
+fn plan_asset(
+    manifest: &Manifest,
+    registry: &Registry,
+    assets: &[Discovered],
+    d: &Discovered,
+    variant: &str,
+    platform: Option<&str>,
+) -> Result<PlannedAsset, ManifestError> {
+    let mut a = manifest.assign(&d.path, platform);
+    let Some(processor) = registry.get(&a.processor) else {
+        let help = known_processors(registry, &a.processor);
+        let message = format!("unknown processor `{}` for `{}`", a.processor, d.path);
+        let err = match a.processor_origin.as_ref().or(a.origin.as_ref()) {
+            Some(origin) => manifest.error_at(origin, message),
+            None => manifest.error(message),
+        };
+        return Err(err.help(help));
+    };
+    let mut settings = std::mem::take(&mut a.settings);
+    let atlas = if processor.packs_into_atlas() {
+        Some(atlas_of(
+            manifest,
+            &d.path,
+            settings.take("atlas"),
+            a.origin.as_ref(),
+        )?)
+    } else {
+        None
+    };
+    let extra_inputs: Vec<(usize, AssetPath)> = match &a.inputs {
+        Some(globs) => assets
+            .iter()
+            .filter(|other| other.path != d.path && globs.is_match(other.path.as_str()))
+            .map(|other| (other.root, other.path.clone()))
+            .collect(),
+        None => Vec::new(),
+    };
+    let keyed_platform =
+        platform.filter(|_| a.platform_specific || processor.platform_dependent(&settings));
+    let key_variant = match keyed_platform {
+        Some(p) => format!("{variant}.{p}"),
+        None => variant.to_owned(),
+    };
+    let mut s = step(
+        d.path.clone(),
+        d.root,
+        Arc::clone(processor),
+        settings,
+        a.origin.clone(),
+        &key_variant,
+    );
+    s.platform = keyed_platform.map(str::to_owned);
+    s.compression = a.compression;
+    if !extra_inputs.is_empty() {
+        // The list is part of the key (as an atlas's sprite list is), so
+        // a file that starts or stops matching reruns the step.
+        let mut keyed = s.settings.table().clone();
+        let list = extra_inputs.iter().map(|(_, p)| p.to_string().into());
+        keyed.insert("inputs".into(), toml::Value::Array(list.collect()));
+        s.settings_json = Settings::from_table(keyed).canonical_json();
+        s.key = step_key(
+            s.processor.name(),
+            s.processor.version(),
+            &s.settings_json,
+            &s.asset,
+            &key_variant,
+        );
+        s.extra_inputs = extra_inputs;
+    }
+    Ok(PlannedAsset {
+        step: s,
+        assignment: a,
+        atlas,
+    })
 }
 
 /// The help for an unknown processor `name`: the known ones, and the one
