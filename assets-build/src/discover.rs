@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::asset_path::{AssetPath, AssetPathError};
 use crate::manifest::Manifest;
+use crate::parallel;
 
 /// An asset found on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,16 +133,58 @@ pub fn discover(manifest: &Manifest) -> Result<Vec<Discovered>, Vec<DiscoveryErr
     }
 }
 
+/// Walks `dir` (a root) into `found`, each of its top-level entries on its
+/// own thread (a 10k-asset tree takes tens of milliseconds to list on one
+/// core, before any step can start). The entries are listed in name order
+/// and their results joined in that order: the same order, files and
+/// errors, as one walk of the whole root.
 fn walk_root(
     dir: &Path,
     root: usize,
     found: &mut Vec<Discovered>,
     errors: &mut Vec<DiscoveryError>,
 ) {
+    let listing = fs::read_dir(dir).and_then(|entries| {
+        entries
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<std::io::Result<Vec<_>>>()
+    });
+    let mut top = match listing {
+        Ok(names) => names,
+        Err(source) => {
+            errors.push(DiscoveryError::Io {
+                path: dir.to_owned(),
+                source,
+            });
+            return;
+        }
+    };
+    top.retain(|name| !name.to_str().is_some_and(|n| n.starts_with('.')));
+    top.sort();
+    let parts = parallel::map(&top, |name| {
+        let (mut found, mut errors) = (Vec::new(), Vec::new());
+        walk(&dir.join(name), dir, root, &mut found, &mut errors);
+        (found, errors)
+    });
+    for (f, e) in parts {
+        found.extend(f);
+        errors.extend(e);
+    }
+}
+
+/// Walks `start` (an entry of root directory `dir`: a file, a link or a
+/// folder) into `found`.
+fn walk(
+    start: &Path,
+    dir: &Path,
+    root: usize,
+    found: &mut Vec<Discovered>,
+    errors: &mut Vec<DiscoveryError>,
+) {
     let mut real_root: Option<PathBuf> = None;
-    let walker = walkdir::WalkDir::new(dir)
-        .min_depth(1)
+    let walker = walkdir::WalkDir::new(start)
         .follow_links(false)
+        .follow_root_links(false)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| !e.file_name().to_str().is_some_and(|n| n.starts_with('.')));
