@@ -466,9 +466,13 @@ impl Store {
         deferred.blobs.get(hash).map(f)
     }
 
-    /// Whether this store's own files (a pack, or a blob file) hold it.
+    /// Whether this store's own files hold it: a pack, or, for a blob too
+    /// large for one, a blob file (only those are written as files). So
+    /// storing a small blob, nearly every output, costs no `stat`; one
+    /// left as a file by a cache that packed less would only be packed
+    /// too.
     fn has_stored(&self, hash: &ContentHash, size: u64) -> bool {
-        self.has_packed(hash, size) || self.has_file(hash, size)
+        self.has_packed(hash, size) || (size > PACK_MAX_BLOB as u64 && self.has_file(hash, size))
     }
 
     fn has_packed(&self, hash: &ContentHash, size: u64) -> bool {
