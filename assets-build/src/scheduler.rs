@@ -754,6 +754,14 @@ impl Dependencies for Scheduler<'_> {
                 asset: asset.clone(),
             })
     }
+
+    fn discovered(&self, requester: usize, asset: &AssetPath) -> bool {
+        let root = self.plan.steps[requester].root;
+        self.plan
+            .index
+            .get(asset)
+            .is_some_and(|&i| self.plan.steps[i].root == root && asset.atlas_name().is_none())
+    }
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
