@@ -32,38 +32,48 @@ pub(crate) fn drop_in_background<T: Send + 'static>(value: T) {
 }
 
 /// `f` applied to every item, on up to as many threads as there are cores,
-/// in input order. Threads take the next item as they finish one, so a few
-/// uneven items (pages of different sizes) still share out evenly.
+/// in input order. Threads take the next run of items as they finish one
+/// (single items when there are few: a few uneven ones, pages of different
+/// sizes, still share out evenly), each run's results in a vector of its
+/// exact length; the runs are then joined in order, so each result moves
+/// once, whatever its size (a planned step is hundreds of bytes).
 pub(crate) fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = cores().min(items.len());
     if threads <= 1 {
         return items.iter().map(f).collect();
     }
+    // About 16 runs a thread: even enough, and few to join.
+    let run = (items.len() / (threads * 16)).max(1);
     let next = AtomicUsize::new(0);
     let work = || {
         let mut done = Vec::new();
         loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(item) = items.get(i) else {
+            let start = next.fetch_add(run, Ordering::Relaxed);
+            if start >= items.len() {
                 return done;
-            };
-            done.push((i, f(item)));
+            }
+            let chunk = &items[start..(start + run).min(items.len())];
+            done.push((start, chunk.iter().map(&f).collect::<Vec<R>>()));
         }
     };
     // The calling thread works too: one thread fewer to start.
-    let mut results: Vec<(usize, R)> = std::thread::scope(|s| {
+    let mut runs: Vec<(usize, Vec<R>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
-        let mut results = work();
+        let mut runs = work();
         for h in handles {
-            results.extend(
+            runs.extend(
                 h.join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             );
         }
-        results
+        runs
     });
-    results.sort_unstable_by_key(|&(i, _)| i);
-    results.into_iter().map(|(_, r)| r).collect()
+    runs.sort_unstable_by_key(|&(start, _)| start);
+    let mut results = Vec::with_capacity(items.len());
+    for (_, run) in runs {
+        results.extend(run);
+    }
+    results
 }
 
 #[cfg(test)]

@@ -152,17 +152,13 @@ pub(crate) fn plan(
     let mut members: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     // (rule or override key, processor) pairs whose settings were checked.
     let mut checked: HashSet<(String, String)> = HashSet::new();
-    for planned in planned {
-        let PlannedAsset {
-            step,
-            assignment: a,
-            atlas,
-        } = planned?;
+    for (d, planned) in assets.iter().zip(planned) {
+        let PlannedAsset { step, atlas } = planned?;
         if let Some(atlas) = atlas {
             members.entry(atlas).or_default().push(steps.len());
         }
         let processor = &step.processor;
-        if let Some(origin) = &a.origin
+        if let Some(origin) = &step.origin
             && checked.insert((origin.key.clone(), processor.name().to_owned()))
         {
             processor
@@ -171,7 +167,12 @@ pub(crate) fn plan(
                     Some(t) => processor.check_target(&step.settings, t),
                     None => Ok(()),
                 })
-                .map_err(|e| settings_error(manifest, &a, processor.name(), e))?;
+                .map_err(|e| {
+                    // Assigned again to say where each setting was written:
+                    // only an error needs it.
+                    let a = manifest.assign(&d.path, platform);
+                    settings_error(manifest, &a, processor.name(), e)
+                })?;
         }
         steps.push(step);
     }
@@ -206,12 +207,10 @@ pub(crate) fn plan(
     Ok(Plan { steps, index })
 }
 
-/// One asset's step as [`plan_asset`] makes it, with what the serial pass
-/// of [`plan`] needs: the assignment (for a settings error) and, for a
-/// sprite, its atlas.
+/// One asset's step as [`plan_asset`] makes it and, for a sprite, its
+/// atlas (the serial pass of [`plan`] lists each atlas's sprites).
 struct PlannedAsset {
     step: Step,
-    assignment: Assignment,
     atlas: Option<String>,
 }
 
@@ -265,7 +264,7 @@ fn plan_asset(
         d.root,
         Arc::clone(processor),
         settings,
-        a.origin.clone(),
+        a.origin,
         &key_variant,
     );
     s.platform = keyed_platform.map(str::to_owned);
@@ -286,11 +285,7 @@ fn plan_asset(
         );
         s.extra_inputs = extra_inputs;
     }
-    Ok(PlannedAsset {
-        step: s,
-        assignment: a,
-        atlas,
-    })
+    Ok(PlannedAsset { step: s, atlas })
 }
 
 /// The help for an unknown processor `name`: the known ones, and the one
