@@ -159,7 +159,7 @@ fn walk_root(
             return;
         }
     };
-    top.retain(|name| !name.to_str().is_some_and(|n| n.starts_with('.')));
+    top.retain(|name| !hidden(name));
     top.sort();
     let parts = parallel::map(&top, |name| {
         let (mut found, mut errors) = (Vec::new(), Vec::new());
@@ -187,7 +187,7 @@ fn walk(
         .follow_root_links(false)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| !e.file_name().to_str().is_some_and(|n| n.starts_with('.')));
+        .filter_entry(|e| !hidden(e.file_name()));
     for entry in walker {
         let entry = match entry {
             Ok(e) => e,
@@ -229,6 +229,12 @@ fn walk(
             }),
         }
     }
+}
+
+/// Whether a file or folder name is hidden (starts with `.`): not an asset,
+/// nor is anything under it.
+fn hidden(name: &std::ffi::OsStr) -> bool {
+    name.to_str().is_some_and(|n| n.starts_with('.'))
 }
 
 /// Accepts a link only if it points at a file inside the root.
