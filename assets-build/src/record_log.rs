@@ -285,7 +285,7 @@ fn parse(bytes: &[u8]) -> Parsed {
             .map(|h| h.join().expect("parsing does not panic"))
             .collect()
     });
-    let mut records = HashMap::new();
+    let mut records = HashMap::with_capacity(parsed.iter().map(|(c, _)| c.len()).sum());
     let mut lines = 0;
     for (chunk, n) in parsed {
         lines += n;
