@@ -8,8 +8,8 @@
 //! with the font, in software (no GPU needed), and writes the scene as a PNG:
 //!
 //! ```sh
-//! cargo run -p sprite-demo                       # writes target/debug/sprite-demo.png
-//! cargo run -p sprite-demo -- --out scene.png --scale 2
+//! cargo run --bin sprite-demo                    # writes target/debug/sprite-demo.png
+//! cargo run --bin sprite-demo -- --out scene.png --scale 2
 //! ```
 
 mod canvas;
