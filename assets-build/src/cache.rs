@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 
-use crate::cache_layout::CacheLayout;
+use crate::cache_layout::{CacheLayout, RECORD_LOG_EXTENSION};
 use crate::event::{Event, EventHandler};
 use crate::hash::ContentHash;
 use crate::record_log;
@@ -179,12 +179,18 @@ pub fn gc(cache_dir: &Path, events: EventHandler<'_>) -> Result<GcStats, StoreEr
     Ok(stats)
 }
 
-/// Every `*.jsonl` under `records/`.
+/// Every record log under `records/` (logs of an older format, `*.jsonl`,
+/// are not: their blobs are as good as unused, since no build reads them).
 fn logs(dir: &Path) -> Vec<PathBuf> {
     walkdir::WalkDir::new(dir)
         .into_iter()
         .flatten()
-        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "jsonl"))
+        .filter(|e| {
+            e.file_type().is_file()
+                && e.path()
+                    .extension()
+                    .is_some_and(|x| x == RECORD_LOG_EXTENSION)
+        })
         .map(|e| e.into_path())
         .collect()
 }

@@ -9,7 +9,7 @@
 //!   tmp/writing-blobs                 present while a build may be writing blobs
 //!   blobs/3f/3fa9…                    outputs over 1 MiB, named by blake3
 //!   packs/00000001.pack, .idx         smaller outputs, appended; the index says where
-//!   records/<package>/<variant>.jsonl every step's record, one log per package and variant
+//!   records/<package>/<variant>.records every step's record, one log per package and variant
 //!   parcels/<package>/<variant>/      the CLI's parcels, with .key, .toc and .sums beside
 //!   runner/<package>/, runner/target/ the processor runner crate of a package, and its build
 //! ```
@@ -17,6 +17,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::hash::ContentHash;
+
+/// The extension of a record log (see `record_log.rs`).
+pub(crate) const RECORD_LOG_EXTENSION: &str = "records";
 
 /// The paths of one cache directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,7 +95,7 @@ impl CacheLayout {
     /// variant, or `variant.platform` on a platform).
     pub fn record_log(&self, package: &str, variant: &str) -> PathBuf {
         self.package_records(package)
-            .join(format!("{variant}.jsonl"))
+            .join(format!("{variant}.{RECORD_LOG_EXTENSION}"))
     }
 
     /// The CLI's parcels, one folder per package.
@@ -156,7 +159,7 @@ mod tests {
             (c.pack_index(7), "/t/assets/packs/00000007.idx".to_owned()),
             (
                 c.record_log("game", "dev"),
-                "/t/assets/records/game/dev.jsonl".to_owned(),
+                "/t/assets/records/game/dev.records".to_owned(),
             ),
             (
                 c.parcel_dir("game", "release"),

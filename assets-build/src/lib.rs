@@ -53,8 +53,8 @@
 //! Under the cache directory (`target/assets/`, drawn in [`CacheLayout`]):
 //! `packs/` and `blobs/` (outputs by blake3 hash, small ones appended to
 //! pack files, see [`Store`]; an output a parcel holds whole is only there),
-//! `records/<package>/<variant>.jsonl` (every step's [`Record`], one
-//! checksummed JSON line each), `parcels/`, `tmp/`, `lock`.
+//! `records/<package>/<variant>.records` (every step's [`Record`], one
+//! checksummed binary frame each), `parcels/`, `tmp/`, `lock`.
 //!
 //! # Invariants
 //!
@@ -87,6 +87,7 @@ mod plan;
 pub mod processor;
 pub mod query;
 pub mod record;
+mod record_codec;
 pub(crate) mod record_log;
 pub mod remote;
 pub mod report;
@@ -104,6 +105,7 @@ pub use manifest::{Manifest, ManifestError};
 pub use pipeline::{BuildError, BuildOptions, Pipeline, package_key};
 pub use processor::{Context, ProcessError, Processor, Registry};
 pub use record::{DirtyReason, Record};
+pub use record_log::read_records;
 pub use remote::{RemoteConfig, RemoteStats};
 pub use report::{BuildReport, Outcome, ParcelOutcome, ParcelReport, StepReport};
 pub use store::Store;

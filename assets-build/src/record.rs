@@ -1,9 +1,11 @@
 //! [`Record`]: what one build step read, used and wrote, kept between builds.
 //!
-//! A record is one line of JSON in `records/<package>/<variant>.jsonl` under the cache
-//! directory (see `record_log.rs`), so a person (or `jq`) can read why a
-//! step is what it is. It is written last, after every output is in the
-//! store, so a record on disk always points at complete blobs.
+//! A record is one binary frame in `records/<package>/<variant>.records`
+//! under the cache directory (see `record_log.rs` and `record_codec.rs`);
+//! `cargo assets why` and `cargo assets deps` print it for people. Its JSON
+//! form (the serde derives below) is what the remote cache's entries hold.
+//! It is written last, after every output is in the store, so a record on
+//! disk always points at complete blobs.
 
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,34 +1,42 @@
 //! [`RecordLog`]: every step's [`Record`] of one variant, in one append-only file.
 //!
-//! `records/<package>/<variant>.jsonl` holds one line per written record:
+//! `records/<package>/<variant>.records` holds a header line, then one frame
+//! per written record:
 //!
 //! ```text
-//! <64 hex digits: blake3 of the JSON> <the record as one line of JSON>\n
+//! cargo-assets records 2\n                      (the header, once)
+//! <u32 length> <u64 xxh3 of the payload> <payload: the record, see record_codec.rs>
 //! ```
 //!
-//! Later lines win over earlier lines for the same asset. Why one file and
-//! not a file per step: a no-op build of 10,000 assets then reads one file
-//! instead of opening 10,000, and a step that runs appends a line instead of
-//! creating and renaming a file (both cost ~0.1 ms or more on ext4).
+//! Later frames win over earlier frames for the same asset. Why one file
+//! and not a file per step: a no-op build of 10,000 assets then reads one
+//! file instead of opening 10,000, and a step that runs appends a frame
+//! instead of creating and renaming a file (both cost ~0.1 ms or more on
+//! ext4). Why binary: reading every record is the longest part of a no-op
+//! build, and JSON lines took ~6× as long (`record_codec.rs` says more).
+//! The log of the format before, `<variant>.jsonl`, is removed when the new
+//! one is opened: its records are not read, and every step runs once.
 //!
 //! Crash safety, in order:
 //!
 //! 1. A record is appended only after all of its blobs are in the store.
-//! 2. A kill can tear the last line. Its checksum then fails and the line is
-//!    ignored, so that step simply reruns; a torn tail is cut off when the log
-//!    is next opened, so later appends start on a fresh line.
+//! 2. A kill can tear the last frame: it is cut off when the log is next
+//!    opened, so that step simply reruns and later appends start cleanly.
+//!    A frame whose checksum fails, or whose record does not decode, is
+//!    skipped; a damaged length, which leaves nothing to resynchronize on,
+//!    ends the log there (what follows is cut off and rebuilt).
 //! 3. Any record that is read is a valid memo ("with this key and these inputs,
 //!    the outputs were these blobs"), even an old one, so replaying a log that
-//!    lost its last lines is never wrong, only less fresh.
-//! 4. Compaction (once superseded lines pass half the live ones, by count or
+//!    lost its last frames is never wrong, only less fresh.
+//! 4. Compaction (once superseded frames pass half the live ones, by count or
 //!    by bytes: an atlas's record lists every sprite, so a few edits can
-//!    leave megabytes of superseded lines) writes the live records to a temp
+//!    leave megabytes of superseded frames) writes the live records to a temp
 //!    file and renames it over the log.
 //!
 //! The log is read and written only under the build lock.
 //!
 //! **Platforms.** Each platform of a variant has its own log
-//! (`<variant>.<platform>.jsonl`, see [`crate::cache_layout::variant_slot`]).
+//! (`<variant>.<platform>.records`, see [`crate::cache_layout::variant_slot`]).
 //! A step whose key is the same on every platform (its rule has no settings
 //! for the platform, see [`crate::plan`]) finds its record in a sibling log
 //! when its own has none with that key ([`RecordLog::shared`]): the record
@@ -42,12 +50,22 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use xxhash_rust::xxh3::xxh3_64;
+
 use crate::asset_path::AssetPath;
-use crate::cache_layout::variant_slot;
+use crate::cache_layout::{RECORD_LOG_EXTENSION, variant_slot};
 use crate::hash::ContentHash;
 use crate::parallel;
 use crate::record::{RECORD_FORMAT, Record};
+use crate::record_codec;
 use crate::store::{Store, StoreError};
+
+/// The first bytes of every log: what the file is, and its layout's
+/// version (the 1 was the JSON lines of `<variant>.jsonl`).
+const HEADER: &[u8] = b"cargo-assets records 2\n";
+
+/// A frame's length and checksum, before its payload.
+const FRAME_HEAD: usize = 4 + 8;
 
 /// The records of one variant, loaded, plus the open log to append to.
 #[derive(Debug)]
@@ -57,10 +75,10 @@ pub struct RecordLog {
     variant: String,
     /// The sibling logs' records, read when first needed.
     siblings: OnceLock<Vec<HashMap<AssetPath, Arc<Record>>>>,
-    /// The log's text as it was opened: compaction copies live lines from
-    /// here instead of serializing their records again.
-    text: Vec<u8>,
-    /// The latest record per asset, with where its line is in `text`.
+    /// The log's bytes as it was opened: compaction copies live frames from
+    /// here instead of encoding their records again.
+    bytes: Vec<u8>,
+    /// The latest record per asset, with where its frame is in `bytes`.
     records: HashMap<AssetPath, (Arc<Record>, Range<usize>)>,
     appender: Mutex<Appender>,
 }
@@ -69,12 +87,12 @@ pub struct RecordLog {
 #[derive(Debug)]
 struct Appender {
     file: File,
-    /// Lines in the file: read at open plus appended since.
-    lines: usize,
+    /// Frames in the file: read at open plus appended since.
+    frames: usize,
     /// Bytes in the file.
     bytes: usize,
-    /// The line of each appended record, latest per asset.
-    appended: HashMap<AssetPath, String>,
+    /// The frame of each appended record, latest per asset.
+    appended: HashMap<AssetPath, Vec<u8>>,
 }
 
 impl RecordLog {
@@ -95,6 +113,8 @@ impl RecordLog {
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(|e| io("could not create", e))?;
         }
+        // The log of the format before: never read again.
+        let _ = fs::remove_file(path.with_extension("jsonl"));
         let mut bytes = match fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
@@ -102,37 +122,44 @@ impl RecordLog {
         };
         let Parsed {
             records,
-            lines,
+            frames,
             valid_len,
         } = parse(&bytes);
-        let file = File::options()
+        let mut file = File::options()
             .create(true)
             .append(true)
             .open(&path)
             .map_err(|e| io("could not open", e))?;
         if valid_len < bytes.len() {
-            // Cut a line torn by a kill so the next append starts cleanly.
+            // Cut a frame torn by a kill so the next append starts cleanly
+            // (or all of a file that is not a log of this format).
             file.set_len(valid_len as u64)
                 .map_err(|e| io("could not repair", e))?;
+            bytes.truncate(valid_len);
         }
-        bytes.truncate(valid_len);
+        if bytes.is_empty() {
+            file.write_all(HEADER)
+                .map_err(|e| io("could not write", e))?;
+            bytes.extend_from_slice(HEADER);
+        }
+        let len = bytes.len();
         Ok(RecordLog {
             path,
             variant: variant.to_owned(),
             siblings: OnceLock::new(),
-            text: bytes,
+            bytes,
             records,
             appender: Mutex::new(Appender {
                 file,
-                lines,
-                bytes: valid_len,
+                frames,
+                bytes: len,
                 appended: HashMap::new(),
             }),
         })
     }
 
     /// Reads the log of `package`'s `variant` without the build lock:
-    /// nothing is created or repaired (a torn last line is just ignored).
+    /// nothing is created or repaired (a torn last frame is just ignored).
     /// For queries; builds use [`RecordLog::open`].
     pub fn read(
         cache_dir: &Path,
@@ -186,157 +213,157 @@ impl RecordLog {
 
     /// Appends `record`. Its blobs must already be stored.
     pub fn append(&self, record: &Record) -> Result<(), StoreError> {
-        let line = line_of(record);
+        let frame = frame_of(record);
         let mut appender = self.appender.lock().unwrap_or_else(|p| p.into_inner());
         appender
             .file
-            .write_all(line.as_bytes())
+            .write_all(&frame)
             .map_err(|source| StoreError::Io {
                 action: "could not append to",
                 path: self.path.clone(),
                 source,
             })?;
-        appender.lines += 1;
-        appender.bytes += line.len();
-        appender.appended.insert(record.asset.clone(), line);
+        appender.frames += 1;
+        appender.bytes += frame.len();
+        appender.appended.insert(record.asset.clone(), frame);
         Ok(())
     }
 
     /// Ends the log's use in a build: rewrites it to hold just the latest
-    /// lines of the `live` assets once superseded lines (or lines of assets
-    /// that are gone) pass half the live ones, by count or by bytes.
+    /// frames of the `live` assets once superseded frames (or frames of
+    /// assets that are gone) pass half the live ones, by count or by bytes.
     ///
-    /// The live lines are copied as they are, not serialized again: after a
+    /// The live frames are copied as they are, not encoded again: after a
     /// touch-all build, which refreshes every record and so doubles the log,
-    /// re-serializing 10,000 records cost more than the rest of the build.
+    /// serializing 10,000 records again cost more than the rest of the build
+    /// (as JSON, when the log was JSON).
     pub fn compact_if_worthwhile<'a>(
         &self,
         store: &Store,
         live: impl Iterator<Item = &'a AssetPath>,
     ) -> Result<(), StoreError> {
         let appender = self.appender.lock().unwrap_or_else(|p| p.into_inner());
-        let lines: Vec<&[u8]> = live
+        let frames: Vec<&[u8]> = live
             .filter_map(|asset| match appender.appended.get(asset) {
-                Some(line) => Some(line.as_bytes()),
+                Some(frame) => Some(frame.as_slice()),
                 None => self
                     .records
                     .get(asset)
-                    .map(|(_, range)| &self.text[range.clone()]),
+                    .map(|(_, range)| &self.bytes[range.clone()]),
             })
             .collect();
-        let live_bytes: usize = lines.iter().map(|l| l.len()).sum();
-        let lines_ok = appender.lines <= lines.len() + lines.len() / 2 + 64;
-        let bytes_ok = appender.bytes <= live_bytes + live_bytes / 2 + (1 << 20);
-        if lines_ok && bytes_ok {
+        let live_bytes: usize = frames.iter().map(|f| f.len()).sum();
+        let frames_ok = appender.frames <= frames.len() + frames.len() / 2 + 64;
+        let bytes_ok = appender.bytes <= HEADER.len() + live_bytes + live_bytes / 2 + (1 << 20);
+        if frames_ok && bytes_ok {
             return Ok(());
         }
         store.write_atomic_with(&self.path, |out| {
-            lines.iter().try_for_each(|line| out.write_all(line))
+            out.write_all(HEADER)?;
+            frames.iter().try_for_each(|frame| out.write_all(frame))
         })
     }
 }
 
-fn line_of(record: &Record) -> String {
-    let json = serde_json::to_string(record).expect("records always serialize");
-    format!("{} {json}\n", ContentHash::of(json.as_bytes()))
+/// `record`'s frame: length, checksum, payload.
+fn frame_of(record: &Record) -> Vec<u8> {
+    let mut frame = vec![0; FRAME_HEAD];
+    record_codec::encode(record, &mut frame);
+    let payload = &frame[FRAME_HEAD..];
+    let len = u32::try_from(payload.len()).expect("a record under 4 GiB");
+    let sum = xxh3_64(payload);
+    frame[..4].copy_from_slice(&len.to_le_bytes());
+    frame[4..FRAME_HEAD].copy_from_slice(&sum.to_le_bytes());
+    frame
 }
 
-/// What a log's text holds.
+/// What a log's bytes hold.
 struct Parsed {
-    /// The latest valid record per asset, with where its line is (newline
-    /// included).
+    /// The latest valid record per asset, with where its frame is.
     records: HashMap<AssetPath, (Arc<Record>, Range<usize>)>,
-    /// Lines, valid or not.
-    lines: usize,
-    /// The length of the prefix made of whole lines.
+    /// Frames, valid or not.
+    frames: usize,
+    /// The length of the prefix made of the header and whole frames; 0 if
+    /// the bytes are not a log of this format.
     valid_len: usize,
 }
 
-/// Parses a log. Parsing is the bulk of a no-op build's reading, so the text
-/// is cut at line boundaries into one chunk per core; chunks are merged in
-/// file order so later lines still win.
+/// Parses a log. Reading is the bulk of a no-op build's reading, so the
+/// frames are found first (a jump from length to length), then checked and
+/// decoded in one run per core; runs are merged in file order so later
+/// frames still win.
 fn parse(bytes: &[u8]) -> Parsed {
-    let valid_len = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let whole = &bytes[..valid_len];
-    let parts = if whole.len() < 1 << 20 {
-        1
-    } else {
-        parallel::cores()
-    };
-    // Each chunk with its offset in the text.
-    let mut chunks = Vec::with_capacity(parts);
-    let mut start = 0;
-    for k in 1..=parts {
-        let target = (whole.len() * k / parts).max(start);
-        let end = match whole[target..].iter().position(|&b| b == b'\n') {
-            Some(i) if k < parts => target + i + 1,
-            _ => whole.len(),
+    if !bytes.starts_with(HEADER) {
+        return Parsed {
+            records: HashMap::new(),
+            frames: 0,
+            valid_len: 0,
         };
-        chunks.push((start, &whole[start..end]));
-        start = end;
     }
-    let parsed: Vec<Chunk> = std::thread::scope(|s| {
-        let handles: Vec<_> = chunks
-            .iter()
-            .map(|&(offset, chunk)| s.spawn(move || parse_chunk(chunk, offset)))
+    let mut frames = Vec::new();
+    let mut at = HEADER.len();
+    while let Some(head) = bytes.get(at..at + FRAME_HEAD) {
+        let len = u32::from_le_bytes(head[..4].try_into().expect("4 bytes"));
+        let end = usize::try_from(len)
+            .ok()
+            .and_then(|len| (at + FRAME_HEAD).checked_add(len))
+            .filter(|&end| end <= bytes.len());
+        let Some(end) = end else { break };
+        frames.push(at..end);
+        at = end;
+    }
+    let runs = if at < 1 << 20 { 1 } else { parallel::cores() };
+    let per_run = frames.len().div_ceil(runs).max(1);
+    let parsed: Vec<Vec<(Record, Range<usize>)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = frames
+            .chunks(per_run)
+            .map(|run| s.spawn(move || run.iter().filter_map(|f| record_at(bytes, f)).collect()))
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().expect("parsing does not panic"))
+            .map(|h| h.join().expect("decoding does not panic"))
             .collect()
     });
-    let mut records = HashMap::with_capacity(parsed.iter().map(|(c, _)| c.len()).sum());
-    let mut lines = 0;
-    for (chunk, n) in parsed {
-        lines += n;
-        for (r, range) in chunk {
-            records.insert(r.asset.clone(), (Arc::new(r), range));
-        }
+    let mut records = HashMap::with_capacity(parsed.iter().map(Vec::len).sum());
+    for (record, range) in parsed.into_iter().flatten() {
+        records.insert(record.asset.clone(), (Arc::new(record), range));
     }
     Parsed {
         records,
-        lines,
-        valid_len,
+        frames: frames.len(),
+        valid_len: at,
     }
 }
 
-/// What [`parse_chunk`] returns.
-type Chunk = (Vec<(Record, Range<usize>)>, usize);
-
-/// The valid records of whole lines, in order, each with where its line is
-/// (newline included; `offset` is the chunk's place in the text), and the
-/// number of lines.
-fn parse_chunk(chunk: &[u8], offset: usize) -> Chunk {
-    let mut records = Vec::new();
-    let mut lines = 0;
-    let mut start = offset;
-    for line in chunk.split(|&b| b == b'\n') {
-        let range = start..start + line.len() + 1;
-        start = range.end;
-        if line.is_empty() {
-            continue;
-        }
-        lines += 1;
-        records.extend(parse_line(line).map(|r| (r, range)));
+/// The record of the frame at `range` of `bytes`, if its checksum holds
+/// and it decodes to a record of this format; with the range.
+fn record_at(bytes: &[u8], range: &Range<usize>) -> Option<(Record, Range<usize>)> {
+    let frame = &bytes[range.clone()];
+    let (head, payload) = frame.split_at(FRAME_HEAD);
+    let sum = u64::from_le_bytes(head[4..].try_into().expect("8 bytes"));
+    if xxh3_64(payload) != sum {
+        return None;
     }
-    (records, lines)
+    let record = record_codec::decode(payload)?;
+    (record.format == RECORD_FORMAT).then_some((record, range.clone()))
 }
 
 /// The other logs of `variant` beside the log at `own`, sorted:
-/// `<variant>.jsonl` and `<variant>.<platform>.jsonl` (variant names hold
-/// no `.`, so these are exactly its platforms' logs).
+/// `<variant>.records` and `<variant>.<platform>.records` (variant names
+/// hold no `.`, so these are exactly its platforms' logs).
 pub(crate) fn sibling_logs(own: &Path, variant: &str) -> Vec<PathBuf> {
     let Some(entries) = own.parent().and_then(|dir| fs::read_dir(dir).ok()) else {
         return Vec::new();
     };
-    let (base, prefix) = (format!("{variant}.jsonl"), format!("{variant}."));
+    let suffix = format!(".{RECORD_LOG_EXTENSION}");
+    let (base, prefix) = (format!("{variant}{suffix}"), format!("{variant}."));
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p != own)
         .filter(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n == base || (n.starts_with(&prefix) && n.ends_with(".jsonl")))
+                .is_some_and(|n| n == base || (n.starts_with(&prefix) && n.ends_with(&suffix)))
         })
         .collect();
     paths.sort();
@@ -357,16 +384,16 @@ pub(crate) fn latest(bytes: &[u8]) -> impl Iterator<Item = Arc<Record>> {
     parse(bytes).records.into_values().map(|(record, _)| record)
 }
 
-/// One line's record, if the line is whole, checksummed and of this format.
-fn parse_line(line: &[u8]) -> Option<Record> {
-    let (hash, json) = line.split_at_checked(64)?;
-    let json = json.strip_prefix(b" ")?;
-    let hash: ContentHash = std::str::from_utf8(hash).ok()?.parse().ok()?;
-    if ContentHash::of(json) != hash {
-        return None;
-    }
-    let record: Record = serde_json::from_slice(json).ok()?;
-    (record.format == RECORD_FORMAT).then_some(record)
+/// The latest record of each asset in the log of `package`'s `slot` (a
+/// variant, or `variant.platform`: see [`variant_slot`]) under
+/// `cache_dir`, without the build lock; empty if there is no log. For tools
+/// and tests; the CLI's queries go through [`crate::query::Database`].
+pub fn read_records(
+    cache_dir: &Path,
+    package: &str,
+    slot: &str,
+) -> Result<HashMap<AssetPath, Arc<Record>>, StoreError> {
+    RecordLog::read(cache_dir, package, slot)
 }
 
 /// The path of the log of `package`'s `variant` under the cache directory
@@ -405,7 +432,7 @@ mod tests {
     }
 
     #[test]
-    fn later_lines_win_and_torn_or_corrupt_lines_are_ignored() {
+    fn later_frames_win_and_torn_or_corrupt_frames_are_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
@@ -414,13 +441,12 @@ mod tests {
         log.append(&record("a", 2)).unwrap();
         drop(log);
         let path = log_path(dir.path(), "pkg", "dev");
-        // Flip a byte inside b's JSON, then tear a half-written line onto the end.
+        // Flip a byte inside b's record, then tear a half-written frame onto the end.
         let mut bytes = fs::read(&path).unwrap();
-        let b_line = bytes.split(|&c| c == b'\n').nth(1).unwrap().len();
-        let first = bytes.iter().position(|&c| c == b'\n').unwrap() + 1;
-        bytes[first + b_line - 3] ^= 1;
+        let a_frame = frame_of(&record("a", 1)).len();
+        bytes[HEADER.len() + a_frame + FRAME_HEAD + 3] ^= 1;
         let whole = bytes.len();
-        bytes.extend_from_slice(&line_of(&record("c", 1)).as_bytes()[..50]);
+        bytes.extend_from_slice(&frame_of(&record("c", 1))[..50]);
         fs::write(&path, &bytes).unwrap();
 
         let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
@@ -430,11 +456,11 @@ mod tests {
         );
         assert!(
             log.get(&AssetPath::new("b").unwrap()).is_none(),
-            "corrupt line is not trusted"
+            "corrupt frame is not trusted"
         );
         assert!(
             log.get(&AssetPath::new("c").unwrap()).is_none(),
-            "torn line is not trusted"
+            "torn frame is not trusted"
         );
         assert_eq!(
             fs::metadata(&path).unwrap().len() as usize,
@@ -451,6 +477,52 @@ mod tests {
     }
 
     #[test]
+    fn a_file_of_another_format_is_replaced_and_the_old_log_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let path = log_path(dir.path(), "pkg", "dev");
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let old = path.with_extension("jsonl");
+        fs::write(&old, "0123 {\"format\":1}\n").unwrap();
+        // A header torn by a kill, or bytes of some other file.
+        for foreign in [&HEADER[..5], b"{\"format\":1}\n".as_slice()] {
+            fs::write(&path, foreign).unwrap();
+            let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
+            assert!(log.get(&AssetPath::new("a").unwrap()).is_none());
+            log.append(&record("a", 4)).unwrap();
+            drop(log);
+            assert!(fs::read(&path).unwrap().starts_with(HEADER));
+            let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
+            assert_eq!(
+                log.get(&AssetPath::new("a").unwrap()).unwrap().outputs[0].size,
+                4
+            );
+        }
+        assert!(
+            !old.exists(),
+            "the JSON log of the format before is removed"
+        );
+    }
+
+    #[test]
+    fn a_large_log_decoded_on_every_core_keeps_the_latest_of_each() {
+        // Over 1 MiB, so the frames are split into runs across threads.
+        let mut bytes = HEADER.to_vec();
+        for round in 0..4u64 {
+            for i in 0..3000 {
+                let mut r = record(&format!("sprites/s{i}.png"), round);
+                r.settings = "x".repeat(100);
+                bytes.extend(frame_of(&r));
+            }
+        }
+        assert!(bytes.len() > 1 << 20);
+        let parsed = parse(&bytes);
+        assert_eq!((parsed.frames, parsed.valid_len), (12_000, bytes.len()));
+        assert_eq!(parsed.records.len(), 3000);
+        assert!(parsed.records.values().all(|(r, _)| r.outputs[0].size == 3));
+    }
+
+    #[test]
     fn compaction_keeps_only_live_records() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
@@ -461,8 +533,8 @@ mod tests {
         let live = record("a", 99);
         log.compact_if_worthwhile(&store, std::iter::once(&live.asset))
             .unwrap();
-        let text = fs::read_to_string(log_path(dir.path(), "pkg", "dev")).unwrap();
-        assert_eq!(text.lines().count(), 1);
+        let bytes = fs::read(log_path(dir.path(), "pkg", "dev")).unwrap();
+        assert_eq!(bytes.len(), HEADER.len() + frame_of(&live).len());
         let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
         assert_eq!(
             log.get(&AssetPath::new("a").unwrap()).unwrap().outputs[0].size,
@@ -471,7 +543,7 @@ mod tests {
     }
 
     #[test]
-    fn a_few_superseded_huge_lines_are_compacted_away() {
+    fn a_few_superseded_huge_frames_are_compacted_away() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let mut big = record("atlas", 1);
@@ -487,16 +559,16 @@ mod tests {
             log.compact_if_worthwhile(&store, small.iter().chain([&big]).map(|r| &r.asset))
                 .unwrap();
         }
-        let text = fs::read_to_string(log_path(dir.path(), "pkg", "dev")).unwrap();
-        // Without compaction by bytes: 8 MB in 208 lines.
+        let bytes = fs::read(log_path(dir.path(), "pkg", "dev")).unwrap();
+        // Without compaction by bytes: 8 MB in 208 frames.
         assert!(
-            text.len() < 3_700_000,
-            "few lines, but {} bytes: superseded big lines were kept",
-            text.len()
+            bytes.len() < 3_700_000,
+            "few frames, but {} bytes: superseded big frames were kept",
+            bytes.len()
         );
         let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
         assert_eq!(log.get(&big.asset).unwrap().started_ns, 7);
-        // The small records were copied from the text read at open, builds
+        // The small records were copied from the bytes read at open, builds
         // after the one that appended them.
         for r in &small {
             assert_eq!(**log.get(&r.asset).unwrap(), *r, "{}", r.asset);

@@ -81,7 +81,7 @@ command = ["sh", "-c", "date +%s%N > \"$0\"", "{output}"]
     p.build_ok();
     let parcel = p.run(&["build"]).parcel("main");
     let before = std::fs::read(&parcel).unwrap();
-    let log = p.cache_dir().join("records/game/dev.jsonl");
+    let log = p.cache_dir().join("records/game/dev.records");
     let log_before = std::fs::read(&log).unwrap();
 
     let run = p.run(&["verify"]);

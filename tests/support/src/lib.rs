@@ -396,52 +396,33 @@ pub fn encode_png(image: &image::RgbaImage) -> Vec<u8> {
 
 /// Every asset's outputs in a cache (of the package `game`, as every
 /// [`Project`] is named), as `asset → [(label, kind, hash)]`, from
-/// the latest valid line of each asset in the record log, after checking that
-/// each blob's bytes match its name. Used to compare builds for determinism
-/// and crash safety.
+/// the latest valid record of each asset in the record log, after checking
+/// that each blob's bytes match its name. Used to compare builds for
+/// determinism and crash safety.
 pub fn cache_outputs(
     cache_dir: &Path,
     variant: &str,
 ) -> BTreeMap<String, Vec<(String, String, String)>> {
-    let log = cache_dir
-        .join("records")
-        .join("game")
-        .join(format!("{variant}.jsonl"));
-    let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
-    let mut latest: BTreeMap<String, Value> = BTreeMap::new();
-    for line in text.lines() {
-        let (sum, json) = line.split_at(64);
-        let json = &json[1..];
-        if blob_hash(json.as_bytes()) != sum {
-            continue;
-        }
-        let record: Value = serde_json::from_str(json).expect("a checksummed line is JSON");
-        let asset = record["asset"].as_str().expect("asset").to_owned();
-        latest.insert(asset, record);
-    }
+    let records = assets_build::read_records(cache_dir, "game", variant)
+        .unwrap_or_else(|e| panic!("the record log of {}: {e}", cache_dir.display()));
     let store = assets_build::Store::open(cache_dir).expect("the cache opens");
     let mut out = BTreeMap::new();
-    for (asset, record) in latest {
+    for (asset, record) in records {
         let mut outputs = Vec::new();
-        for o in record["outputs"].as_array().expect("outputs array") {
-            let hash = o["hash"].as_str().expect("hash").to_owned();
-            let name: assets_build::ContentHash = hash.parse().expect("a hash");
+        for o in &record.outputs {
+            let hash = o.hash.to_hex();
             // Stored, or held by a parcel of the cache (read from there).
             let bytes = store
-                .get(&name)
+                .get(&o.hash)
                 .unwrap_or_else(|e| panic!("blob {hash} of `{asset}`: {e}"));
             assert_eq!(
                 blob_hash(&bytes),
                 hash,
                 "blob {hash} of `{asset}` is corrupt"
             );
-            outputs.push((
-                o["label"].as_str().unwrap().to_owned(),
-                o["kind"].as_str().unwrap().to_owned(),
-                hash,
-            ));
+            outputs.push((o.label.clone(), o.kind.clone(), hash));
         }
-        out.insert(asset, outputs);
+        out.insert(asset.to_string(), outputs);
     }
     out
 }
