@@ -47,8 +47,12 @@ impl AssetPath {
         if path.starts_with('/') {
             return Err(AssetPathError::Absolute(path.to_owned()));
         }
-        if let Some(c) = path.chars().find(|c| matches!(c, '\\' | '\0' | ':')) {
-            return Err(AssetPathError::BadChar(path.to_owned(), c));
+        if let Some(b) = path.bytes().find(|b| matches!(b, b'\\' | b'\0' | b':')) {
+            return Err(AssetPathError::BadChar(path.to_owned(), char::from(b)));
+        }
+        // Most paths (every one a record or a walk gives) are normal already.
+        if path.split('/').all(|part| !matches!(part, "" | "." | "..")) {
+            return Ok(AssetPath(path.to_owned()));
         }
         let mut parts: Vec<&str> = Vec::new();
         for part in path.split('/') {
