@@ -496,7 +496,7 @@ fn toc_describes(toc: &Path, parcel: &Path) -> bool {
         return false;
     };
     let len = fs::metadata(parcel).map(|m| m.len()).ok();
-    toc::parse(&text).ok().map(|t| t.parcel_len) == len
+    toc::check(&text).ok() == len
 }
 
 /// The identity of a parcel's contents: the format version, the
