@@ -161,41 +161,19 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Record> {
 /// A [`DirtyReason`]: its variant's place in the enum, then its fields.
 fn reason_out(w: &mut Writer<'_>, reason: &DirtyReason) {
     match reason {
-        DirtyReason::NoRecord => w.u8(0),
-        DirtyReason::ProcessorChanged { previous } => {
-            w.u8(1);
-            w.str(previous);
-        }
+        DirtyReason::NoRecord => w.tagged(0, &[]),
+        DirtyReason::ProcessorChanged { previous } => w.tagged(1, &[previous]),
         DirtyReason::ProcessorVersionChanged { previous, current } => {
             w.u8(2);
             w.u32(*previous);
             w.u32(*current);
         }
-        DirtyReason::SettingsChanged { previous, current } => {
-            w.u8(3);
-            w.str(previous);
-            w.str(current);
-        }
-        DirtyReason::InputChanged { path } => {
-            w.u8(4);
-            w.str(path);
-        }
-        DirtyReason::InputAppeared { path } => {
-            w.u8(5);
-            w.str(path);
-        }
-        DirtyReason::InputRemoved { path } => {
-            w.u8(6);
-            w.str(path);
-        }
-        DirtyReason::DependencyChanged { asset } => {
-            w.u8(7);
-            w.str(asset.as_str());
-        }
-        DirtyReason::OutputMissing { label } => {
-            w.u8(8);
-            w.str(label);
-        }
+        DirtyReason::SettingsChanged { previous, current } => w.tagged(3, &[previous, current]),
+        DirtyReason::InputChanged { path } => w.tagged(4, &[path]),
+        DirtyReason::InputAppeared { path } => w.tagged(5, &[path]),
+        DirtyReason::InputRemoved { path } => w.tagged(6, &[path]),
+        DirtyReason::DependencyChanged { asset } => w.tagged(7, &[asset.as_str()]),
+        DirtyReason::OutputMissing { label } => w.tagged(8, &[label]),
     }
 }
 
@@ -251,6 +229,12 @@ impl Writer<'_> {
 
     fn hash(&mut self, h: &ContentHash) {
         self.0.extend_from_slice(h.as_bytes());
+    }
+
+    /// A variant's tag, then its text fields.
+    fn tagged(&mut self, tag: u8, texts: &[&str]) {
+        self.u8(tag);
+        texts.iter().for_each(|t| self.str(t));
     }
 }
 
