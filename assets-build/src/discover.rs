@@ -239,14 +239,11 @@ fn hidden(name: &std::ffi::OsStr) -> bool {
 /// `dir` as given, so this is the text after it (`Path::strip_prefix`,
 /// which compares component by component, was 3% of a no-op build).
 fn relative_str<'a>(path: &'a Path, dir: &Path) -> Option<Cow<'a, str>> {
-    let text = path.to_str()?;
-    let relative = match dir.to_str().and_then(|d| text.strip_prefix(d)) {
-        Some(rest) => rest.trim_start_matches(std::path::MAIN_SEPARATOR),
-        None => path
-            .strip_prefix(dir)
-            .expect("walkdir yields paths under its root")
-            .to_str()?,
-    };
+    // A UTF-8 path under `dir` has a UTF-8 `dir` as its start.
+    let relative = (path.to_str()?)
+        .strip_prefix(dir.to_str()?)
+        .expect("walkdir joins names onto its root")
+        .trim_start_matches(std::path::MAIN_SEPARATOR);
     Some(if std::path::MAIN_SEPARATOR == '/' {
         Cow::Borrowed(relative)
     } else {

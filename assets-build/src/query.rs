@@ -24,7 +24,7 @@ use crate::plan::{Plan, plan};
 use crate::processor::Registry;
 use crate::processor::context::input_name;
 use crate::record::{DirtyReason, InputState, Record};
-use crate::record_log::{self, RecordLog};
+use crate::record_log;
 use crate::store::Store;
 
 /// A query about an asset that cannot be answered.
@@ -114,7 +114,7 @@ impl Database {
         )?;
         let package = package_key(&manifest);
         let slot = variant_slot(&options.variant, platform.as_deref());
-        let mut records = RecordLog::read(&options.cache_dir, package, &slot)?;
+        let mut records = record_log::read_records(&options.cache_dir, package, &slot)?;
         // A step the build would take from another platform's log, as
         // `RecordLog::shared` does: same variant, same key.
         let mut shared = HashMap::new();

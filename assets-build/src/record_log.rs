@@ -158,29 +158,6 @@ impl RecordLog {
         })
     }
 
-    /// Reads the log of `package`'s `variant` without the build lock:
-    /// nothing is created or repaired (a torn last frame is just ignored).
-    /// For queries; builds use [`RecordLog::open`].
-    pub fn read(
-        cache_dir: &Path,
-        package: &str,
-        variant: &str,
-    ) -> Result<HashMap<AssetPath, Arc<Record>>, StoreError> {
-        let path = log_path(cache_dir, package, variant);
-        let bytes = match fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(source) => {
-                return Err(StoreError::Io {
-                    action: "could not read",
-                    path,
-                    source,
-                });
-            }
-        };
-        Ok(records_of(&bytes))
-    }
-
     /// The latest record of `asset`.
     pub fn get(&self, asset: &AssetPath) -> Option<&Arc<Record>> {
         self.records.get(asset).map(|(r, _)| r)
@@ -290,8 +267,8 @@ struct Parsed {
 
 /// Parses a log. Reading is the bulk of a no-op build's reading, so the
 /// frames are found first (a jump from length to length), then checked and
-/// decoded in one run per core; runs are merged in file order so later
-/// frames still win.
+/// decoded on every core; they are merged in file order so later frames
+/// still win.
 fn parse(bytes: &[u8]) -> Parsed {
     if !bytes.starts_with(HEADER) {
         return Parsed {
@@ -312,20 +289,14 @@ fn parse(bytes: &[u8]) -> Parsed {
         frames.push(at..end);
         at = end;
     }
-    let runs = if at < 1 << 20 { 1 } else { parallel::cores() };
-    let per_run = frames.len().div_ceil(runs).max(1);
-    let parsed: Vec<Vec<(Record, Range<usize>)>> = std::thread::scope(|s| {
-        let handles: Vec<_> = frames
-            .chunks(per_run)
-            .map(|run| s.spawn(move || run.iter().filter_map(|f| record_at(bytes, f)).collect()))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("decoding does not panic"))
-            .collect()
-    });
-    let mut records = HashMap::with_capacity(parsed.iter().map(Vec::len).sum());
-    for (record, range) in parsed.into_iter().flatten() {
+    // A small log is decoded faster than threads start.
+    let decoded = if at < 1 << 20 {
+        frames.iter().map(|f| record_at(bytes, f)).collect()
+    } else {
+        parallel::map(&frames, |f| record_at(bytes, f))
+    };
+    let mut records = HashMap::with_capacity(frames.len());
+    for (record, range) in decoded.into_iter().flatten() {
         records.insert(record.asset.clone(), (Arc::new(record), range));
     }
     Parsed {
@@ -386,14 +357,27 @@ pub(crate) fn latest(bytes: &[u8]) -> impl Iterator<Item = Arc<Record>> {
 
 /// The latest record of each asset in the log of `package`'s `slot` (a
 /// variant, or `variant.platform`: see [`variant_slot`]) under
-/// `cache_dir`, without the build lock; empty if there is no log. For tools
-/// and tests; the CLI's queries go through [`crate::query::Database`].
+/// `cache_dir`, without the build lock: nothing is created or repaired (a
+/// torn last frame is just ignored); empty if there is no log. For queries
+/// and tools; builds open the log with `RecordLog::open`.
 pub fn read_records(
     cache_dir: &Path,
     package: &str,
     slot: &str,
 ) -> Result<HashMap<AssetPath, Arc<Record>>, StoreError> {
-    RecordLog::read(cache_dir, package, slot)
+    let path = log_path(cache_dir, package, slot);
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(source) => {
+            return Err(StoreError::Io {
+                action: "could not read",
+                path,
+                source,
+            });
+        }
+    };
+    Ok(records_of(&bytes))
 }
 
 /// The path of the log of `package`'s `variant` under the cache directory
