@@ -17,6 +17,7 @@
 //! killed between writing the parcel and its `.sums` leaves lines that name
 //! another parcel's checksum, and neither reader trusts them.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
@@ -29,16 +30,6 @@ use crate::hash::ContentHash;
 
 /// The start of the header line.
 const HEADER: &str = "#parcel ";
-
-/// A parsed `.sums` text.
-pub(crate) struct Sums<'s> {
-    /// The parcel's compression, by its name.
-    pub compression: &'s str,
-    /// The parcel's table checksum when these lines were written.
-    pub table_checksum: u64,
-    /// Each resource's name and content.
-    pub contents: HashMap<String, &'s str>,
-}
 
 /// The `.sums` text of a parcel written with `compression` whose table
 /// checksum is `table_checksum`, holding `resources` (content, name).
@@ -57,17 +48,6 @@ pub(crate) fn write<'a>(
     out
 }
 
-/// Reads a `.sums` text; `None` if its header is missing or malformed
-/// (an empty text, say: no file).
-pub(crate) fn parse(text: &str) -> Option<Sums<'_>> {
-    let (compression, table_checksum) = header(text)?;
-    Some(Sums {
-        compression,
-        table_checksum,
-        contents: contents(text),
-    })
-}
-
 /// The compression and table checksum of a `.sums` text's header line.
 pub(crate) fn header(text: &str) -> Option<(&str, u64)> {
     let header = text.lines().next()?.strip_prefix(HEADER)?;
@@ -84,7 +64,7 @@ pub(crate) fn lines(text: &str) -> impl Iterator<Item = (&str, &str)> {
 }
 
 /// The resource lines of a `.sums` text, name to content; header or not.
-pub(crate) fn contents(text: &str) -> HashMap<String, &str> {
+pub(crate) fn contents(text: &str) -> HashMap<Cow<'_, str>, &str> {
     lines(text)
         .map(|(content, name)| (unescape(name), content))
         .collect()
@@ -132,13 +112,13 @@ mod tests {
             ]
             .into_iter(),
         );
-        let sums = parse(&text).expect("a header");
-        assert_eq!((sums.compression, sums.table_checksum), ("zstd", 0xfeed));
-        assert_eq!(sums.contents.len(), 3);
-        let blob = |name: &str| whole_blob(sums.contents[name]);
+        assert_eq!(header(&text), Some(("zstd", 0xfeed)));
+        let contents = contents(&text);
+        assert_eq!(contents.len(), 3);
+        let blob = |name: &str| whole_blob(contents[name]);
         assert_eq!(blob("levels/one two.txt"), Some(a));
         assert_eq!(blob("sprites/hero.png"), None, "a frame is a slice");
         assert_eq!(blob("fonts/mono.ttf"), Some(b));
-        assert!(parse("").is_none() && parse("b3 name\n").is_none());
+        assert!(header("").is_none() && header("b3 name\n").is_none());
     }
 }

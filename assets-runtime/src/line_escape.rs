@@ -6,17 +6,37 @@
 //! `\`, tab and newline are written `\\`, `\t`, `\n`. Reading is lenient:
 //! `\` before any other character stands for that character, and a final
 //! lone `\` for itself.
+//!
+//! Both directions borrow the field when it has nothing to escape (nearly
+//! every name): a parcel's table of contents and its `.sums` hold one line
+//! per resource, and copying each name through three `replace`s was a tenth
+//! of rewriting a 10,000-resource parcel.
+
+use std::borrow::Cow;
 
 /// `s` with `\`, tab and newline escaped (feature `write`).
 #[cfg(feature = "write")]
-pub fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('\t', "\\t")
-        .replace('\n', "\\n")
+pub fn escape(s: &str) -> Cow<'_, str> {
+    if !s.bytes().any(|b| matches!(b, b'\\' | b'\t' | b'\n')) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// The text a field written by [`escape`] stands for.
-pub fn unescape(s: &str) -> String {
+pub fn unescape(s: &str) -> Cow<'_, str> {
+    if !s.as_bytes().contains(&b'\\') {
+        return Cow::Borrowed(s);
+    }
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars();
     while let Some(c) = chars.next() {
@@ -31,7 +51,7 @@ pub fn unescape(s: &str) -> String {
             None => out.push('\\'),
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 #[cfg(all(test, feature = "write"))]

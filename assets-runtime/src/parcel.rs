@@ -254,7 +254,8 @@ impl<'a> Parcel<'a> {
 
     /// The resource named `name`.
     pub fn by_name(&self, name: &str) -> Option<Resource<'a>> {
-        self.get(ResourceId::of(name)).filter(|r| r.name == name)
+        self.get(ResourceId::of_runtime(name))
+            .filter(|r| r.name == name)
     }
 
     /// The resource with `id`, or [`ParcelError::Missing`].
@@ -463,7 +464,7 @@ fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
             std::str::from_utf8(slice).map_err(|_| bad("name or kind is not UTF-8"))
         };
         let name = text(8, 12, "name is outside the names area")?;
-        if ResourceId::of(name).raw() != id {
+        if ResourceId::of_runtime(name).raw() != id {
             return Err(bad("id is not the hash of the name"));
         }
         let kind = text(16, 20, "kind is outside the names area")?;

@@ -51,7 +51,7 @@ pub struct Notice {
 impl Notice {
     /// The ids of [`Notice::changed`].
     pub fn changed_ids(&self) -> impl Iterator<Item = ResourceId> + '_ {
-        self.changed.iter().map(|n| ResourceId::of(n))
+        self.changed.iter().map(|n| ResourceId::of_runtime(n))
     }
 }
 
@@ -154,13 +154,13 @@ impl ReloadClient {
                     return false;
                 };
                 self.pending = Some(Notice {
-                    parcel: unescape(name),
-                    path: PathBuf::from(unescape(path)),
+                    parcel: unescape(name).into_owned(),
+                    path: PathBuf::from(unescape(path).as_ref()),
                     changed: Vec::new(),
                 });
             } else if let Some(name) = line.strip_prefix("changed ") {
                 match &mut self.pending {
-                    Some(notice) => notice.changed.push(unescape(name)),
+                    Some(notice) => notice.changed.push(unescape(name).into_owned()),
                     None => return false,
                 }
             } else if line == "end" {

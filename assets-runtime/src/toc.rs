@@ -82,8 +82,8 @@ pub fn parse(text: &str) -> Result<Toc, TocError> {
                 .split_once('\t')
                 .ok_or(TocError::MalformedLine { line: i + 3 })?;
             Ok(TocEntry {
-                kind: unescape(kind),
-                name: unescape(name),
+                kind: unescape(kind).into_owned(),
+                name: unescape(name).into_owned(),
             })
         })
         .collect::<Result<_, _>>()?;

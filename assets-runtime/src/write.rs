@@ -172,7 +172,7 @@ impl ParcelWriter {
         compression: Option<Compression>,
     ) {
         self.resources.push(Pending {
-            id: ResourceId::of(name),
+            id: ResourceId::of_runtime(name),
             name: name.to_owned(),
             kind: kind.to_owned(),
             len,
@@ -205,11 +205,20 @@ impl ParcelWriter {
         out: &mut W,
         mut fetch: impl FnMut(usize) -> Result<Payload<'p>, WriteError>,
     ) -> Result<Written, WriteError> {
-        let mut order: Vec<(usize, Pending)> = self.resources.into_iter().enumerate().collect();
-        order.sort_by(|(_, a), (_, b)| (a.id, &a.name).cmp(&(b.id, &b.name)));
+        // Sorted by id through a list of (id, index): the resources
+        // themselves are too large to move around cheaply.
+        let mut by_id: Vec<(ResourceId, usize)> =
+            self.resources.iter().map(|r| r.id).zip(0..).collect();
+        by_id.sort_unstable();
+        let mut slots: Vec<Option<Pending>> = self.resources.into_iter().map(Some).collect();
+        let order: Vec<(usize, Pending)> = by_id
+            .iter()
+            .map(|&(_, i)| (i, slots[i].take().expect("each index once")))
+            .collect();
         for pair in order.windows(2) {
             let (a, b) = (&pair[0].1, &pair[1].1);
             if a.id == b.id {
+                let (a, b) = if a.name <= b.name { (a, b) } else { (b, a) };
                 return Err(if a.name == b.name {
                     WriteError::DuplicateName(a.name.clone())
                 } else {

@@ -135,7 +135,7 @@ pub(crate) fn member_label(slot: usize) -> String {
 fn sprite_frame(atlas: &str, page: Size, frame: &Frame, source: &SpriteSource) -> SpriteFrame {
     let (pw, ph) = (page.w as f32, page.h as f32);
     SpriteFrame {
-        page: ResourceId::of(&format!("{atlas}#{}", frame.page)),
+        page: ResourceId::of_runtime(&format!("{atlas}#{}", frame.page)),
         page_index: frame.page,
         x: frame.x,
         y: frame.y,

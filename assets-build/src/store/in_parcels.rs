@@ -114,7 +114,7 @@ impl InParcels {
             if let Some(hash) = parcel_sums::whole_blob(content) {
                 self.blobs
                     .entry(hash)
-                    .or_insert_with(|| (index, unescape(name)));
+                    .or_insert_with(|| (index, unescape(name).into_owned()));
             }
         }
         self.parcels.push(Held {
