@@ -7,9 +7,9 @@
 /// per-thread arenas serve slowly. On a 10k-asset project, side by side on
 /// one machine, the whole `cargo assets build` took 0.78 of the time for a
 /// no-op, 0.84 for a one-sprite edit and 0.96 for a cold build, for 1.4×
-/// the peak memory (BENCHMARKS.md, "The CLI's allocator"). The library
-/// never chooses: a build script keeps the system allocator unless it sets
-/// its own `#[global_allocator]`.
+/// the peak memory (BENCHMARKS.md, "The parcel stage's bookkeeping, and
+/// the CLI's allocator"). The library never chooses: a build script keeps
+/// the system allocator unless it sets its own `#[global_allocator]`.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
