@@ -151,7 +151,8 @@ pub fn delegate(
         source.display().to_string()
     );
     let main_rs = format!(
-        "fn main() -> std::process::ExitCode {{\n    cargo_assets::main_with(&[{}])\n}}\n",
+        "#[global_allocator]\nstatic ALLOCATOR: cargo_assets::Allocator = cargo_assets::Allocator;\n\n\
+         fn main() -> std::process::ExitCode {{\n    cargo_assets::main_with(&[{}])\n}}\n",
         calls.join(", ")
     );
     write_if_changed(&dir.join("Cargo.toml"), &cargo_toml)?;
