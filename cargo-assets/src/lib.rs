@@ -22,16 +22,12 @@ use std::process::ExitCode;
 /// The global allocator of the `cargo-assets` binary and of every processor
 /// runner (the same program with a package's processors linked in): each
 /// sets `#[global_allocator] static ALLOCATOR: cargo_assets::Allocator =
-/// cargo_assets::Allocator;`. mimalloc: a build is a fresh process that
-/// makes and frees hundreds of thousands of small allocations on
-/// short-lived worker threads, which glibc's per-thread arenas serve
-/// slowly. On a 10k-asset project, side by side on one machine, the whole
-/// `cargo assets build` took 0.78 of the time for a no-op, 0.84 for a
-/// one-sprite edit and 0.96 for a cold build, for 1.4× the peak memory;
-/// on a 10-asset project it costs 2–3 ms a run (BENCHMARKS.md, "The parcel
-/// stage's bookkeeping, and the CLI's allocator"). The libraries never
-/// choose: a build script keeps the system allocator unless it sets its
-/// own.
+/// cargo_assets::Allocator;`. mimalloc: a build is a fresh process of many
+/// small allocations on short-lived worker threads, which glibc's arenas
+/// serve slowly; what it saves and costs (time on large projects and small
+/// ones, peak memory) is measured in BENCHMARKS.md, "The parcel stage's
+/// bookkeeping, and the CLI's allocator". The libraries never choose: a
+/// build script keeps the system allocator unless it sets its own.
 pub use mimalloc::MiMalloc as Allocator;
 
 use assets_build::Registry;
