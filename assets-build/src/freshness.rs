@@ -30,12 +30,12 @@
 //! recovers. On Unix the ctime, which user space cannot set, catches both.
 
 use std::fs;
-use std::io;
 use std::path::Path;
 
 use crate::asset_path::AssetPath;
 use crate::hash::ContentHash;
 use crate::record::{DirtyReason, FileStamp, InputState, Record};
+use crate::stat_cache::{StatCache, stat};
 use crate::store::Store;
 
 /// Inputs whose mtime lies this close before (or after) the step's start are
@@ -75,6 +75,8 @@ pub(crate) struct Current<'a> {
     pub settings_json: &'a str,
     pub package_dir: &'a Path,
     pub now_ns: u64,
+    /// Where a watched pipeline keeps its stats, if it does.
+    pub stats: Option<&'a StatCache>,
 }
 
 /// Checks `record` against the world now. See the module docs for the order.
@@ -107,7 +109,11 @@ pub(crate) fn check_inputs(
     let mut refresh: Option<Record> = None;
     for (i, input) in record.inputs.iter().enumerate() {
         let path = || input.path.clone();
-        let now = stat(&current.package_dir.join(&input.path));
+        let full = current.package_dir.join(&input.path);
+        let now = match current.stats {
+            Some(cache) => cache.stat(&full),
+            None => stat(&full),
+        };
         match (&input.state, now) {
             (InputState::Unsettled { .. }, _) => {
                 return Verdict::Stale(DirtyReason::InputChanged { path: path() });
@@ -125,7 +131,7 @@ pub(crate) fn check_inputs(
                 if now == *stamp && !racy(stamp) {
                     continue;
                 }
-                match fs::read(current.package_dir.join(&input.path)) {
+                match fs::read(&full) {
                     Ok(bytes) if ContentHash::of(&bytes) == *hash => {}
                     _ => return Verdict::Stale(DirtyReason::InputChanged { path: path() }),
                 }
@@ -175,20 +181,5 @@ fn key_change(record: &Record, current: &Current<'_>) -> DirtyReason {
             previous: record.settings.clone(),
             current: current.settings_json.to_owned(),
         }
-    }
-}
-
-fn stat(path: &Path) -> Option<FileStamp> {
-    match fs::metadata(path) {
-        Ok(m) if m.is_file() => Some(FileStamp::of(&m)),
-        Ok(_) => None,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(_) => Some(FileStamp {
-            size: u64::MAX,
-            mtime_ns: 0,
-            ctime_ns: 0,
-            ino: 0,
-            dev: 0,
-        }),
     }
 }

@@ -92,8 +92,10 @@ pub(crate) mod record_log;
 pub mod remote;
 pub mod report;
 mod scheduler;
+mod stat_cache;
 pub(crate) mod store;
 pub mod verify;
+mod warm;
 
 pub use asset_path::AssetPath;
 pub use build_script::{BuildScriptError, Builder, build};
@@ -110,3 +112,4 @@ pub use remote::{RemoteConfig, RemoteStats};
 pub use report::{BuildReport, Outcome, ParcelOutcome, ParcelReport, StepReport};
 pub use store::Store;
 pub use verify::{Verification, Verify};
+pub use warm::Changes;

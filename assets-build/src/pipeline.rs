@@ -12,7 +12,7 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use crate::cache::lock;
@@ -30,6 +30,7 @@ use crate::report::{BuildReport, ParcelOutcome, Retired, StepReport};
 use crate::scheduler::Scheduler;
 use crate::store::{BlobMemory, Store, StoreError};
 use crate::verify::Verify;
+use crate::warm::{Changes, Walk, Warm};
 
 /// What to build and where.
 #[derive(Debug, Clone)]
@@ -121,11 +122,27 @@ fn list(errors: &[DiscoveryError]) -> String {
 }
 
 /// Builds a package's assets with a set of processors.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Pipeline {
     options: BuildOptions,
     registry: Registry,
     memory: Option<Arc<BlobMemory>>,
+    /// What this pipeline keeps between builds, if it keeps anything (see
+    /// [`crate::warm`]).
+    warm: Option<Mutex<Warm>>,
+}
+
+impl Clone for Pipeline {
+    /// The same options and processors, keeping nothing yet: what one
+    /// pipeline kept is only true of the builds it saw.
+    fn clone(&self) -> Pipeline {
+        Pipeline {
+            options: self.options.clone(),
+            registry: self.registry.clone(),
+            memory: self.memory.as_ref().map(|_| Arc::default()),
+            warm: self.warm.as_ref().map(|_| Mutex::default()),
+        }
+    }
 }
 
 impl Pipeline {
@@ -135,17 +152,25 @@ impl Pipeline {
             options,
             registry: Registry::with_builtins(),
             memory: None,
+            warm: None,
         }
     }
 
-    /// Keeps small blobs in memory from one build to the next (bounded), for a pipeline that builds again and again (`watch`):
-    /// an atlas re-packed after one edit then reads its sprites from memory.
-    pub fn keep_blobs_in_memory(&mut self) {
+    /// Keeps state from one build to the next, for a pipeline that builds
+    /// again and again (`watch`), told what changed by
+    /// [`Pipeline::build_after`]. It keeps small blobs (bounded), so an
+    /// atlas re-packed after one edit reads its sprites from memory. It
+    /// also keeps the record log, the walk of the roots, the plan and the
+    /// inputs' stats, so an edit's build does not start from scratch (see
+    /// [`crate::warm`]).
+    pub fn keep_state_in_memory(&mut self) {
         self.memory.get_or_insert_with(Arc::default);
+        self.warm.get_or_insert_with(Mutex::default);
     }
 
-    /// Adds or replaces processors.
+    /// Adds or replaces processors. What the pipeline kept is dropped.
     pub fn registry_mut(&mut self) -> &mut Registry {
+        self.forget_all();
         &mut self.registry
     }
 
@@ -154,14 +179,44 @@ impl Pipeline {
         &self.options
     }
 
-    /// The options, to change before a build.
+    /// The options, to change before a build. What the pipeline kept is
+    /// dropped.
     pub fn options_mut(&mut self) -> &mut BuildOptions {
+        self.forget_all();
         &mut self.options
     }
 
-    /// Runs one build, reporting progress to `events`.
+    fn forget_all(&mut self) {
+        if let Some(warm) = &mut self.warm {
+            *warm = Mutex::default();
+        }
+    }
+
+    /// Runs one build, reporting progress to `events`. Anything on disk
+    /// may have changed since the previous one: [`Changes::Unknown`].
     pub fn build(&self, events: EventHandler<'_>) -> Result<BuildReport, BuildError> {
+        self.build_after(Changes::Unknown, events)
+    }
+
+    /// Runs one build, told by a file watcher what `changes` there were
+    /// since this pipeline's previous build. A pipeline that keeps its
+    /// state ([`Pipeline::keep_state_in_memory`]) then skips what they
+    /// leave intact. It trusts them: a change they do not name may go
+    /// unseen until a build that is told [`Changes::Unknown`].
+    pub fn build_after(
+        &self,
+        changes: Changes<'_>,
+        events: EventHandler<'_>,
+    ) -> Result<BuildReport, BuildError> {
         let start = Instant::now();
+        let mut warm = self
+            .warm
+            .as_ref()
+            .map(|w| w.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut warm = warm.as_deref_mut();
+        if let Some(w) = warm.as_deref_mut() {
+            w.forget(changes);
+        }
         let o = &self.options;
         let variant_ok = !o.variant.is_empty()
             && o.variant
@@ -176,24 +231,49 @@ impl Pipeline {
         let store = Store::open_with_memory(&o.cache_dir, self.memory.clone())?;
         let _lock = lock(&store, events)?;
         store.remove_orphans()?;
+        let roots: Vec<PathBuf> = manifest.roots.iter().map(|r| r.dir.clone()).collect();
+        let (kept_walk, kept_plan, kept_records) = match warm.as_deref_mut() {
+            Some(w) => {
+                w.stats.set_roots(roots.clone());
+                let walk = w.walk.take().filter(|walk| walk.roots == roots);
+                let plan = w
+                    .plan
+                    .take()
+                    .filter(|(text, _)| walk.is_some() && *text == manifest.source);
+                (walk, plan.map(|(_, plan)| plan), w.records.take())
+            }
+            None => (None, None, None),
+        };
         // Walking the roots and parsing the record log are independent; on a
         // no-op build they are most of the time, so they overlap.
-        let (assets, records) = std::thread::scope(|s| {
-            let walk = s.spawn(|| discover(&manifest));
-            let records = RecordLog::open(&store, package_key(&manifest), &o.variant, platform);
+        let (walk, records) = std::thread::scope(|s| {
+            let walk = s.spawn(|| match kept_walk {
+                Some(walk) => Ok(walk),
+                None => discover(&manifest).map(|assets| Walk::new(assets, roots)),
+            });
+            let records = RecordLog::open(
+                &store,
+                package_key(&manifest),
+                &o.variant,
+                platform,
+                kept_records,
+            );
             (walk.join().expect("discovery does not panic"), records)
         });
-        let assets = assets.map_err(BuildError::Discovery)?;
+        let walk = walk.map_err(BuildError::Discovery)?;
         let records = records?;
         let target = o.target.as_deref();
-        let plan = plan(
-            &manifest,
-            &self.registry,
-            &assets,
-            &o.variant,
-            platform,
-            target,
-        )?;
+        let plan = match kept_plan {
+            Some(plan) => plan,
+            None => plan(
+                &manifest,
+                &self.registry,
+                &walk.assets,
+                &o.variant,
+                platform,
+                target,
+            )?,
+        };
         events(&Event::Planned {
             steps: plan.steps.len(),
         });
@@ -217,7 +297,8 @@ impl Pipeline {
         let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events)
             .verifying(o.verify)
             .with_remote(remote.as_ref())
-            .deferring(bound);
+            .deferring(bound)
+            .with_stats(warm.as_deref().map(|w| &w.stats));
         let mut steps = scheduler.run(o.jobs);
         let mut retired = Retired::default();
         // The blobs the parcels hold whole, as the last round wrote them.
@@ -256,9 +337,16 @@ impl Pipeline {
         // Keep the latest record of every planned asset, also of failed ones:
         // they still say why the next build will rerun them.
         records.compact_if_worthwhile(&store, steps.iter().map(|s| &s.asset))?;
-        // Memory only: the records' log is written and unbuffered, and the
-        // store, which holds the cache's lock, is dropped here.
-        parallel::drop_in_background((plan, assets, records));
+        match warm {
+            Some(w) => {
+                w.walk = Some(walk);
+                w.plan = Some((Arc::clone(&manifest.source), plan));
+                w.records = Some(records);
+            }
+            // Memory only: the records' log is written and unbuffered, and
+            // the store, which holds the cache's lock, is dropped here.
+            None => parallel::drop_in_background((plan, walk, records)),
+        }
         Ok(BuildReport {
             steps,
             parcels,

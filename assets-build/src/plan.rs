@@ -44,7 +44,11 @@ pub(crate) struct Step {
 
 impl Step {
     /// The step as the freshness check compares it with its record, now.
-    pub fn current<'a>(&'a self, package_dir: &'a std::path::Path) -> Current<'a> {
+    pub fn current<'a>(
+        &'a self,
+        package_dir: &'a std::path::Path,
+        stats: Option<&'a crate::stat_cache::StatCache>,
+    ) -> Current<'a> {
         Current {
             key: self.key,
             processor: self.processor.name(),
@@ -52,6 +56,7 @@ impl Step {
             settings_json: &self.settings_json,
             package_dir,
             now_ns: system_time_ns(std::time::SystemTime::now()),
+            stats,
         }
     }
 }

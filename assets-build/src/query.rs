@@ -286,7 +286,7 @@ impl Database {
             (_, None) => Some(DirtyReason::NoRecord),
             (None, Some(_)) => None,
             (Some(&i), Some(record)) => {
-                let current = self.plan.steps[i].current(&self.manifest.package_dir);
+                let current = self.plan.steps[i].current(&self.manifest.package_dir, None);
                 let check = freshness::check(record, &current, &self.store, |dep| {
                     if !self.plan.index.contains_key(dep) {
                         return DependencyState::Gone;

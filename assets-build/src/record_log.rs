@@ -78,6 +78,8 @@ pub struct RecordLog {
     /// The log's bytes as it was opened: compaction copies live frames from
     /// here instead of encoding their records again.
     bytes: Vec<u8>,
+    /// The frames in `bytes`, valid or not.
+    frames: usize,
     /// The latest record per asset, with where its frame is in `bytes`.
     records: HashMap<AssetPath, (Arc<Record>, Range<usize>)>,
     appender: Mutex<Appender>,
@@ -98,11 +100,19 @@ struct Appender {
 impl RecordLog {
     /// Opens (creating if needed) the log of `package`'s `variant` on
     /// `platform` in `store` and loads it.
+    ///
+    /// `previous` is the log as an earlier build of this process left it,
+    /// with what that build appended. When the file still starts with the
+    /// bytes `previous` read, only what follows them is parsed. Whoever appended it (this process or
+    /// another), a log that starts with those bytes holds their records,
+    /// overridden by the later frames; a log rewritten by compaction, or
+    /// replaced, does not start with them and is read whole.
     pub fn open(
         store: &Store,
         package: &str,
         variant: &str,
         platform: Option<&str>,
+        previous: Option<RecordLog>,
     ) -> Result<RecordLog, StoreError> {
         let path = log_path(store.dir(), package, &variant_slot(variant, platform));
         let io = |action, source| StoreError::Io {
@@ -120,11 +130,25 @@ impl RecordLog {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(io("could not read", e)),
         };
+        let previous = previous.filter(|p| p.path == path && bytes.starts_with(&p.bytes));
         let Parsed {
             records,
             frames,
             valid_len,
-        } = parse(&bytes);
+        } = match previous {
+            Some(previous) => {
+                let tail = parse_from(&bytes, previous.bytes.len());
+                let mut records = previous.records;
+                // In file order: the tail's frames are later, so they win.
+                records.extend(tail.records);
+                Parsed {
+                    records,
+                    frames: previous.frames + tail.frames,
+                    valid_len: tail.valid_len,
+                }
+            }
+            None => parse(&bytes),
+        };
         let mut file = File::options()
             .create(true)
             .append(true)
@@ -148,6 +172,7 @@ impl RecordLog {
             variant: variant.to_owned(),
             siblings: OnceLock::new(),
             bytes,
+            frames,
             records,
             appender: Mutex::new(Appender {
                 file,
@@ -277,8 +302,14 @@ fn parse(bytes: &[u8]) -> Parsed {
             valid_len: 0,
         };
     }
+    parse_from(bytes, HEADER.len())
+}
+
+/// [`parse`] of the frames from `start` on (where a frame begins), the
+/// bytes before it already read; the ranges are of the whole `bytes`.
+fn parse_from(bytes: &[u8], start: usize) -> Parsed {
     let mut frames = Vec::new();
-    let mut at = HEADER.len();
+    let mut at = start;
     while let Some(head) = bytes.get(at..at + FRAME_HEAD) {
         let len = u32::from_le_bytes(head[..4].try_into().expect("4 bytes"));
         let end = usize::try_from(len)
@@ -295,7 +326,7 @@ fn parse(bytes: &[u8]) -> Parsed {
     let entry = |f: &Range<usize>| {
         record_at(bytes, f).map(|(record, range)| (record.asset.clone(), Arc::new(record), range))
     };
-    let decoded = if at < 1 << 20 {
+    let decoded = if at - start < 1 << 20 {
         frames.iter().map(entry).collect()
     } else {
         parallel::map(&frames, entry)
@@ -424,7 +455,7 @@ mod tests {
     fn later_frames_win_and_torn_or_corrupt_frames_are_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
         log.append(&record("a", 1)).unwrap();
         log.append(&record("b", 1)).unwrap();
         log.append(&record("a", 2)).unwrap();
@@ -438,7 +469,7 @@ mod tests {
         bytes.extend_from_slice(&frame_of(&record("c", 1))[..50]);
         fs::write(&path, &bytes).unwrap();
 
-        let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
         assert_eq!(
             log.get(&AssetPath::new("a").unwrap()).unwrap().outputs[0].size,
             2
@@ -458,11 +489,60 @@ mod tests {
         );
         log.append(&record("c", 3)).unwrap();
         drop(log);
-        let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
         assert_eq!(
             log.get(&AssetPath::new("c").unwrap()).unwrap().outputs[0].size,
             3
         );
+    }
+
+    #[test]
+    fn reopening_reads_only_what_was_appended_unless_the_log_was_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let size = |log: &RecordLog, a: &str| {
+            log.get(&AssetPath::new(a).unwrap())
+                .map(|r| r.outputs[0].size)
+        };
+        let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
+        log.append(&record("a", 1)).unwrap();
+        log.append(&record("b", 1)).unwrap();
+        // What this process appended, then what another appended.
+        let log = RecordLog::open(&store, "pkg", "dev", None, Some(log)).unwrap();
+        let (parsed, frames) = (log.bytes.len(), log.frames);
+        log.append(&record("a", 2)).unwrap();
+        let other = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
+        other.append(&record("c", 3)).unwrap();
+        drop(other);
+        let log = RecordLog::open(&store, "pkg", "dev", None, Some(log)).unwrap();
+        assert_eq!(
+            [size(&log, "a"), size(&log, "b"), size(&log, "c")],
+            [Some(2), Some(1), Some(3)]
+        );
+        assert_eq!(log.frames, frames + 2, "two frames parsed, not five");
+        assert!(log.bytes.len() > parsed);
+
+        // Compacted (rewritten by rename) with `a` gone, then a record for
+        // `a` appended by hand past a torn frame: the kept bytes no longer
+        // lead the file, so it is read whole and repaired.
+        log.compact_if_worthwhile(&store, [AssetPath::new("b").unwrap()].iter())
+            .unwrap();
+        let path = log_path(dir.path(), "pkg", "dev");
+        let mut rewritten = HEADER.to_vec();
+        rewritten.extend(frame_of(&record("b", 5)));
+        rewritten.extend(&frame_of(&record("d", 1))[..20]);
+        fs::write(&path, &rewritten).unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev", None, Some(log)).unwrap();
+        assert_eq!(
+            [
+                size(&log, "a"),
+                size(&log, "b"),
+                size(&log, "c"),
+                size(&log, "d")
+            ],
+            [None, Some(5), None, None]
+        );
+        assert_eq!(fs::read(&path).unwrap().len(), rewritten.len() - 20);
     }
 
     #[test]
@@ -476,12 +556,12 @@ mod tests {
         // A header torn by a kill, or bytes of some other file.
         for foreign in [&HEADER[..5], b"{\"format\":1}\n".as_slice()] {
             fs::write(&path, foreign).unwrap();
-            let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
+            let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
             assert!(log.get(&AssetPath::new("a").unwrap()).is_none());
             log.append(&record("a", 4)).unwrap();
             drop(log);
             assert!(fs::read(&path).unwrap().starts_with(HEADER));
-            let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
+            let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
             assert_eq!(
                 log.get(&AssetPath::new("a").unwrap()).unwrap().outputs[0].size,
                 4
@@ -515,7 +595,7 @@ mod tests {
     fn compaction_keeps_only_live_records() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
         for i in 0..100 {
             log.append(&record("a", i)).unwrap();
         }
@@ -524,7 +604,7 @@ mod tests {
             .unwrap();
         let bytes = fs::read(log_path(dir.path(), "pkg", "dev")).unwrap();
         assert_eq!(bytes.len(), HEADER.len() + frame_of(&live).len());
-        let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
         assert_eq!(
             log.get(&AssetPath::new("a").unwrap()).unwrap().outputs[0].size,
             99
@@ -539,7 +619,7 @@ mod tests {
         big.settings = "x".repeat(1_000_000);
         let small: Vec<Record> = (0..200).map(|i| record(&format!("s{i}"), 1)).collect();
         for build in 0..8 {
-            let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
+            let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
             if build == 0 {
                 small.iter().for_each(|r| log.append(r).unwrap());
             }
@@ -555,7 +635,7 @@ mod tests {
             "few frames, but {} bytes: superseded big frames were kept",
             bytes.len()
         );
-        let log = RecordLog::open(&store, "pkg", "dev", None).unwrap();
+        let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
         assert_eq!(log.get(&big.asset).unwrap().started_ns, 7);
         // The small records were copied from the bytes read at open, builds
         // after the one that appended them.

@@ -44,6 +44,7 @@ use crate::record::{
 use crate::record_log::RecordLog;
 use crate::remote::{self, Remote};
 use crate::report::{Outcome, StepReport};
+use crate::stat_cache::StatCache;
 use crate::store::Store;
 use crate::verify::{self, Verification, Verify};
 
@@ -63,6 +64,8 @@ pub(crate) struct Scheduler<'a> {
     verify: Option<Verify>,
     /// The remote cache, asked when the local one cannot serve a step.
     remote: Option<&'a Remote>,
+    /// The stats a watched pipeline keeps between builds.
+    stats: Option<&'a StatCache>,
     /// Per step, the outputs a parcel of this build will hold whole,
     /// stored only if it does not ([`Store::put_deferred`]).
     parcel_bound: Vec<ParcelBound>,
@@ -109,6 +112,7 @@ impl<'a> Scheduler<'a> {
             real_roots,
             verify: None,
             remote: None,
+            stats: None,
             parcel_bound: Vec::new(),
             result_keys: OnceLock::new(),
             state: Mutex::new(State {
@@ -129,6 +133,13 @@ impl<'a> Scheduler<'a> {
     /// uploads the steps that run if it takes uploads.
     pub fn with_remote(mut self, remote: Option<&'a Remote>) -> Scheduler<'a> {
         self.remote = remote;
+        self
+    }
+
+    /// Takes inputs' stats from `stats` where it keeps them (a watched
+    /// pipeline's; see [`StatCache`]).
+    pub fn with_stats(mut self, stats: Option<&'a StatCache>) -> Scheduler<'a> {
+        self.stats = stats;
         self
     }
 
@@ -401,7 +412,7 @@ impl<'a> Scheduler<'a> {
     }
 
     fn check(&self, i: usize, record: &Record) -> Verdict {
-        let current = self.plan.steps[i].current(&self.manifest.package_dir);
+        let current = self.plan.steps[i].current(&self.manifest.package_dir, self.stats);
         freshness::check(record, &current, self.store, |asset| {
             self.dependency_state(i, asset)
         })
@@ -514,7 +525,7 @@ impl<'a> Scheduler<'a> {
         if !same_step {
             return None;
         }
-        let current = step.current(&self.manifest.package_dir);
+        let current = step.current(&self.manifest.package_dir, self.stats);
         let record = match freshness::check_inputs(&record, &current, |asset| {
             self.dependency_state(i, asset)
         }) {

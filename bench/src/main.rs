@@ -52,6 +52,15 @@ fn main() {
         pipeline::child_build(std::path::Path::new(dir));
         return;
     }
+    // A watched pipeline's no-ops, to profile by hand (`perf record
+    // assets-bench --child-watched DIR 20`).
+    if let [flag, dir, n] = args.as_slice()
+        && flag == "--child-watched"
+    {
+        let n = n.parse().expect("a number of no-ops");
+        pipeline::child_watched(std::path::Path::new(dir), n);
+        return;
+    }
     // The pipeline's corpus left on disk, to profile a build of it by hand
     // (`perf record assets-bench --child-build DIR`; BENCHMARKS.md).
     if let [flag, dir, n] = args.as_slice()
@@ -74,7 +83,8 @@ fn main() {
              --only          groups to run: {}\n\
              --art DIR       PNGs for the encodings and textures groups (default: generated art)\n\
              --generate DIR N  only write the pipeline's corpus of N assets to DIR (to profile by hand)\n\
-             --child-build DIR only build the corpus at DIR once (cache in DIR), printing peak RSS\n\n\
+             --child-build DIR only build the corpus at DIR once (cache in DIR), printing peak RSS\n\
+             --child-watched DIR N  build it once as `watch` does, then N no-ops, printing each one's ms\n\n\
              Markdown goes to stdout, progress to stderr.",
             GROUPS.join(", ")
         );

@@ -13,14 +13,18 @@
 //!   touch-all must do at least: check every input, then read it);
 //! - **edit one sprite**: a sprite replaced by a new image; two steps run (the
 //!   sprite and its atlas). Shown against the full build and against the
-//!   no-op, which every edit pays first (the checks of every other step).
+//!   no-op, which every edit pays first (the checks of every other step);
+//! - **watched no-op and edit**: the same, built as `cargo assets watch`
+//!   builds: by one pipeline that keeps its state between builds, told
+//!   which file changed (nothing, for the no-op).
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use assets_build::{BuildOptions, BuildReport, Event, Pipeline, Verify};
+use assets_build::{BuildOptions, BuildReport, Changes, Event, Pipeline, Verify};
 
 use crate::corpus::{self, Corpus};
 use crate::measure::{Sample, cold_builds, ms, paired_ratio, ratio, time};
@@ -55,16 +59,27 @@ pub fn build_configured(
     cache: &Path,
     configure: impl FnOnce(&mut BuildOptions),
 ) -> (Duration, BuildReport) {
+    timed_build(&pipeline(dir, cache, configure), Changes::Unknown)
+}
+
+/// A pipeline for the package at `dir` (the corpus's processors
+/// registered) on every core, with options set by `configure`.
+fn pipeline(dir: &Path, cache: &Path, configure: impl FnOnce(&mut BuildOptions)) -> Pipeline {
     let mut options = BuildOptions::new(dir.join("Cargo.toml"), cache.to_owned());
     options.jobs = cores();
     configure(&mut options);
     let mut pipeline = Pipeline::new(options);
     corpus::register(pipeline.registry_mut());
+    pipeline
+}
+
+/// One timed build by `pipeline`, told `changes`; it must succeed.
+fn timed_build(pipeline: &Pipeline, changes: Changes<'_>) -> (Duration, BuildReport) {
     let mut report = None;
     let t = time(|| {
         report = Some(
             pipeline
-                .build(&|_: &Event<'_>| {})
+                .build_after(changes, &|_: &Event<'_>| {})
                 .expect("the corpus builds"),
         )
     });
@@ -109,6 +124,23 @@ pub fn child_build(dir: &Path) {
         #[allow(clippy::print_stdout)]
         {
             println!("peak-rss-kib {kib}");
+        }
+    }
+}
+
+/// One watched pipeline on the corpus at `dir` (cache in `dir`, as
+/// [`child_build`]): a build, then `n` no-ops told nothing changed, each
+/// one's time printed.
+pub fn child_watched(dir: &Path, n: usize) {
+    let mut watched = pipeline(dir, &dir.join(CHILD_CACHE), |_| {});
+    watched.keep_state_in_memory();
+    timed_build(&watched, Changes::Unknown);
+    let nothing = HashSet::new();
+    for _ in 0..n {
+        let (t, _) = timed_build(&watched, Changes::At(&nothing));
+        #[allow(clippy::print_stdout)]
+        {
+            println!("no-op {}", ms(t));
         }
     }
 }
@@ -200,6 +232,9 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
     let mut incr_table = String::from(
         "| assets | no-op median (min–max) ms | ninja no-op (ms) | no-op / ninja (paired) | hash all inputs (ms) | touch-all median (min–max) ms | touch-all / hash | touch-all / (no-op + hash) | edit one sprite median (min–max) ms | edit / full | edit / no-op |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
+    let mut watched_table = String::from(
+        "| assets | watched no-op median (min–max) ms | watched edit median (min–max) ms | watched edit / full | watched edit / edit |\n|---:|---:|---:|---:|---:|\n",
+    );
     let mut verify_table = String::from(
         "| assets | steps checked | verify every step, ms | verify / full build | outputs that differ |\n|---:|---:|---:|---:|---:|\n",
     );
@@ -276,17 +311,49 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
         });
         progress(&format!("{n}: edit one sprite"));
         let mut e = 0;
-        let edit = Sample::of(edits, || {
+        let mut edit_one = || {
             let sprite = &corpus.sprites[(e * 7919) % corpus.sprites.len()];
             e += 1;
             let img = image::RgbaImage::from_fn(33, 21, |x, y| {
                 image::Rgba([x as u8 * 7, y as u8 * 11, e as u8, 255])
             });
             img.save(sprite).expect("write sprite");
+            sprite.clone()
+        };
+        let edit = Sample::of(edits, || {
+            edit_one();
             let (t, report) = build(tmp.path());
             assert_eq!(report.ran(), 2, "the sprite and its atlas");
             t
         });
+        // The same, as `watch` builds: one pipeline that keeps its state,
+        // told which file changed.
+        progress(&format!("{n}: watched no-op and edit"));
+        let mut watched = pipeline(tmp.path(), &cache, |_| {});
+        watched.keep_state_in_memory();
+        timed_build(&watched, Changes::Unknown);
+        let nothing = HashSet::new();
+        let watched_noop = Sample::of(noop_runs, || {
+            let (t, report) = timed_build(&watched, Changes::At(&nothing));
+            assert_eq!(report.ran(), 0, "a no-op runs nothing");
+            t
+        });
+        let watched_edit = Sample::of(edits, || {
+            let changed = HashSet::from([edit_one()]);
+            let (t, report) = timed_build(&watched, Changes::At(&changed));
+            assert_eq!(report.ran(), 2, "the sprite and its atlas");
+            t
+        });
+        drop(watched);
+        writeln!(
+            watched_table,
+            "| {n} | {} | {} | {} | {} |",
+            watched_noop.ms(),
+            watched_edit.ms(),
+            ratio(watched_edit.median(), full.median()),
+            ratio(watched_edit.median(), edit.median()),
+        )
+        .expect("write to String");
         writeln!(
             incr_table,
             "| {n} | {} | {ninja_ms} | {noop_ratio} | {} | {} | {} | {} | {} | {} | {} |",
@@ -321,7 +388,7 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
             differ.iter().map(|s| s.asset.as_str()).collect::<Vec<_>>()
         );
     }
-    format!("{full_table}\n{incr_table}\n{verify_table}")
+    format!("{full_table}\n{incr_table}\n{watched_table}\n{verify_table}")
 }
 
 fn file_len(path: &Path) -> u64 {

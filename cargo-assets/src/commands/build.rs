@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use assets_build::report::plural;
 use assets_build::{
-    BuildError, BuildOptions, BuildReport, Event, Outcome, ParcelOutcome, Pipeline, Registry,
-    RemoteConfig, StepReport, Verification, Verify,
+    BuildError, BuildOptions, BuildReport, Changes, Event, Outcome, ParcelOutcome, Pipeline,
+    Registry, RemoteConfig, StepReport, Verification, Verify,
 };
 
 use super::Exit;
@@ -59,7 +59,11 @@ fn build_packages(
                         ),
                     }
                 }
-                finish(shell, package, &build_once(&pipeline, shell)?)
+                finish(
+                    shell,
+                    package,
+                    &build_once(&pipeline, Changes::Unknown, shell)?,
+                )
             }
         };
         if !exit.is_success() {
@@ -130,9 +134,13 @@ pub fn pipeline(
 
 /// One build, its progress rendered; a build that cannot start is also
 /// reported as a `build-finished` message.
-pub fn build_once(pipeline: &Pipeline, shell: &Shell) -> Result<BuildReport, BuildError> {
+pub fn build_once(
+    pipeline: &Pipeline,
+    changes: Changes<'_>,
+    shell: &Shell,
+) -> Result<BuildReport, BuildError> {
     let on_event = |e: &Event<'_>| render_event(shell, e);
-    let result = pipeline.build(&on_event);
+    let result = pipeline.build_after(changes, &on_event);
     shell.progress_finish();
     result.inspect_err(|e| {
         shell.message(&Message::BuildFinished(BuildFinished {

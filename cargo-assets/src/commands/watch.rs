@@ -11,10 +11,15 @@
 //!   [`QUIET_CLOSED`] when every file written in it has been closed (or
 //!   renamed into place), which is how a save ends; never later than
 //!   [`SETTLE_MAX`] after it began. File opens and reads are not changes:
-//!   the build itself reads every input. An
-//!   overflowing event queue (a `git checkout` of thousands of files) is just
-//!   another reason to rebuild: every build rescans the roots, so nothing is
-//!   missed and the number of builds stays bounded by the settle window.
+//!   the build itself reads every input.
+//! - Each package's pipeline keeps its state between builds (the record
+//!   log, the walk, the plan, the stats of everything under the roots) and
+//!   is told which paths changed, so an edit's build looks again only at
+//!   what those paths touch (see `assets_build::Changes`). It trusts the
+//!   watcher for that. An overflowing event queue (a `git checkout` of
+//!   thousands of files), or any error from the watcher, makes the next
+//!   build look at everything: nothing is missed, and the number of builds
+//!   stays bounded by the settle window.
 //! - Events under the target directory (our own outputs) are ignored.
 //! - A failed build keeps the last good parcels (the parcel stage's rule)
 //!   and says why; watching goes on, also after a broken `Cargo.toml`.
@@ -33,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use assets_build::manifest::AssetRoot;
-use assets_build::{BuildReport, Manifest, ParcelOutcome, Pipeline, Registry};
+use assets_build::{BuildReport, Changes, Manifest, ParcelOutcome, Pipeline, Registry};
 use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind};
 use notify::{EventKind, RecursiveMode, Watcher};
 
@@ -149,7 +154,7 @@ pub fn exec(
     let mut watched = Vec::with_capacity(packages.len());
     for package in packages {
         let mut pipeline = build::pipeline(&package, args.jobs, &args.variant, processors)?;
-        pipeline.keep_blobs_in_memory();
+        pipeline.keep_state_in_memory();
         watched.push(Watched {
             package,
             pipeline,
@@ -188,13 +193,20 @@ pub fn exec(
         port: server.port(),
     });
     let mut dirty = vec![true; watched.len()];
+    let mut change = Change::Unknown;
     loop {
+        let changes = match &change {
+            Change::Unknown => Changes::Unknown,
+            Change::At(paths) => Changes::At(paths),
+        };
         for (w, _) in watched.iter_mut().zip(&dirty).filter(|(_, dirty)| **dirty) {
+            // A package's roots are watched before its build stats what is
+            // under them: the pipeline trusts the watcher there.
             w.follow_roots(&mut watcher, shell);
             if dirty.len() > 1 {
                 shell.status("Building", &w.package.name, Style::Good);
             }
-            match build::build_once(&w.pipeline, shell) {
+            match build::build_once(&w.pipeline, changes, shell) {
                 Ok(report) => {
                     w.follow_outside(&mut watcher, &report);
                     // Games hear of the parcels before `build-finished` is
@@ -215,10 +227,13 @@ pub fn exec(
             !cache_dirs.iter().any(|c| path.starts_with(c))
                 && watched.iter().any(|w| w.is_affected_by(path))
         };
-        dirty = match wait_for_change(&rx, relevant) {
+        change = match wait_for_change(&rx, relevant) {
             None => return Ok(Exit::Success),
-            Some(Change::Unknown) => vec![true; watched.len()],
-            Some(Change::At(paths)) => watched
+            Some(change) => change,
+        };
+        dirty = match &change {
+            Change::Unknown => vec![true; watched.len()],
+            Change::At(paths) => watched
                 .iter()
                 .map(|w| paths.iter().any(|p| w.is_affected_by(p)))
                 .collect(),

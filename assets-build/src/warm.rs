@@ -1,0 +1,196 @@
+//! What a pipeline that builds again and again (`cargo assets watch`) keeps
+//! between builds, and how a watcher's report of what changed decides what
+//! of it still holds.
+//!
+//! A build starts with work that no single edit changes:
+//! - reading the record log;
+//! - walking the asset roots;
+//! - planning every step;
+//! - stat'ing every input.
+//!
+//! In a 10,000-asset project that is most of an edit's build. A watched
+//! pipeline ([`crate::Pipeline::keep_state_in_memory`]) keeps all four. A
+//! build then gets [`Changes`] from the watcher and takes back what the
+//! changes leave intact:
+//!
+//! - **The record log** stays as the last build left it, with the records
+//!   that build appended. The next build reads the file again, but when
+//!   it still starts with the bytes already parsed, only the frames after
+//!   them are decoded ([`RecordLog::open`]). This check needs no
+//!   watcher, so it also holds after `Changes::Unknown`.
+//! - **The walk** is kept when every changed path under a root is as the
+//!   walk left it: a listed asset that is still a regular file, or a path
+//!   that was not listed and is gone (an editor's temporary file). Anything
+//!   else means the roots are walked again: a new file, a removed one, a
+//!   folder, or a link.
+//! - **The plan** is kept with the walk, when `Cargo.toml` reads as the
+//!   same text. Planning depends only on the manifest, the walk and the
+//!   options, and changing the options or the processors
+//!   ([`crate::Pipeline::options_mut`], [`crate::Pipeline::registry_mut`])
+//!   drops everything.
+//! - **Stats** are kept under the asset roots (see [`crate::stat_cache`]).
+//!
+//! Changes are applied before anything else in a build. A build that
+//! fails part-way has still forgotten what they made stale.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use crate::discover::Discovered;
+use crate::plan::Plan;
+use crate::record_log::RecordLog;
+use crate::stat_cache::StatCache;
+
+/// What changed on disk since a pipeline's previous build, as a file
+/// watcher saw it.
+#[derive(Debug, Clone, Copy)]
+pub enum Changes<'a> {
+    /// Anything may have changed: the watcher lost events, or there is no
+    /// watcher. Every input is looked at.
+    Unknown,
+    /// Only these paths changed: absolute, as the watcher reports them,
+    /// files and folders. A folder stands for everything under it.
+    At(&'a HashSet<PathBuf>),
+}
+
+/// What a watched pipeline keeps between builds.
+#[derive(Default)]
+pub(crate) struct Warm {
+    /// The last walk, with the root folders it walked.
+    pub walk: Option<Walk>,
+    /// The last plan, made from `walk` and a manifest of this text.
+    pub plan: Option<(Arc<str>, Plan)>,
+    /// The record log as the last build left it.
+    pub records: Option<RecordLog>,
+    pub stats: StatCache,
+}
+
+impl fmt::Debug for Warm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Warm")
+            .field("walked", &self.walk.as_ref().map(|w| w.assets.len()))
+            .field("planned", &self.plan.as_ref().map(|(_, p)| p.steps.len()))
+            .field("records", &self.records.is_some())
+            .finish()
+    }
+}
+
+/// A walk of the asset roots: what discovery found.
+pub(crate) struct Walk {
+    pub assets: Vec<Discovered>,
+    /// Each root's folder, in the manifest's order.
+    pub roots: Vec<PathBuf>,
+    /// Every asset's full path, made when first needed.
+    listed: Option<HashSet<PathBuf>>,
+}
+
+impl Walk {
+    pub fn new(assets: Vec<Discovered>, roots: Vec<PathBuf>) -> Walk {
+        Walk {
+            assets,
+            roots,
+            listed: None,
+        }
+    }
+
+    /// Whether the walk would still find what it found after `changed`:
+    /// each changed path under a root is a listed asset that is still a
+    /// regular file, or was not listed and is not there (or is hidden,
+    /// which a walk skips).
+    fn survives(&mut self, changed: &HashSet<PathBuf>) -> bool {
+        let (assets, roots) = (&self.assets, &self.roots);
+        let listed = self.listed.get_or_insert_with(|| {
+            assets
+                .iter()
+                .map(|a| roots[a.root].join(a.path.as_str()))
+                .collect()
+        });
+        changed.iter().all(|path| {
+            let Some(root) = roots.iter().find(|r| path.starts_with(r)) else {
+                return true;
+            };
+            let now = fs::symlink_metadata(path);
+            if listed.contains(path) {
+                return now.is_ok_and(|m| m.is_file());
+            }
+            let gone = matches!(&now, Err(e) if e.kind() == io::ErrorKind::NotFound);
+            gone || hidden(path.strip_prefix(root).unwrap_or(path))
+        })
+    }
+}
+
+/// Whether a path under a root has a component that starts with `.`:
+/// discovery skips those files and folders.
+fn hidden(relative: &Path) -> bool {
+    relative.components().any(|c| match c {
+        Component::Normal(name) => name.as_encoded_bytes().starts_with(b"."),
+        _ => false,
+    })
+}
+
+impl Warm {
+    /// Forgets what `changes` may have made stale. The record log is
+    /// checked when it is read again, not here.
+    pub fn forget(&mut self, changes: Changes<'_>) {
+        match changes {
+            Changes::Unknown => {
+                self.stats.clear();
+                self.walk = None;
+                self.plan = None;
+            }
+            Changes::At(changed) => {
+                self.stats.forget(changed);
+                if !self.walk.as_mut().is_some_and(|w| w.survives(changed)) {
+                    self.walk = None;
+                    self.plan = None;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::asset_path::AssetPath;
+
+    fn walk_of(root: &Path, names: &[&str]) -> Walk {
+        let assets = names
+            .iter()
+            .map(|n| Discovered {
+                path: AssetPath::new(n).unwrap(),
+                root: 0,
+            })
+            .collect();
+        Walk::new(assets, vec![root.to_owned()])
+    }
+
+    #[test]
+    fn a_walk_survives_edits_and_temporary_files_but_not_new_or_removed_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("assets");
+        fs::create_dir_all(root.join("sprites")).unwrap();
+        fs::write(root.join("sprites/a.png"), "a").unwrap();
+        fs::write(root.join("b.txt"), "b").unwrap();
+        let mut walk = walk_of(&root, &["sprites/a.png", "b.txt"]);
+        let at =
+            |names: &[&str]| -> HashSet<PathBuf> { names.iter().map(|n| root.join(n)).collect() };
+        // An edit, an editor's temporary file come and gone, a hidden file,
+        // and paths outside the roots.
+        fs::write(root.join(".b.txt.swp"), "x").unwrap();
+        let outside = dir.path().join("Cargo.toml");
+        let mut edits = at(&["sprites/a.png", "sprites/a.png~", ".b.txt.swp"]);
+        edits.insert(outside);
+        assert!(walk.survives(&edits));
+
+        fs::write(root.join("sprites/c.png"), "c").unwrap();
+        assert!(!walk.survives(&at(&["sprites/c.png"])), "a new file");
+        fs::remove_file(root.join("b.txt")).unwrap();
+        assert!(!walk.survives(&at(&["b.txt"])), "a removed file");
+        assert!(!walk.survives(&at(&["sprites"])), "a folder");
+    }
+}

@@ -1,0 +1,199 @@
+//! A pipeline that keeps its state between builds, as `cargo assets watch`
+//! drives it. It is told which paths changed (`Changes::At`), and after
+//! every kind of change it must leave the cache as a fresh pipeline would.
+//! The oracle: a fresh pipeline on the same cache, right after, finds every
+//! step fresh and every parcel unchanged. Anything the watched build missed
+//! would make the fresh one run a step or rewrite a parcel.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use assets_build::{BuildOptions, BuildReport, Changes, Event, Outcome, ParcelOutcome, Pipeline};
+
+const MANIFEST: &str = r#"[package]
+name = "game"
+version = "0.1.0"
+
+[package.metadata.assets]
+root = "assets"
+
+[[package.metadata.assets.rules]]
+match = "sprites/**/*.png"
+processor = "sprite"
+atlas = "main"
+
+[[package.metadata.assets.rules]]
+match = "shaders/*.wgsl"
+includes = true
+include-dirs = ["shaders/lib"]
+
+[package.metadata.assets.parcels]
+main = ["**"]
+"#;
+
+struct Game {
+    dir: tempfile::TempDir,
+    watched: Pipeline,
+}
+
+impl Game {
+    fn new() -> Game {
+        let dir = tempfile::tempdir().unwrap();
+        let game = Game {
+            watched: Pipeline::new(options(dir.path())),
+            dir,
+        };
+        game.write("Cargo.toml", MANIFEST);
+        game.sprite("sprites/hero.png", 12, 1);
+        game.sprite("sprites/ui/button.png", 20, 2);
+        game.write("shaders/lib/common.wgsl", "fn lib() {}\n");
+        game.write(
+            "shaders/main.wgsl",
+            "#include \"common.wgsl\"\nfn main() {}\n",
+        );
+        game.write("notes.txt", "one");
+        game
+    }
+
+    /// The path of `name`: under `assets/`, or the package's own file.
+    fn path(&self, name: &str) -> PathBuf {
+        match name {
+            "Cargo.toml" => self.dir.path().join(name),
+            _ => self.dir.path().join("assets").join(name),
+        }
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.path(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, text).unwrap();
+        aged(&path);
+        path
+    }
+
+    fn sprite(&self, name: &str, size: u32, seed: u8) -> PathBuf {
+        let path = self.path(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        image::RgbaImage::from_fn(size, size, |x, y| {
+            image::Rgba([x as u8 * seed, y as u8, seed, 255])
+        })
+        .save(&path)
+        .unwrap();
+        aged(&path);
+        path
+    }
+
+    /// A watched build told `changed`, then the oracle's fresh build; the
+    /// number of steps the watched one ran.
+    fn build_after(&self, changed: &[PathBuf]) -> usize {
+        let changed: HashSet<PathBuf> = changed.iter().cloned().collect();
+        self.build(Changes::At(&changed))
+    }
+
+    fn build(&self, changes: Changes<'_>) -> usize {
+        let watched = succeed(self.watched.build_after(changes, &|_: &Event<'_>| {}));
+        let fresh = succeed(Pipeline::new(options(self.dir.path())).build(&|_: &Event<'_>| {}));
+        let stale: Vec<&str> = fresh
+            .steps
+            .iter()
+            .filter(|s| !matches!(s.outcome, Outcome::Fresh))
+            .map(|s| s.asset.as_str())
+            .collect();
+        assert!(stale.is_empty(), "the watched build left stale: {stale:?}");
+        assert!(
+            fresh
+                .parcels
+                .iter()
+                .all(|p| matches!(p.outcome, ParcelOutcome::Unchanged { .. })),
+            "the watched build left a parcel to rewrite"
+        );
+        watched.ran()
+    }
+}
+
+/// Dates the file at `path` an hour back (a different second each time),
+/// out of the window in which freshness re-hashes a file whatever its
+/// stamp says: a watched build must see these changes through what it is
+/// told, not through that window.
+fn aged(path: &Path) {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let back = Duration::from_secs(3600 - CALLS.fetch_add(1, Ordering::Relaxed));
+    let file = fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(SystemTime::now() - back).unwrap();
+}
+
+fn options(dir: &Path) -> BuildOptions {
+    let mut options = BuildOptions::new(dir.join("Cargo.toml"), dir.join("target/assets"));
+    options.jobs = 2;
+    options
+}
+
+fn succeed(report: Result<BuildReport, assets_build::BuildError>) -> BuildReport {
+    let report = report.expect("the build runs");
+    assert!(
+        report.success(),
+        "{}",
+        report.failure_summary().unwrap_or_default()
+    );
+    report
+}
+
+#[test]
+fn a_watched_pipeline_told_what_changed_leaves_what_a_fresh_one_would() {
+    let mut game = Game::new();
+    game.watched.keep_state_in_memory();
+    assert_eq!(
+        game.build(Changes::Unknown),
+        6,
+        "two sprites, an atlas, two shaders, a text"
+    );
+    assert_eq!(game.build_after(&[]), 0, "nothing changed");
+
+    // A save in place: the sprite and its atlas.
+    let hero = game.sprite("sprites/hero.png", 14, 3);
+    assert_eq!(game.build_after(&[hero]), 2);
+
+    // A file where the shader looked for its include first: nearer wins.
+    let nearer = game.write("shaders/common.wgsl", "fn nearer() {}\n");
+    assert_eq!(
+        game.build_after(&[nearer]),
+        2,
+        "the new file and the shader"
+    );
+
+    // A new folder with a file in it, reported as the folder only (a
+    // watcher may see the file before it watches the folder).
+    game.write("levels/one/intro.txt", "intro");
+    assert_eq!(game.build_after(&[game.path("levels")]), 1);
+
+    // An editor's safe write: a temporary file renamed over the original.
+    let temp = game.write("notes.txt.tmp", "two");
+    let notes = game.path("notes.txt");
+    fs::rename(&temp, &notes).unwrap();
+    assert_eq!(game.build_after(&[temp, notes.clone()]), 1);
+
+    // A removed file, and its atlas packed without it.
+    let button = game.path("sprites/ui/button.png");
+    fs::remove_file(&button).unwrap();
+    assert_eq!(game.build_after(&[button]), 1, "the atlas");
+
+    // A new rule in `Cargo.toml`.
+    let manifest = game.write(
+        "Cargo.toml",
+        &MANIFEST.replace(
+            "[package.metadata.assets.parcels]",
+            "[[package.metadata.assets.rules]]\nmatch = \"**/*.txt\"\nprocessor = \"copy\"\n\n\
+             [package.metadata.assets.parcels]",
+        ),
+    );
+    assert_eq!(game.build_after(&[manifest]), 2, "both text files");
+
+    // A change nobody reported (the watcher lost events): a build told
+    // that anything may have changed sees it.
+    fs::write(&notes, "three!").unwrap();
+    aged(&notes);
+    assert_eq!(game.build(Changes::Unknown), 1);
+}
