@@ -313,3 +313,141 @@ command = ["sh", "-c", "cat \"$0\" tools/palette.txt > \"$1\"; echo \"$1: tools/
     let bytes = parcel.parcel().bytes(ResourceId::of("one.lvl")).unwrap();
     assert_eq!(&*bytes, b"level\nblue\n");
 }
+
+/// Dates a file an hour back (a different second each time): freshness
+/// re-hashes a file modified within two seconds of a build whatever its
+/// stamp says, which would hide a change the watcher failed to report.
+fn age(p: &Project, path: &str) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let back = Duration::from_secs(3600 - CALLS.fetch_add(1, Ordering::Relaxed));
+    let file = std::fs::File::options()
+        .write(true)
+        .open(p.path().join(path))
+        .unwrap();
+    file.set_modified(std::time::SystemTime::now() - back)
+        .unwrap();
+}
+
+/// Waits for the builds a change started to finish and the watcher to go
+/// quiet; the names of the steps they ran.
+fn settled(watch: &Watch) -> Vec<String> {
+    let mut ran = Vec::new();
+    let mut note = |messages: &[Value]| {
+        for m in messages {
+            if m["reason"] == "asset-processed" || m["reason"] == "asset-failed" {
+                ran.push(m["asset"].as_str().unwrap_or_default().to_owned());
+            }
+        }
+    };
+    let mut finished = false;
+    loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let messages = watch.drain();
+        note(&messages);
+        finished |= messages.iter().any(|m| m["reason"] == "build-finished");
+        if finished && messages.is_empty() {
+            return ran;
+        }
+    }
+}
+
+#[test]
+fn after_every_kind_of_change_watch_leaves_a_build_nothing_to_do() {
+    // The watched pipeline trusts the watcher's reports: it keeps the walk
+    // and every stat under the roots. Shaped like a real game's tree (a
+    // glTF with its buffer and a texture whose name has a space, a shader
+    // include looked for in a folder that does not exist yet, a sound
+    // saved by rename), each change is checked the same way: once watch
+    // has settled, `cargo assets build` must run nothing and rewrite no
+    // parcel. Files are dated out of the racy window, so a change the
+    // watcher did not report would stay unseen.
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    const MODEL: &str = "assets/models/FlightHelmet/FlightHelmet.gltf";
+    const BIN: &str = "assets/models/FlightHelmet/FlightHelmet.bin";
+    const TEXTURE: &str = "assets/models/FlightHelmet/Leather Parts.png";
+    const SOUND: &str = "assets/sounds/Windless Slopes.ogg";
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "shaders/*.wgsl"
+includes = true
+include-dirs = ["shaders/lib"]
+"#,
+    )
+    .file(MODEL, assets_test_support::gltf_json("Leather%20Parts.png"))
+    .file(BIN, assets_test_support::gltf_bin(1.0))
+    .png(TEXTURE, 8, 8, 7)
+    .file("assets/shaders/lib/Extra/Tint.wgsl", "fn tint() {}\n")
+    .file("assets/shaders/main.wgsl", "#include \"Extra/Tint.wgsl\"\n")
+    .file(SOUND, b"OggS one")
+    .file("assets/branding/icon.svg", "<svg/>");
+    for f in [MODEL, BIN, TEXTURE, SOUND] {
+        age(&p, f);
+    }
+    let watch = p.watch();
+    let check = |what: &str, must_run: &[&str]| {
+        let ran = settled(&watch);
+        for step in must_run {
+            assert!(
+                ran.iter().any(|r| r == step),
+                "{what}: {step} did not run: {ran:?}"
+            );
+        }
+        let after = p.build_ok();
+        assert_eq!(
+            after.finished()["ran"],
+            0,
+            "{what}: watch left work: {:?}",
+            after.messages
+        );
+        assert_eq!(
+            after.with_reason("parcel-written").count(),
+            0,
+            "{what}: a stale parcel"
+        );
+    };
+
+    // A byte of the model's buffer, its size unchanged.
+    let mut bin = p.read(BIN);
+    bin[5] ^= 1;
+    p.file(BIN, &bin);
+    age(&p, BIN);
+    check("buffer", &["models/FlightHelmet/FlightHelmet.gltf"]);
+
+    // The texture the model embeds.
+    p.png(TEXTURE, 8, 8, 8);
+    age(&p, TEXTURE);
+    check("texture", &["models/FlightHelmet/FlightHelmet.gltf"]);
+
+    // A folder created where the include looked first, with the file in it.
+    p.file("assets/shaders/Extra/Tint.wgsl", "fn nearer() {}\n");
+    age(&p, "assets/shaders/Extra/Tint.wgsl");
+    check("new include folder", &["shaders/main.wgsl"]);
+
+    // A sound saved by writing a hidden temporary file and renaming it.
+    p.file("assets/sounds/.Windless Slopes.ogg.swp", b"OggS two");
+    age(&p, "assets/sounds/.Windless Slopes.ogg.swp");
+    std::fs::rename(
+        p.path().join("assets/sounds/.Windless Slopes.ogg.swp"),
+        p.path().join(SOUND),
+    )
+    .unwrap();
+    check("safe write", &["sounds/Windless Slopes.ogg"]);
+
+    // A new folder of levels, then the folder renamed.
+    p.file("assets/levels/Act One/Intro Text.txt", "hello");
+    check("new folder", &["levels/Act One/Intro Text.txt"]);
+    std::fs::rename(
+        p.path().join("assets/levels/Act One"),
+        p.path().join("assets/levels/Act Two"),
+    )
+    .unwrap();
+    check("renamed folder", &["levels/Act Two/Intro Text.txt"]);
+
+    // A removed file, and the include's folder removed: back to the library.
+    std::fs::remove_file(p.path().join("assets/branding/icon.svg")).unwrap();
+    check("removed file", &[]);
+    std::fs::remove_dir_all(p.path().join("assets/shaders/Extra")).unwrap();
+    check("removed include folder", &["shaders/main.wgsl"]);
+}
