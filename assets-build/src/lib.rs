@@ -95,7 +95,7 @@ mod scheduler;
 mod stat_cache;
 pub(crate) mod store;
 pub mod verify;
-mod warm;
+pub mod warm;
 
 pub use asset_path::AssetPath;
 pub use build_script::{BuildScriptError, Builder, build};

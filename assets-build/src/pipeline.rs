@@ -198,6 +198,20 @@ impl Pipeline {
         self.build_after(Changes::Unknown, events)
     }
 
+    /// Compares what this pipeline keeps ([`Pipeline::keep_state_in_memory`])
+    /// with the disk: the paths that changed though no build was told of
+    /// them, because the watcher missed an event. A watcher calls it when
+    /// it is idle, and builds after them if there are any
+    /// ([`Changes::At`]). Empty when nothing is kept or nothing drifted.
+    /// It walks the roots and stats every kept path: about a no-op's
+    /// checks, off the path from a save to its notice.
+    pub fn drifted(&self) -> Vec<PathBuf> {
+        match &self.warm {
+            Some(w) => w.lock().unwrap_or_else(PoisonError::into_inner).drifted(),
+            None => Vec::new(),
+        }
+    }
+
     /// Runs one build, told by a file watcher what `changes` there were
     /// since this pipeline's previous build. A pipeline that keeps its
     /// state ([`Pipeline::keep_state_in_memory`]) then skips what they
@@ -342,6 +356,7 @@ impl Pipeline {
                 w.walk = Some(walk);
                 w.plan = Some((Arc::clone(&manifest.source), plan));
                 w.records = Some(records);
+                w.manifest = Some(manifest);
             }
             // Memory only: the records' log is written and unbuffered, and
             // the store, which holds the cache's lock, is dropped here.

@@ -23,7 +23,9 @@
 //!   write through a hard link from elsewhere, or a change on a network file
 //!   system. [`crate::Changes::Unknown`] clears the cache. It is what
 //!   [`crate::Pipeline::build`] passes, and what `watch` passes when its
-//!   watcher lost events.
+//!   watcher lost events. [`StatCache::drifted`] finds such changes by
+//!   stat'ing every kept path again, which `watch` does when it is idle
+//!   (see [`crate::warm`]).
 //!
 //! A kept stat answers exactly as the disk would have. Freshness still
 //! treats it as before: a stamp inside the racy window still has its bytes
@@ -35,6 +37,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::parallel;
 use crate::record::FileStamp;
 
 /// Changed paths past this many that may be folders clear the cache instead
@@ -89,6 +92,21 @@ impl StatCache {
         }
     }
 
+    /// The kept paths whose stat is not what was kept: changes a watcher
+    /// did not report. Stat'ed on every core.
+    pub fn drifted(&self) -> Vec<PathBuf> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let kept: Vec<(&PathBuf, &Option<FileStamp>)> = entries.iter().collect();
+        let mut drifted: Vec<PathBuf> = parallel::map(&kept, |(path, kept)| {
+            (disk_stat(path) != Some(**kept)).then(|| (*path).clone())
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+        drifted.sort();
+        drifted
+    }
+
     /// The stamp of the file at `path`, as `stat` would give it now: from
     /// memory when it was kept, else from the disk (and kept, if it may
     /// be).
@@ -100,15 +118,24 @@ impl StatCache {
         if let Some(kept) = lock().get(path) {
             return *kept;
         }
-        let kept = match fs::symlink_metadata(path) {
-            Ok(m) if m.is_file() => Some(FileStamp::of(&m)),
-            Ok(m) if m.is_dir() => None,
-            Err(e) if nothing_there(&e) => None,
+        let Some(kept) = disk_stat(path) else {
             // A link, or an error: asked of the disk every time.
-            _ => return stat(path),
+            return stat(path);
         };
         lock().insert(path.to_owned(), kept);
         kept
+    }
+}
+
+/// The stamp the cache may keep for `path` (its own stat, not its link
+/// target's: `Some(None)` when no file is there); `None` when it may keep
+/// nothing (a link, an error).
+fn disk_stat(path: &Path) -> Option<Option<FileStamp>> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() => Some(Some(FileStamp::of(&m))),
+        Ok(m) if m.is_dir() => Some(None),
+        Err(e) if nothing_there(&e) => Some(None),
+        _ => None,
     }
 }
 

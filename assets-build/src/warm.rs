@@ -16,8 +16,8 @@
 //! - **The record log** stays as the last build left it, with the records
 //!   that build appended. The next build reads the file again, but when
 //!   it still starts with the bytes already parsed, only the frames after
-//!   them are decoded ([`RecordLog::open`]). This check needs no
-//!   watcher, so it also holds after `Changes::Unknown`.
+//!   them are decoded (`RecordLog::open` in `record_log.rs`). This check
+//!   needs no watcher, so it also holds after `Changes::Unknown`.
 //! - **The walk** is kept when every changed path under a root is as the
 //!   walk left it: a listed asset that is still a regular file, or a path
 //!   that was not listed and is gone (an editor's temporary file). Anything
@@ -28,10 +28,18 @@
 //!   options, and changing the options or the processors
 //!   ([`crate::Pipeline::options_mut`], [`crate::Pipeline::registry_mut`])
 //!   drops everything.
-//! - **Stats** are kept under the asset roots (see [`crate::stat_cache`]).
+//! - **Stats** are kept under the asset roots (`stat_cache.rs` says when
+//!   a stat is trusted).
 //!
 //! Changes are applied before anything else in a build. A build that
 //! fails part-way has still forgotten what they made stale.
+//!
+//! **What the watcher misses.** Kept state is only as good as the reports.
+//! [`crate::Pipeline::drifted`] compares it with the disk: it walks the
+//! roots again and stats every kept path, and names what differs. `watch` calls it
+//! whenever it is idle after building, and builds what it names. A missed
+//! event thus costs one more build a moment later, not a stale parcel that
+//! lasts until the file changes again.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -40,7 +48,8 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use crate::discover::Discovered;
+use crate::discover::{Discovered, discover};
+use crate::manifest::Manifest;
 use crate::plan::Plan;
 use crate::record_log::RecordLog;
 use crate::stat_cache::StatCache;
@@ -66,6 +75,8 @@ pub(crate) struct Warm {
     pub plan: Option<(Arc<str>, Plan)>,
     /// The record log as the last build left it.
     pub records: Option<RecordLog>,
+    /// The manifest the last build read, to walk its roots again.
+    pub manifest: Option<Manifest>,
     pub stats: StatCache,
 }
 
@@ -133,6 +144,29 @@ fn hidden(relative: &Path) -> bool {
 }
 
 impl Warm {
+    /// The paths whose state on disk is not what this keeps, though no
+    /// change named them: files added to or gone from the roots since the
+    /// walk, and kept stats that no longer hold. If the roots cannot be
+    /// walked now, their folders (everything under them).
+    pub fn drifted(&self) -> Vec<PathBuf> {
+        let mut drifted = self.stats.drifted();
+        if let (Some(walk), Some(manifest)) = (&self.walk, &self.manifest) {
+            match discover(manifest) {
+                Ok(now) if now == walk.assets => {}
+                Ok(now) => {
+                    let full = |a: &Discovered| walk.roots[a.root].join(a.path.as_str());
+                    let before: HashSet<PathBuf> = walk.assets.iter().map(full).collect();
+                    let after: HashSet<PathBuf> = now.iter().map(full).collect();
+                    drifted.extend(before.symmetric_difference(&after).cloned());
+                }
+                Err(_) => drifted.extend(walk.roots.iter().cloned()),
+            }
+        }
+        drifted.sort();
+        drifted.dedup();
+        drifted
+    }
+
     /// Forgets what `changes` may have made stale. The record log is
     /// checked when it is read again, not here.
     pub fn forget(&mut self, changes: Changes<'_>) {
@@ -141,6 +175,7 @@ impl Warm {
                 self.stats.clear();
                 self.walk = None;
                 self.plan = None;
+                self.manifest = None;
             }
             Changes::At(changed) => {
                 self.stats.forget(changed);

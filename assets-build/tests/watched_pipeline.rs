@@ -197,3 +197,31 @@ fn a_watched_pipeline_told_what_changed_leaves_what_a_fresh_one_would() {
     aged(&notes);
     assert_eq!(game.build(Changes::Unknown), 1);
 }
+
+#[test]
+fn what_no_watcher_reported_is_found_by_comparing_the_kept_state_with_the_disk() {
+    let mut game = Game::new();
+    game.watched.keep_state_in_memory();
+    game.build(Changes::Unknown);
+    assert_eq!(game.build_after(&[]), 0, "stats kept by a no-op's checks");
+    assert_eq!(game.watched.drifted(), Vec::<PathBuf>::new());
+
+    // Changed behind the watcher's back: an edit, a new file, a removal.
+    let notes = game.write("notes.txt", "edited");
+    let added = game.write("levels/new.txt", "new");
+    let button = game.path("sprites/ui/button.png");
+    fs::remove_file(&button).unwrap();
+    let mut drifted = game.watched.drifted();
+    drifted.sort();
+    let mut want = vec![notes, added, button];
+    want.sort();
+    assert_eq!(drifted, want);
+
+    // Built after them, the cache is what a fresh pipeline leaves.
+    assert_eq!(
+        game.build_after(&drifted),
+        3,
+        "notes, the new file, the atlas"
+    );
+    assert_eq!(game.watched.drifted(), Vec::<PathBuf>::new());
+}

@@ -451,3 +451,54 @@ include-dirs = ["shaders/lib"]
     std::fs::remove_dir_all(p.path().join("assets/shaders/Extra")).unwrap();
     check("removed include folder", &["shaders/main.wgsl"]);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_change_the_watcher_never_reported_is_built_once_watch_is_idle() {
+    // A file under the root that is a hard link to one outside it: a
+    // write through the outside name reaches the same bytes, but the
+    // watcher, which watches the root's folders, hears nothing.
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.file("shared/palette.txt", "red")
+        .file("assets/other.txt", "one");
+    std::fs::create_dir_all(p.path().join("assets/data")).unwrap();
+    std::fs::hard_link(
+        p.path().join("shared/palette.txt"),
+        p.path().join("assets/data/palette.txt"),
+    )
+    .unwrap();
+    age(&p, "assets/data/palette.txt");
+    let watch = p.watch();
+    let mut client = connect(&watch);
+    // A save, so that a build finds the palette fresh and keeps its stat.
+    p.file("assets/other.txt", "two");
+    notices_naming(&mut client, &["other.txt"]);
+
+    std::fs::write(p.path().join("shared/palette.txt"), "blue").unwrap();
+    age(&p, "shared/palette.txt");
+    // The next save is built as reported, the palette taken as kept; the
+    // check that follows, once watch is idle, finds it changed and builds
+    // it.
+    p.file("assets/other.txt", "three");
+    let notices = notices_naming(&mut client, &["data/palette.txt"]);
+    let parcel = ParcelBuf::open(&notices.last().unwrap().path).unwrap();
+    let palette = parcel
+        .parcel()
+        .bytes(ResourceId::of("data/palette.txt"))
+        .unwrap();
+    assert_eq!(&*palette, b"blue");
+    // Fresh in the save's builds (taken as kept, as designed), built in
+    // the one after the check.
+    let messages = watch.drain();
+    let palette = |reason: &str| {
+        messages
+            .iter()
+            .position(|m| m["reason"] == reason && m["asset"] == "data/palette.txt")
+    };
+    let built = palette("asset-processed").expect("the palette was built");
+    let fresh_before = messages[..built]
+        .iter()
+        .filter(|m| m["reason"] == "asset-fresh" && m["asset"] == "data/palette.txt")
+        .count();
+    assert_eq!(fresh_before, 2, "{messages:?}");
+}

@@ -16,10 +16,15 @@
 //!   log, the walk, the plan, the stats of everything under the roots) and
 //!   is told which paths changed, so an edit's build looks again only at
 //!   what those paths touch (see `assets_build::Changes`). It trusts the
-//!   watcher for that. An overflowing event queue (a `git checkout` of
-//!   thousands of files), or any error from the watcher, makes the next
-//!   build look at everything: nothing is missed, and the number of builds
-//!   stays bounded by the settle window.
+//!   watcher for that, and checks the trust: once quiet for [`IDLE`] after
+//!   each round of builds, what each pipeline kept is compared with the
+//!   disk (`Pipeline::drifted`: the roots walked, the kept stats taken
+//!   again), and anything the watcher did not report (a write through a
+//!   hard link from outside the roots, say) is built then, with a warning.
+//!   An overflowing event queue (a `git checkout` of thousands of files),
+//!   or any error from the watcher, makes the next build look at
+//!   everything. So nothing is missed for longer than one idle moment, and
+//!   the number of builds stays bounded by the settle window.
 //! - Events under the target directory (our own outputs) are ignored.
 //! - A failed build keeps the last good parcels (the parcel stage's rule)
 //!   and says why; watching goes on, also after a broken `Cargo.toml`.
@@ -55,6 +60,9 @@ use crate::workspace::{self, Package};
 pub const QUIET: Duration = Duration::from_millis(40);
 /// Quiet time that ends a burst in which every written file was closed.
 pub const QUIET_CLOSED: Duration = Duration::from_millis(15);
+/// Quiet time after the builds before what the pipelines kept is checked
+/// against the disk (`Pipeline::drifted`).
+pub const IDLE: Duration = Duration::from_millis(250);
 /// The longest a burst may delay a build.
 pub const SETTLE_MAX: Duration = Duration::from_millis(1000);
 
@@ -227,7 +235,10 @@ pub fn exec(
             !cache_dirs.iter().any(|c| path.starts_with(c))
                 && watched.iter().any(|w| w.is_affected_by(path))
         };
-        change = match wait_for_change(&rx, relevant) {
+        // Once quiet after the builds, what the pipelines kept is checked
+        // against the disk: a change the watcher missed is built then.
+        let mut check = || drifted(&watched, shell).map(Change::At);
+        change = match wait_for_change(&rx, relevant, Some(&mut check)) {
             None => return Ok(Exit::Success),
             Some(change) => change,
         };
@@ -241,6 +252,29 @@ pub fn exec(
     }
 }
 
+/// The paths whose files changed though the watcher said nothing, in any
+/// watched package (see `Pipeline::drifted`); `None` if there are none.
+fn drifted(watched: &[Watched], shell: &Shell) -> Option<HashSet<PathBuf>> {
+    let drifted: HashSet<PathBuf> = watched.iter().flat_map(|w| w.pipeline.drifted()).collect();
+    let mut names: Vec<String> = drifted
+        .iter()
+        .map(|p| format!("`{}`", p.display()))
+        .collect();
+    names.sort();
+    let more = names.len().saturating_sub(3);
+    names.truncate(3);
+    match more {
+        _ if drifted.is_empty() => return None,
+        0 => {}
+        n => names.push(format!("{n} more")),
+    }
+    shell.warn(format!(
+        "the file watcher did not report changes to {}; building them now",
+        names.join(", ")
+    ));
+    Some(drifted)
+}
+
 /// What a settled burst of events changed.
 enum Change {
     /// These paths (each relevant to some package).
@@ -250,10 +284,12 @@ enum Change {
 }
 
 /// Blocks until a change at a path `relevant` accepts, then until it
-/// settles. `None` if the watcher stopped.
+/// settles. `None` if the watcher stopped. If nothing happens for
+/// [`IDLE`], `idle` is asked once, and a change it finds is returned.
 fn wait_for_change(
     rx: &Receiver<notify::Result<notify::Event>>,
     relevant: impl Fn(&Path) -> bool,
+    mut idle: Option<&mut dyn FnMut() -> Option<Change>>,
 ) -> Option<Change> {
     let mut unknown = false;
     let mut paths = HashSet::new();
@@ -283,7 +319,20 @@ fn wait_for_change(
     };
     let mut burst = Burst::default();
     loop {
-        let event = rx.recv().ok()?;
+        let event = match idle.as_mut() {
+            None => rx.recv().ok()?,
+            Some(check) => match rx.recv_timeout(IDLE) {
+                Ok(event) => event,
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Some(change) = check() {
+                        return Some(change);
+                    }
+                    idle = None;
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => return None,
+            },
+        };
         if see(&event, &mut burst) {
             break;
         }
