@@ -130,7 +130,8 @@ pub fn child_build(dir: &Path) {
 
 /// One watched pipeline on the corpus at `dir` (cache in `dir`, as
 /// [`child_build`]): a build, then `n` no-ops told nothing changed and `n`
-/// edits of one sprite told which, each one's time printed.
+/// edits of one sprite told which, then the check `watch` makes when idle
+/// (`Pipeline::drifted`), each one's time printed.
 pub fn child_watched(dir: &Path, n: usize) {
     let mut watched = pipeline(dir, &dir.join(CHILD_CACHE), |_| {});
     watched.keep_state_in_memory();
@@ -157,6 +158,14 @@ pub fn child_watched(dir: &Path, n: usize) {
         {
             println!("{what} {}", ms(t));
         }
+    }
+    // What `watch` does when idle: the kept state checked against the disk.
+    let mut drifted = Vec::new();
+    let t = time(|| drifted = watched.drifted());
+    assert!(drifted.is_empty(), "nothing changed unreported: {drifted:?}");
+    #[allow(clippy::print_stdout)]
+    {
+        println!("drift check {}", ms(t));
     }
 }
 
