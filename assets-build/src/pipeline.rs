@@ -133,13 +133,14 @@ pub struct Pipeline {
 }
 
 impl Clone for Pipeline {
-    /// The same options and processors, keeping nothing yet: what one
-    /// pipeline kept is only true of the builds it saw.
+    /// The same options, processors and blobs in memory (blobs are named
+    /// by their hash, so sharing them is safe), with no kept state yet:
+    /// what one pipeline kept is only true of the builds it saw.
     fn clone(&self) -> Pipeline {
         Pipeline {
             options: self.options.clone(),
             registry: self.registry.clone(),
-            memory: self.memory.as_ref().map(|_| Arc::default()),
+            memory: self.memory.clone(),
             warm: self.warm.as_ref().map(|_| Mutex::default()),
         }
     }
@@ -215,8 +216,9 @@ impl Pipeline {
     /// Runs one build, told by a file watcher what `changes` there were
     /// since this pipeline's previous build. A pipeline that keeps its
     /// state ([`Pipeline::keep_state_in_memory`]) then skips what they
-    /// leave intact. It trusts them: a change they do not name may go
-    /// unseen until a build that is told [`Changes::Unknown`].
+    /// leave intact. It trusts them: a change they do not name goes unseen
+    /// until [`Pipeline::drifted`] names it or a build is told
+    /// [`Changes::Unknown`].
     pub fn build_after(
         &self,
         changes: Changes<'_>,

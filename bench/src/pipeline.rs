@@ -162,7 +162,10 @@ pub fn child_watched(dir: &Path, n: usize) {
     // What `watch` does when idle: the kept state checked against the disk.
     let mut drifted = Vec::new();
     let t = time(|| drifted = watched.drifted());
-    assert!(drifted.is_empty(), "nothing changed unreported: {drifted:?}");
+    assert!(
+        drifted.is_empty(),
+        "nothing changed unreported: {drifted:?}"
+    );
     #[allow(clippy::print_stdout)]
     {
         println!("drift check {}", ms(t));
