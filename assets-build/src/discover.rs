@@ -230,7 +230,7 @@ fn walk(
 
 /// Whether a file or folder name is hidden (starts with `.`): not an asset,
 /// nor is anything under it.
-fn hidden(name: &std::ffi::OsStr) -> bool {
+pub(crate) fn hidden(name: &std::ffi::OsStr) -> bool {
     name.to_str().is_some_and(|n| n.starts_with('.'))
 }
 

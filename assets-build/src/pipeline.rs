@@ -208,7 +208,7 @@ impl Pipeline {
     /// checks, off the path from a save to its notice.
     pub fn drifted(&self) -> Vec<PathBuf> {
         match &self.warm {
-            Some(w) => w.lock().unwrap_or_else(PoisonError::into_inner).drifted(),
+            Some(w) => (w.lock().unwrap_or_else(PoisonError::into_inner)).drifted(),
             None => Vec::new(),
         }
     }
@@ -247,16 +247,17 @@ impl Pipeline {
         let store = Store::open_with_memory(&o.cache_dir, self.memory.clone())?;
         let _lock = lock(&store, events)?;
         store.remove_orphans()?;
-        let roots: Vec<PathBuf> = manifest.roots.iter().map(|r| r.dir.clone()).collect();
         let (kept_walk, kept_plan, kept_records) = match warm.as_deref_mut() {
             Some(w) => {
-                w.stats.set_roots(roots.clone());
-                let walk = w.walk.take().filter(|walk| walk.roots == roots);
-                let plan = w
-                    .plan
-                    .take()
-                    .filter(|(text, _)| walk.is_some() && *text == manifest.source);
-                (walk, plan.map(|(_, plan)| plan), w.records.take())
+                w.stats
+                    .set_roots(manifest.roots.iter().map(|r| r.dir.clone()).collect());
+                let kept = w.manifest.take();
+                let walk = (w.walk.take())
+                    .filter(|_| kept.as_ref().is_some_and(|m| m.roots == manifest.roots));
+                let plan = (w.plan.take()).filter(|_| {
+                    walk.is_some() && kept.is_some_and(|m| m.source == manifest.source)
+                });
+                (walk, plan, w.records.take())
             }
             None => (None, None, None),
         };
@@ -265,7 +266,7 @@ impl Pipeline {
         let (walk, records) = std::thread::scope(|s| {
             let walk = s.spawn(|| match kept_walk {
                 Some(walk) => Ok(walk),
-                None => discover(&manifest).map(|assets| Walk::new(assets, roots)),
+                None => discover(&manifest).map(Walk::new),
             });
             let records = RecordLog::open(
                 &store,
@@ -356,7 +357,7 @@ impl Pipeline {
         match warm {
             Some(w) => {
                 w.walk = Some(walk);
-                w.plan = Some((Arc::clone(&manifest.source), plan));
+                w.plan = Some(plan);
                 w.records = Some(records);
                 w.manifest = Some(manifest);
             }

@@ -46,9 +46,9 @@ use std::fmt;
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
 
-use crate::discover::{Discovered, discover};
+use crate::discover::{self, Discovered, discover};
+use crate::manifest::AssetRoot;
 use crate::manifest::Manifest;
 use crate::plan::Plan;
 use crate::record_log::RecordLog;
@@ -69,14 +69,15 @@ pub enum Changes<'a> {
 /// What a watched pipeline keeps between builds.
 #[derive(Default)]
 pub(crate) struct Warm {
-    /// The last walk, with the root folders it walked.
+    /// The manifest the last build read: the walk is of its roots, the
+    /// plan made from its text.
+    pub manifest: Option<Manifest>,
+    /// The last walk of `manifest`'s roots.
     pub walk: Option<Walk>,
-    /// The last plan, made from `walk` and a manifest of this text.
-    pub plan: Option<(Arc<str>, Plan)>,
+    /// The last plan, made from `walk` and `manifest`.
+    pub plan: Option<Plan>,
     /// The record log as the last build left it.
     pub records: Option<RecordLog>,
-    /// The manifest the last build read, to walk its roots again.
-    pub manifest: Option<Manifest>,
     pub stats: StatCache,
 }
 
@@ -84,7 +85,7 @@ impl fmt::Debug for Warm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Warm")
             .field("walked", &self.walk.as_ref().map(|w| w.assets.len()))
-            .field("planned", &self.plan.as_ref().map(|(_, p)| p.steps.len()))
+            .field("planned", &self.plan.as_ref().map(|p| p.steps.len()))
             .field("records", &self.records.is_some())
             .finish()
     }
@@ -93,35 +94,37 @@ impl fmt::Debug for Warm {
 /// A walk of the asset roots: what discovery found.
 pub(crate) struct Walk {
     pub assets: Vec<Discovered>,
-    /// Each root's folder, in the manifest's order.
-    pub roots: Vec<PathBuf>,
     /// Every asset's full path, made when first needed.
     listed: Option<HashSet<PathBuf>>,
 }
 
 impl Walk {
-    pub fn new(assets: Vec<Discovered>, roots: Vec<PathBuf>) -> Walk {
+    pub fn new(assets: Vec<Discovered>) -> Walk {
         Walk {
             assets,
-            roots,
             listed: None,
         }
     }
 
-    /// Whether the walk would still find what it found after `changed`:
-    /// each changed path under a root is a listed asset that is still a
-    /// regular file, or was not listed and is not there (or is hidden,
-    /// which a walk skips).
-    fn survives(&mut self, changed: &HashSet<PathBuf>) -> bool {
-        let (assets, roots) = (&self.assets, &self.roots);
-        let listed = self.listed.get_or_insert_with(|| {
+    /// Every asset's full path under `roots`, the roots it was walked in.
+    fn listed(&mut self, roots: &[AssetRoot]) -> &HashSet<PathBuf> {
+        let assets = &self.assets;
+        self.listed.get_or_insert_with(|| {
             assets
                 .iter()
-                .map(|a| roots[a.root].join(a.path.as_str()))
+                .map(|a| roots[a.root].dir.join(a.path.as_str()))
                 .collect()
-        });
+        })
+    }
+
+    /// Whether the walk of `roots` would still find what it found after
+    /// `changed`: each changed path under a root is a listed asset that is
+    /// still a regular file, or was not listed and is not there (or is
+    /// hidden, which a walk skips).
+    fn survives(&mut self, roots: &[AssetRoot], changed: &HashSet<PathBuf>) -> bool {
+        let listed = self.listed(roots);
         changed.iter().all(|path| {
-            let Some(root) = roots.iter().find(|r| path.starts_with(r)) else {
+            let Some(root) = roots.iter().find(|r| path.starts_with(&r.dir)) else {
                 return true;
             };
             let now = fs::symlink_metadata(path);
@@ -129,18 +132,15 @@ impl Walk {
                 return now.is_ok_and(|m| m.is_file());
             }
             let gone = matches!(&now, Err(e) if e.kind() == io::ErrorKind::NotFound);
-            gone || hidden(path.strip_prefix(root).unwrap_or(path))
+            gone || hidden(path.strip_prefix(&root.dir).unwrap_or(path))
         })
     }
 }
 
-/// Whether a path under a root has a component that starts with `.`:
-/// discovery skips those files and folders.
+/// Whether a path under a root passes through a file or folder that
+/// discovery skips as hidden.
 fn hidden(relative: &Path) -> bool {
-    relative.components().any(|c| match c {
-        Component::Normal(name) => name.as_encoded_bytes().starts_with(b"."),
-        _ => false,
-    })
+    (relative.components()).any(|c| matches!(c, Component::Normal(name) if discover::hidden(name)))
 }
 
 impl Warm {
@@ -148,18 +148,20 @@ impl Warm {
     /// change named them: files added to or gone from the roots since the
     /// walk, and kept stats that no longer hold. If the roots cannot be
     /// walked now, their folders (everything under them).
-    pub fn drifted(&self) -> Vec<PathBuf> {
+    pub fn drifted(&mut self) -> Vec<PathBuf> {
         let mut drifted = self.stats.drifted();
-        if let (Some(walk), Some(manifest)) = (&self.walk, &self.manifest) {
+        if let (Some(walk), Some(manifest)) = (&mut self.walk, &self.manifest) {
             match discover(manifest) {
                 Ok(now) if now == walk.assets => {}
                 Ok(now) => {
-                    let full = |a: &Discovered| walk.roots[a.root].join(a.path.as_str());
-                    let before: HashSet<PathBuf> = walk.assets.iter().map(full).collect();
-                    let after: HashSet<PathBuf> = now.iter().map(full).collect();
+                    let roots = &manifest.roots;
+                    let after: HashSet<PathBuf> = (now.iter())
+                        .map(|a| roots[a.root].dir.join(a.path.as_str()))
+                        .collect();
+                    let before = walk.listed(roots);
                     drifted.extend(before.symmetric_difference(&after).cloned());
                 }
-                Err(_) => drifted.extend(walk.roots.iter().cloned()),
+                Err(_) => drifted.extend(manifest.roots.iter().map(|r| r.dir.clone())),
             }
         }
         drifted.sort();
@@ -179,7 +181,11 @@ impl Warm {
             }
             Changes::At(changed) => {
                 self.stats.forget(changed);
-                if !self.walk.as_mut().is_some_and(|w| w.survives(changed)) {
+                let survives = match (&mut self.walk, &self.manifest) {
+                    (Some(walk), Some(manifest)) => walk.survives(&manifest.roots, changed),
+                    _ => false,
+                };
+                if !survives {
                     self.walk = None;
                     self.plan = None;
                 }
@@ -193,7 +199,7 @@ mod tests {
     use super::*;
     use crate::asset_path::AssetPath;
 
-    fn walk_of(root: &Path, names: &[&str]) -> Walk {
+    fn walk_of(names: &[&str]) -> Walk {
         let assets = names
             .iter()
             .map(|n| Discovered {
@@ -201,7 +207,7 @@ mod tests {
                 root: 0,
             })
             .collect();
-        Walk::new(assets, vec![root.to_owned()])
+        Walk::new(assets)
     }
 
     #[test]
@@ -211,7 +217,11 @@ mod tests {
         fs::create_dir_all(root.join("sprites")).unwrap();
         fs::write(root.join("sprites/a.png"), "a").unwrap();
         fs::write(root.join("b.txt"), "b").unwrap();
-        let mut walk = walk_of(&root, &["sprites/a.png", "b.txt"]);
+        let mut walk = walk_of(&["sprites/a.png", "b.txt"]);
+        let roots = [AssetRoot {
+            name: "assets".into(),
+            dir: root.clone(),
+        }];
         let at =
             |names: &[&str]| -> HashSet<PathBuf> { names.iter().map(|n| root.join(n)).collect() };
         // An edit, an editor's temporary file come and gone, a hidden file,
@@ -220,12 +230,15 @@ mod tests {
         let outside = dir.path().join("Cargo.toml");
         let mut edits = at(&["sprites/a.png", "sprites/a.png~", ".b.txt.swp"]);
         edits.insert(outside);
-        assert!(walk.survives(&edits));
+        assert!(walk.survives(&roots, &edits));
 
         fs::write(root.join("sprites/c.png"), "c").unwrap();
-        assert!(!walk.survives(&at(&["sprites/c.png"])), "a new file");
+        assert!(
+            !walk.survives(&roots, &at(&["sprites/c.png"])),
+            "a new file"
+        );
         fs::remove_file(root.join("b.txt")).unwrap();
-        assert!(!walk.survives(&at(&["b.txt"])), "a removed file");
-        assert!(!walk.survives(&at(&["sprites"])), "a folder");
+        assert!(!walk.survives(&roots, &at(&["b.txt"])), "a removed file");
+        assert!(!walk.survives(&roots, &at(&["sprites"])), "a folder");
     }
 }
