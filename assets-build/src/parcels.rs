@@ -417,8 +417,7 @@ fn write_one(
     // stays readable to the store (a parcel written after this one may
     // need a blob only it held).
     store.keep_open(path);
-    retired.0.extend(store.retire(path));
-    let written = store.write_atomic_with(path, |out| {
+    let written = store.replace_keeping_old(path, |out| {
         writer
             .write_to(out, &mut fetch)
             .map_err(std::io::Error::other)
@@ -426,7 +425,8 @@ fn write_one(
     if let Some(e) = store_error {
         return Err(e);
     }
-    let written = written?;
+    let (written, replaced) = written?;
+    retired.0.extend(replaced);
     let toc = toc::write(
         written.len,
         planned.iter().map(|p| (p.kind.as_str(), p.name.as_str())),
