@@ -94,6 +94,7 @@ pub mod report;
 mod scheduler;
 mod stat_cache;
 pub(crate) mod store;
+mod verdicts;
 pub mod verify;
 pub mod warm;
 

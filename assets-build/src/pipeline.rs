@@ -29,6 +29,7 @@ use crate::remote::{Remote, RemoteConfig, RemoteStats};
 use crate::report::{BuildReport, ParcelOutcome, Retired, StepReport};
 use crate::scheduler::Scheduler;
 use crate::store::{BlobMemory, Store, StoreError};
+use crate::verdicts::Verdicts;
 use crate::verify::Verify;
 use crate::warm::{Changes, Walk, Warm};
 
@@ -257,7 +258,10 @@ impl Pipeline {
                 let plan = (w.plan.take()).filter(|_| {
                     walk.is_some() && kept.is_some_and(|m| m.source == manifest.source)
                 });
-                (walk, plan, w.records.take())
+                // Verdicts index the plan's steps, and are not reused by a
+                // build asked to check fresh steps again.
+                let verdicts = (w.verdicts.take()).filter(|_| plan.is_some() && o.verify.is_none());
+                (walk, plan.map(|p| (p, verdicts)), w.records.take())
             }
             None => (None, None, None),
         };
@@ -280,16 +284,25 @@ impl Pipeline {
         let walk = walk.map_err(BuildError::Discovery)?;
         let records = records?;
         let target = o.target.as_deref();
-        let plan = match kept_plan {
-            Some(plan) => plan,
-            None => plan(
-                &manifest,
-                &self.registry,
-                &walk.assets,
-                &o.variant,
-                platform,
-                target,
-            )?,
+        let (plan, reused) = match kept_plan {
+            Some((plan, verdicts)) => {
+                let reused = match verdicts {
+                    Some(v) => v.reusable(&plan, &records),
+                    None => Vec::new(),
+                };
+                (plan, reused)
+            }
+            None => (
+                plan(
+                    &manifest,
+                    &self.registry,
+                    &walk.assets,
+                    &o.variant,
+                    platform,
+                    target,
+                )?,
+                Vec::new(),
+            ),
         };
         events(&Event::Planned {
             steps: plan.steps.len(),
@@ -315,7 +328,8 @@ impl Pipeline {
             .verifying(o.verify)
             .with_remote(remote.as_ref())
             .deferring(bound)
-            .with_stats(warm.as_deref().map(|w| &w.stats));
+            .with_stats(warm.as_deref().map(|w| &w.stats))
+            .reusing(&reused);
         let mut steps = scheduler.run(o.jobs);
         let mut retired = Retired::default();
         // The blobs the parcels hold whole, as the last round wrote them.
@@ -356,6 +370,12 @@ impl Pipeline {
         records.compact_if_worthwhile(&store, steps.iter().map(|s| &s.asset))?;
         match warm {
             Some(w) => {
+                w.verdicts = Some(Verdicts::after_build(
+                    &steps,
+                    &reused,
+                    &w.stats,
+                    &manifest.package_dir,
+                ));
                 w.walk = Some(walk);
                 w.plan = Some(plan);
                 w.records = Some(records);

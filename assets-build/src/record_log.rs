@@ -43,7 +43,7 @@
 //! is checked for freshness like any other and copied into this log, so a
 //! step that does not differ between platforms is built once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::ops::Range;
@@ -82,6 +82,9 @@ pub struct RecordLog {
     frames: usize,
     /// The latest record per asset, with where its frame is in `bytes`.
     records: HashMap<AssetPath, (Arc<Record>, Range<usize>)>,
+    /// The assets whose record may differ from the `previous` log's this
+    /// one was opened with; `None` if it was read whole.
+    changed: Option<HashSet<AssetPath>>,
     appender: Mutex<Appender>,
 }
 
@@ -131,6 +134,7 @@ impl RecordLog {
             Err(e) => return Err(io("could not read", e)),
         };
         let previous = previous.filter(|p| p.path == path && bytes.starts_with(&p.bytes));
+        let mut changed = None;
         let Parsed {
             records,
             frames,
@@ -139,6 +143,7 @@ impl RecordLog {
             Some(previous) => {
                 let tail = parse_from(&bytes, previous.bytes.len());
                 let mut records = previous.records;
+                changed = Some(tail.records.keys().cloned().collect());
                 // In file order: the tail's frames are later, so they win.
                 records.extend(tail.records);
                 Parsed {
@@ -174,6 +179,7 @@ impl RecordLog {
             bytes,
             frames,
             records,
+            changed,
             appender: Mutex::new(Appender {
                 file,
                 frames,
@@ -181,6 +187,13 @@ impl RecordLog {
                 appended: HashMap::new(),
             }),
         })
+    }
+
+    /// Whether the record of `asset` is the one the `previous` log given to
+    /// [`RecordLog::open`] held, the same `Arc`: no frame read since is
+    /// `asset`'s, and the log was not read whole.
+    pub fn unchanged_since_previous(&self, asset: &AssetPath) -> bool {
+        self.changed.as_ref().is_some_and(|c| !c.contains(asset))
     }
 
     /// The latest record of `asset`.

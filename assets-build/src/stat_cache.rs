@@ -107,6 +107,12 @@ impl StatCache {
         drifted
     }
 
+    /// Whether the stat of `path` is kept: a later change there will be
+    /// reported, and forgets it.
+    pub fn holds(&self, path: &Path) -> bool {
+        (self.entries.lock().unwrap_or_else(|p| p.into_inner())).contains_key(path)
+    }
+
     /// The stamp of the file at `path`, as `stat` would give it now: from
     /// memory when it was kept, else from the disk (and kept, if it may
     /// be).

@@ -30,6 +30,9 @@
 //!   drops everything.
 //! - **Stats** are kept under the asset roots (`stat_cache.rs` says when
 //!   a stat is trusted).
+//! - **Verdicts**: each step's report is kept with the plan, and reused
+//!   without a check by a build that no change reaches it in
+//!   (`verdicts.rs`).
 //!
 //! Changes are applied before anything else in a build. A build that
 //! fails part-way has still forgotten what they made stale.
@@ -53,6 +56,7 @@ use crate::manifest::Manifest;
 use crate::plan::Plan;
 use crate::record_log::RecordLog;
 use crate::stat_cache::StatCache;
+use crate::verdicts::Verdicts;
 
 /// What changed on disk since a pipeline's previous build, as a file
 /// watcher saw it.
@@ -76,6 +80,8 @@ pub(crate) struct Warm {
     pub walk: Option<Walk>,
     /// The last plan, made from `walk` and `manifest`.
     pub plan: Option<Plan>,
+    /// The last build's verdict on each step of `plan`, where trusted.
+    pub verdicts: Option<Verdicts>,
     /// The record log as the last build left it.
     pub records: Option<RecordLog>,
     pub stats: StatCache,
@@ -177,6 +183,7 @@ impl Warm {
                 self.stats.clear();
                 self.walk = None;
                 self.plan = None;
+                self.verdicts = None;
                 self.manifest = None;
             }
             Changes::At(changed) => {
@@ -185,6 +192,12 @@ impl Warm {
                     (Some(walk), Some(manifest)) => walk.survives(&manifest.roots, changed),
                     _ => false,
                 };
+                match (&mut self.verdicts, &self.manifest) {
+                    (Some(verdicts), Some(manifest)) if survives => {
+                        verdicts.forget(changed, &manifest.package_dir);
+                    }
+                    _ => self.verdicts = None,
+                }
                 if !survives {
                     self.walk = None;
                     self.plan = None;

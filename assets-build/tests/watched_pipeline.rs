@@ -55,6 +55,11 @@ impl Game {
             "#include \"common.wgsl\"\nfn main() {}\n",
         );
         game.write("notes.txt", "one");
+        game.write("models/ship.bin", "12345678");
+        game.write(
+            "models/ship.gltf",
+            r#"{"asset": {"version": "2.0"}, "buffers": [{"uri": "ship.bin", "byteLength": 8}]}"#,
+        );
         game
     }
 
@@ -147,14 +152,34 @@ fn a_watched_pipeline_told_what_changed_leaves_what_a_fresh_one_would() {
     game.watched.keep_state_in_memory();
     assert_eq!(
         game.build(Changes::Unknown),
-        6,
-        "two sprites, an atlas, two shaders, a text"
+        8,
+        "two sprites, an atlas, two shaders, a text, a model and its buffer"
     );
     assert_eq!(game.build_after(&[]), 0, "nothing changed");
 
     // A save in place: the sprite and its atlas.
     let hero = game.sprite("sprites/hero.png", 14, 3);
     assert_eq!(game.build_after(&[hero]), 2);
+
+    // An include saved in place: the walk and plan are kept, and so is
+    // every step's last verdict but those of the steps that read it.
+    let common = game.write("shaders/lib/common.wgsl", "fn lib() { }\n");
+    assert_eq!(
+        game.build_after(&[common]),
+        2,
+        "the include and the shader that includes it"
+    );
+    assert_eq!(game.build_after(&[]), 0, "nothing changed since");
+    let notes = game.write("notes.txt", "one, edited");
+    assert_eq!(game.build_after(&[notes]), 1, "the text alone");
+    // A file that one step reads while it runs and another builds: the
+    // model reads its buffer, which is an asset of its own (copied).
+    let buffer = game.write("models/ship.bin", "87654321");
+    assert_eq!(
+        game.build_after(&[buffer]),
+        2,
+        "the buffer and the model that reads it"
+    );
 
     // A file where the shader looked for its include first: nearer wins.
     let nearer = game.write("shaders/common.wgsl", "fn nearer() {}\n");
@@ -224,4 +249,22 @@ fn what_no_watcher_reported_is_found_by_comparing_the_kept_state_with_the_disk()
         "notes, the new file, the atlas"
     );
     assert_eq!(game.watched.drifted(), Vec::<PathBuf>::new());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_step_that_reads_through_a_link_is_checked_in_every_build() {
+    // A watcher reports an edit at the file's own path, never at a link's
+    // that points to it: the step that reads the link is never trusted to
+    // be as the last build left it, and is checked again each time.
+    let mut game = Game::new();
+    game.watched.keep_state_in_memory();
+    let text = game.write("text/credits.txt", "made by us");
+    std::os::unix::fs::symlink(&text, game.path("credits.txt")).unwrap();
+    game.build(Changes::Unknown);
+    assert_eq!(game.build_after(&[]), 0, "nothing changed");
+
+    fs::write(&text, "made by all of us").unwrap();
+    aged(&text);
+    assert_eq!(game.build_after(&[text]), 2, "the text, and the link to it");
 }

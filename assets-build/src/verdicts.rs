@@ -1,0 +1,218 @@
+//! The last build's verdict on each step, kept by a watched pipeline and
+//! reused where no change reaches.
+//!
+//! A no-op build of 10,000 assets still checks every step. Each check is a
+//! few microseconds: stats (kept in memory, see `stat_cache.rs`), a store
+//! lookup per output, a hash of each dependency's outputs. Together that
+//! was about half of a watched build after an edit, and all of a no-op.
+//! Yet the watcher has already said what changed. A step that none of the
+//! changes reaches gets the same verdict as last time, so a watched
+//! pipeline keeps each step's report and reuses it. This is how tup and
+//! Bazel's Skyframe work: they start from the changes and walk to what
+//! depends on them, instead of checking everything.
+//!
+//! A step's report is kept (it is *trusted*) after a build where:
+//! - it succeeded (fresh, fetched or ran) and has a record;
+//! - none of its inputs is unsettled (a tool saw it change while running);
+//! - the stat of every input is kept by the stat cache. That rules out the
+//!   inputs the watcher is not sure to report: files outside the asset
+//!   roots, and links. Such a step is checked in every build, as before.
+//!
+//! A change to a path forgets every trusted step with an input at that
+//! path or under it (the path may be a folder). A build then reuses a
+//! kept report when all of these hold:
+//! - the step is still trusted;
+//! - the record log holds the same record for it (no other process built
+//!   it since);
+//! - every asset it depends on is reused too.
+//!
+//! All other steps are checked as before. Those are the changed steps and
+//! everything that depends on them. The early cutoff still applies: a
+//! dependent whose dependency rebuilt to the same bytes stays fresh.
+//!
+//! A reused step's outputs are not looked up in the store. A blob lost
+//! since the last build is found when something reads it: a parcel being
+//! written, or a step that depends on it. Both heal the cache as they do
+//! for a corrupt blob. Kept verdicts are dropped with the plan they index
+//! (a new or removed file, a changed manifest), and by
+//! [`crate::Changes::Unknown`].
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::plan::Plan;
+use crate::record::InputState;
+use crate::record_log::RecordLog;
+use crate::report::{Outcome, StepReport};
+use crate::stat_cache::StatCache;
+
+/// Per step of a kept plan, in plan order: its last report, if trusted.
+pub(crate) struct Verdicts {
+    reports: Vec<Option<Arc<StepReport>>>,
+}
+
+impl Verdicts {
+    /// The verdicts of a build that produced `steps` (in plan order),
+    /// reusing the reports in `reused` ([`Verdicts::reusable`]): those stay
+    /// trusted. Every other step's inputs are looked up in `stats`.
+    pub fn after_build(
+        steps: &[Arc<StepReport>],
+        reused: &[Option<Arc<StepReport>>],
+        stats: &StatCache,
+        package_dir: &Path,
+    ) -> Verdicts {
+        let reports = (steps.iter().enumerate())
+            .map(|(i, step)| {
+                let reused = reused
+                    .get(i)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|r| Arc::ptr_eq(r, step));
+                (reused || trusted(step, stats, package_dir)).then(|| Arc::clone(step))
+            })
+            .collect();
+        Verdicts { reports }
+    }
+
+    /// Stops trusting each step with an input at a path in `changed`, or
+    /// under one (a changed path may be a folder). `package_dir` is what
+    /// the records' input paths are relative to. A change above the package
+    /// folder forgets every step.
+    pub fn forget(&mut self, changed: &HashSet<PathBuf>, package_dir: &Path) {
+        let mut relative = Vec::new();
+        for path in changed {
+            match path.strip_prefix(package_dir) {
+                // A name that is not UTF-8 is not one a record holds: no
+                // input is there.
+                Ok(rel) => relative
+                    .extend((rel.to_str()).map(|rel| rel.replace(std::path::MAIN_SEPARATOR, "/"))),
+                Err(_) if package_dir.starts_with(path) => {
+                    self.reports.iter_mut().for_each(|r| *r = None);
+                    return;
+                }
+                Err(_) => {}
+            }
+        }
+        if relative.is_empty() {
+            return;
+        }
+        for slot in &mut self.reports {
+            let reached = slot.as_ref().is_some_and(|report| {
+                (report.record.iter().flat_map(|r| &r.inputs))
+                    .any(|input| relative.iter().any(|c| at_or_under(&input.path, c)))
+            });
+            if reached {
+                *slot = None;
+            }
+        }
+    }
+
+    /// Per step of `plan`, the report to reuse without a check: trusted,
+    /// the same record as `records` holds now, and every dependency reused
+    /// too. A reused report says the step was fresh.
+    pub fn reusable(&self, plan: &Plan, records: &RecordLog) -> Vec<Option<Arc<StepReport>>> {
+        let n = plan.steps.len();
+        if self.reports.len() != n {
+            return vec![None; n];
+        }
+        let mut ok: Vec<bool> = (0..n)
+            .map(|i| {
+                self.reports[i].as_ref().is_some_and(|report| {
+                    let kept = report.record.as_ref();
+                    report.asset == plan.steps[i].asset
+                        && kept.is_some_and(|kept| {
+                            records.unchanged_since_previous(&report.asset)
+                                || (records.get(&report.asset))
+                                    .is_some_and(|now| Arc::ptr_eq(now, kept) || now == kept)
+                        })
+                })
+            })
+            .collect();
+        // A step is reused only if all it depends on is: walk back from
+        // each step that is not, along "is used by" edges.
+        let mut used_by: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut not_reused: Vec<usize> = Vec::new();
+        for (i, report) in self.reports.iter().enumerate() {
+            if !ok[i] {
+                continue;
+            }
+            let dependencies = (report.as_ref())
+                .and_then(|r| r.record.as_ref())
+                .map_or(&[][..], |r| &r.dependencies);
+            for dependency in dependencies {
+                match plan.index.get(&dependency.asset) {
+                    Some(&d) => used_by.entry(d).or_default().push(i),
+                    None => {
+                        ok[i] = false;
+                        not_reused.push(i);
+                        break;
+                    }
+                }
+            }
+        }
+        not_reused.extend((0..n).filter(|&i| !ok[i]));
+        while let Some(d) = not_reused.pop() {
+            for &i in used_by.get(&d).map_or(&[][..], Vec::as_slice) {
+                if ok[i] {
+                    ok[i] = false;
+                    not_reused.push(i);
+                }
+            }
+        }
+        (self.reports.iter().zip(ok))
+            .map(|(report, ok)| {
+                let report = report.as_ref().filter(|_| ok)?;
+                Some(match report.outcome {
+                    Outcome::Fresh if report.verification.is_none() => Arc::clone(report),
+                    _ => Arc::new(StepReport {
+                        asset: report.asset.clone(),
+                        processor: report.processor.clone(),
+                        outcome: Outcome::Fresh,
+                        record: report.record.clone(),
+                        verification: None,
+                    }),
+                })
+            })
+            .collect()
+    }
+}
+
+/// Whether `step` may be kept: it succeeded, no input is unsettled, and the
+/// stat of every input is kept by `stats`.
+fn trusted(step: &StepReport, stats: &StatCache, package_dir: &Path) -> bool {
+    let succeeded = matches!(
+        step.outcome,
+        Outcome::Fresh | Outcome::Fetched | Outcome::Ran { .. }
+    );
+    let Some(record) = step.record.as_ref().filter(|_| succeeded) else {
+        return false;
+    };
+    record.inputs.iter().all(|input| {
+        !matches!(input.state, InputState::Unsettled { .. })
+            && stats.holds(&package_dir.join(&input.path))
+    })
+}
+
+/// Whether the `/`-separated relative path `input` is `changed` or lies
+/// under it.
+fn at_or_under(input: &str, changed: &str) -> bool {
+    changed.is_empty()
+        || input
+            .strip_prefix(changed)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_reaches_the_path_itself_and_what_is_under_it() {
+        assert!(at_or_under("assets/a.png", "assets/a.png"));
+        assert!(at_or_under("assets/sprites/a.png", "assets/sprites"));
+        assert!(at_or_under("assets/sprites/a.png", ""));
+        assert!(!at_or_under("assets/sprites2/a.png", "assets/sprites"));
+        assert!(!at_or_under("assets/a.png", "assets/a.png~"));
+        assert!(!at_or_under("assets", "assets/a.png"));
+    }
+}
