@@ -3,8 +3,8 @@
 //!
 //! A no-op build of 10,000 assets still checks every step. Each check is a
 //! few microseconds: stats (kept in memory, see `stat_cache.rs`), a store
-//! lookup per output, a hash of each dependency's outputs. Together that
-//! was about half of a watched build after an edit, and all of a no-op.
+//! lookup per output, a hash of each dependency's outputs. At 10k that
+//! was all of a watched no-op (~40 ms) and a sixth of a watched edit.
 //! Yet the watcher has already said what changed. A step that none of the
 //! changes reaches gets the same verdict as last time, so a watched
 //! pipeline keeps each step's report and reuses it. This is how tup and
@@ -35,7 +35,8 @@
 //! written, or a step that depends on it. Both heal the cache as they do
 //! for a corrupt blob. Kept verdicts are dropped with the plan they index
 //! (a new or removed file, a changed manifest), and by
-//! [`crate::Changes::Unknown`].
+//! [`crate::Changes::Unknown`]; a build asked to verify the cache
+//! ([`crate::Verify`]) checks every step and reuses none.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
