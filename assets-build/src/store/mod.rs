@@ -660,64 +660,48 @@ impl Store {
         dest: &Path,
         write: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<T>,
     ) -> Result<T, StoreError> {
-        let (value, replaced) = self.replace_with(dest, write, || None)?;
-        if let Some(replaced) = replaced {
-            let _ = fs::remove_file(replaced);
-        }
-        Ok(value)
+        write_then_rename(&self.temp_path("write"), dest, |f| {
+            let mut out = io::BufWriter::with_capacity(1 << 20, f);
+            let value = write(&mut out)?;
+            out.flush()?;
+            Ok(value)
+        })
+        .map_err(io_err("could not write", dest))
     }
 
     /// Like [`Store::write_atomic_with`], but the file it replaces is not
     /// freed: it is returned under a name in `tmp/` for the caller to
     /// remove when that costs nobody a wait (see
     /// [`Retired`](crate::report::Retired)). `None` if there was no file.
+    ///
+    /// Where the file system can swap two names at once (Linux), the new
+    /// file and the old one do: `dest` takes the new file, the temp name
+    /// the old one. Elsewhere, or with no file at `dest`, the old file gets
+    /// a second name and a rename replaces it. Why swap: a rename that
+    /// replaces a file makes ext4 allocate and start writing out every
+    /// block of the new file first (its `auto_da_alloc`, which guards
+    /// programs that do not fsync against empty files after a power loss).
+    /// After a 48 MB parcel that stalled the next writes by 20 to 45 ms, on
+    /// the way from a saved sprite to the running game. A swap is as
+    /// atomic, and the writeback happens later, off that path; a power
+    /// loss may then leave the new file unwritten (ARCHITECTURE.md, "No
+    /// fsync", says what finds it).
     pub fn replace_keeping_old<T>(
         &self,
         dest: &Path,
         write: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<T>,
     ) -> Result<(T, Option<PathBuf>), StoreError> {
-        self.replace_with(dest, write, || self.retire(dest))
-    }
-
-    /// Writes a temp file with `write` and puts it at `dest`. Where the
-    /// file system can swap two names at once (Linux), it does: `dest`
-    /// takes the new file, and the temp name the old one, which is
-    /// returned. Elsewhere, or with no file at `dest`, a rename replaces
-    /// it, after `keep` has given the old file a second name (or not).
-    ///
-    /// Why swap: a rename that replaces a file makes ext4 allocate and
-    /// start writing out every block of the new file first (its
-    /// `auto_da_alloc`, which guards programs that do not fsync against
-    /// empty files after a power loss). For a 48 MB parcel that was 20 to
-    /// 50 ms, on the way from a saved sprite to the running game, and it
-    /// slowed the small renames after it. A swap is as atomic, and the
-    /// writeback happens later, off that path. A power loss may then leave
-    /// the new file unwritten, which the parcel's checksums show the next
-    /// build (files here are never fsynced: see the module docs).
-    fn replace_with<T>(
-        &self,
-        dest: &Path,
-        write: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<T>,
-        keep: impl FnOnce() -> Option<PathBuf>,
-    ) -> Result<(T, Option<PathBuf>), StoreError> {
         let tmp = self.temp_path("write");
-        let written = (|| {
-            let f = creating_folder(&tmp, || File::create(&tmp))?;
+        let placed = write_then(&tmp, |f| {
             let mut out = io::BufWriter::with_capacity(1 << 20, f);
             let value = write(&mut out)?;
             out.flush()?;
-            Ok(value)
-        })();
-        let placed = written.and_then(|value| {
             if swap(&tmp, dest).is_ok() {
                 return Ok((value, Some(tmp.clone())));
             }
-            let kept = keep();
-            creating_folder(dest, || fs::rename(&tmp, dest)).map(|()| (value, kept))
+            let old = self.retire(dest);
+            creating_folder(dest, || fs::rename(&tmp, dest)).map(|()| (value, old))
         });
-        if placed.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
         placed.map_err(io_err("could not write", dest))
     }
 }
@@ -753,9 +737,17 @@ fn write_then_rename<T>(
     dest: &Path,
     write: impl FnOnce(File) -> io::Result<T>,
 ) -> io::Result<T> {
+    write_then(tmp, |file| {
+        write(file)
+            .and_then(|value| creating_folder(dest, || fs::rename(tmp, dest)).map(|()| value))
+    })
+}
+
+/// Creates `tmp` and runs `write_and_place` on it, which writes it and
+/// puts it in place; `tmp` is removed if that fails.
+fn write_then<T>(tmp: &Path, write_and_place: impl FnOnce(File) -> io::Result<T>) -> io::Result<T> {
     let file = creating_folder(tmp, || File::create(tmp))?;
-    let result = write(file)
-        .and_then(|value| creating_folder(dest, || fs::rename(tmp, dest)).map(|()| value));
+    let result = write_and_place(file);
     if result.is_err() {
         let _ = fs::remove_file(tmp);
     }
