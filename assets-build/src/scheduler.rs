@@ -372,7 +372,7 @@ impl<'a> Scheduler<'a> {
             self.share_fresh(i, &record);
             fresh_report(record)
         };
-        let adopt = |record: Record| match self.records.append(&record) {
+        let adopt = |record: Record| match self.records.append(self.store, &record) {
             Ok(()) => fresh(Arc::new(record)),
             Err(e) => report(
                 Outcome::Failed {
@@ -599,7 +599,7 @@ impl<'a> Scheduler<'a> {
             fetched_from: Some(remote.display().to_owned()),
             ..record
         };
-        self.records.append(&record).ok()?;
+        self.records.append(self.store, &record).ok()?;
         Some(StepReport {
             asset: step.asset.clone(),
             processor: step.processor.name().to_owned(),
@@ -747,7 +747,7 @@ impl<'a> Scheduler<'a> {
             fetched_from: None,
         };
         self.records
-            .append(&record)
+            .append(self.store, &record)
             .map_err(|e| Failure::Error(e.into()))?;
         if let Some(remote) = upload {
             remote.upload(

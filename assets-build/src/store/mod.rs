@@ -429,7 +429,17 @@ impl Store {
             self.put_checked(hash, &bytes)?;
             stored += bytes.len() as u64;
         }
+        self.flush_packs()?;
         Ok(stored)
+    }
+
+    /// Writes out the small blobs appended to packs and not yet written
+    /// (they are written in batches, see [`pack`]).
+    pub(crate) fn flush_packs(&self) -> Result<(), StoreError> {
+        let dir = self.layout.packs();
+        self.packs
+            .flush()
+            .map_err(io_err("could not write to the packs in", &dir))
     }
 
     /// Keeps the parcel at `path` readable after it is replaced, if the
@@ -582,8 +592,11 @@ impl Store {
     /// of its own (`None` for one only a parcel holds: read it with
     /// [`Store::get`]).
     pub fn locate(&self, hash: &ContentHash) -> Option<BlobLocation> {
-        if let Some(slot) = self.packs.find(hash) {
-            return Some(self.packs.location(slot));
+        if self.packs.find(hash).is_some() {
+            // Its bytes may still wait to be written, and a location is
+            // read through the file.
+            self.packs.flush().ok()?;
+            return self.packs.find(hash).map(|slot| self.packs.location(slot));
         }
         let path = self.layout.blob(hash);
         let len = fs::metadata(&path).ok()?.len();
@@ -607,6 +620,8 @@ impl Store {
     /// Every stored blob and where it is, packed ones first, each in order
     /// of its hash.
     pub fn locations(&self) -> Vec<(ContentHash, BlobLocation)> {
+        // Unwritten blobs are forgotten if they cannot be written now.
+        let _ = self.packs.flush();
         let mut packed = self.packs.all();
         packed.sort_by_key(|(hash, _)| *hash);
         let mut out: Vec<_> = packed
@@ -883,7 +898,8 @@ mod tests {
         store.put(b"hello").unwrap();
         store.put(&big_bytes).unwrap();
         assert_eq!(store.get(&h).unwrap(), b"hello");
-        // And the build after reads the fresh copies.
+        // And the build after (once this one is done) reads the fresh copies.
+        drop(store);
         let store = Store::open(dir.path()).unwrap();
         assert_eq!(store.get(&h).unwrap(), b"hello");
         assert_eq!(store.get(&big).unwrap(), big_bytes);

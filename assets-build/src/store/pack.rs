@@ -25,6 +25,12 @@
 //!   blob is either found whole or not found (and its step reruns);
 //! - bytes appended to a pack without an entry are never read.
 //!
+//! Appends are gathered in memory and written in batches of [`FLUSH_AT`]
+//! bytes (blobs first, then their entries), and when the build is done
+//! storing ([`Packs::flush`]); a read of a blob not yet written is served
+//! from memory. A kill loses the batch, as if those blobs were never
+//! stored: the record log writes a record only after its blobs' batch.
+//!
 //! A build appends to the newest pack while it is under
 //! [`PACK_TARGET`] bytes, after cutting both files back to their valid
 //! prefix (only the build holding the cache's lock writes); otherwise it
@@ -104,13 +110,73 @@ pub(crate) struct Packs {
     target: u64,
 }
 
+/// Appended bytes a writer gathers before writing them out: a cold build
+/// of ten thousand small blobs made two `write` calls per blob (blob, then
+/// entry), and those calls were 2% of its time (BENCHMARKS.md).
+const FLUSH_AT: usize = 256 << 10;
+
 #[derive(Debug)]
 struct Writer {
     number: u32,
     pack: File,
     index: File,
-    /// The pack's length: where the next blob goes.
+    /// The pack's length, the pending bytes included: where the next blob goes.
     len: u64,
+    /// Blob bytes appended but not yet written; they go at
+    /// [`Writer::pending_start`]. Reads of them are served from here.
+    pending: Vec<u8>,
+    /// Their index entries, written after them.
+    pending_entries: Vec<u8>,
+}
+
+impl Writer {
+    fn new(number: u32, pack: File, index: File, len: u64) -> Writer {
+        Writer {
+            number,
+            pack,
+            index,
+            len,
+            pending: Vec::new(),
+            pending_entries: Vec::new(),
+        }
+    }
+
+    /// Where the pending bytes go in the pack.
+    fn pending_start(&self) -> u64 {
+        self.len - self.pending.len() as u64
+    }
+
+    /// Writes the pending blobs, then their entries (the order of the
+    /// module docs' crash safety). On an error nothing more is written
+    /// through this writer: the caller drops it, and the next append opens
+    /// the pack again, cut back to its valid prefix.
+    fn flush(&mut self) -> io::Result<()> {
+        if self.pending_entries.is_empty() {
+            return Ok(());
+        }
+        (&self.pack).write_all(&self.pending)?;
+        self.pending.clear();
+        (&self.index).write_all(&self.pending_entries)?;
+        self.pending_entries.clear();
+        Ok(())
+    }
+
+    /// The hashes of the pending entries (to forget them when they cannot
+    /// be written).
+    fn pending_hashes(&self) -> impl Iterator<Item = ContentHash> + '_ {
+        self.pending_entries
+            .chunks_exact(ENTRY)
+            .map(|e| ContentHash::from_bytes(e[..32].try_into().expect("32 bytes")))
+    }
+}
+
+impl Drop for Writer {
+    /// A writer dropped without [`Packs::flush`] (a build returning early
+    /// on an error) still writes what it holds; if that fails, those blobs
+    /// are simply not stored, and their steps run again next time.
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
 }
 
 impl Packs {
@@ -166,6 +232,22 @@ impl Packs {
 
     /// Reads a slot's bytes (not checked against the hash).
     pub fn read(&self, slot: Slot) -> io::Result<Vec<u8>> {
+        if let Some(w) = self
+            .writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            && slot.pack == w.number
+            && slot.offset >= w.pending_start()
+        {
+            // Appended by this build and not written yet.
+            let at = (slot.offset - w.pending_start()) as usize;
+            return w
+                .pending
+                .get(at..at + slot.len as usize)
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| io::Error::other("a pending blob's slot is out of range"));
+        }
         let file = {
             let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
             match readers.get(&slot.pack) {
@@ -197,11 +279,42 @@ impl Packs {
             offset: w.len,
             len,
         };
-        (&w.pack).write_all(bytes)?;
+        w.pending.extend_from_slice(bytes);
         w.len += u64::from(len);
-        (&w.index).write_all(&encode_entry(&hash, slot))?;
+        w.pending_entries
+            .extend_from_slice(&encode_entry(&hash, slot));
         write_lock(self.index()).insert(hash, slot);
+        if w.pending.len() >= FLUSH_AT {
+            self.flush_locked(&mut writer)?;
+        }
         Ok(())
+    }
+
+    /// Writes every appended blob and its entry to the pack files. A build
+    /// calls it when it is done storing; until then blobs are written in
+    /// batches of [`FLUSH_AT`] bytes.
+    pub fn flush(&self) -> io::Result<()> {
+        let mut writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        self.flush_locked(&mut writer)
+    }
+
+    fn flush_locked(&self, writer: &mut Option<Writer>) -> io::Result<()> {
+        let Some(w) = writer.as_mut() else {
+            return Ok(());
+        };
+        let Err(e) = w.flush() else {
+            return Ok(());
+        };
+        // Those blobs are not stored: forget them, and the writer, whose
+        // files may now end in a torn blob (see [`Writer::flush`]).
+        let mut index = write_lock(self.index());
+        for hash in w.pending_hashes() {
+            index.remove(&hash);
+        }
+        w.pending.clear();
+        w.pending_entries.clear();
+        *writer = None;
+        Err(e)
     }
 
     /// Removes the blobs `live` says no, and copies of blobs found again
@@ -249,6 +362,7 @@ impl Packs {
                     if !opened {
                         // Copies go into a pack of their own, never into
                         // one about to go (and none is made for no copy).
+                        self.flush()?;
                         *self.writer.lock().unwrap_or_else(|p| p.into_inner()) =
                             Some(self.new_writer()?);
                         opened = true;
@@ -260,7 +374,9 @@ impl Packs {
                     done.removed += 1;
                 }
             }
-            // Index first: a pack without one is never read.
+            // The copies are written before the pack they come from goes;
+            // then its index first: a pack without one is never read.
+            self.flush()?;
             fs::remove_file(self.layout.pack_index(number))?;
             fs::remove_file(self.layout.pack(number))?;
             self.readers
@@ -301,12 +417,7 @@ impl Packs {
                     .append(true)
                     .open(self.layout.pack_index(number))?;
                 index.set_len(read.valid_index_len)?;
-                return Ok(Writer {
-                    number,
-                    pack,
-                    index,
-                    len: read.pack_end,
-                });
+                return Ok(Writer::new(number, pack, index, read.pack_end));
             }
         }
         self.new_writer()
@@ -328,12 +439,7 @@ impl Packs {
         // without one is never read (and `gc` removes it).
         let pack = create(self.layout.pack(number), PACK_MAGIC)?;
         let index = create(self.layout.pack_index(number), INDEX_MAGIC)?;
-        Ok(Writer {
-            number,
-            pack,
-            index,
-            len: PACK_MAGIC.len() as u64,
-        })
+        Ok(Writer::new(number, pack, index, PACK_MAGIC.len() as u64))
     }
 
     /// Pack `number`'s valid entries, in order (see the module docs).
@@ -488,8 +594,52 @@ mod tests {
         let (sa, sb) = (p.find(&a).unwrap(), p.find(&b).unwrap());
         assert_eq!((sa.pack, sb.pack), (1, 1), "the second build appends");
         assert_eq!(sb.offset, sa.offset + 5);
+        p.flush().unwrap();
         assert_eq!(p.location(sb).read().unwrap(), b"beta");
         assert_eq!(numbers(&p.layout), vec![1]);
+    }
+
+    #[test]
+    fn appends_are_written_in_batches_blobs_before_entries_and_read_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = CacheLayout::new(dir.path());
+        let on_disk = || {
+            let len = |path: PathBuf| fs::metadata(path).map_or(0, |m| m.len());
+            (len(layout.pack(1)), len(layout.pack_index(1)))
+        };
+        let p = packs(dir.path());
+        let small: Vec<(ContentHash, Vec<u8>)> = (0..100u32)
+            .map(|i| {
+                let bytes = i.to_le_bytes().repeat(i as usize + 1);
+                (ContentHash::of(&bytes), bytes)
+            })
+            .collect();
+        for (hash, bytes) in &small {
+            p.append(*hash, bytes).unwrap();
+        }
+        assert_eq!(on_disk(), (8, 8), "nothing but the magic is written yet");
+        for (hash, bytes) in &small {
+            assert_eq!(
+                &p.read(p.find(hash).unwrap()).unwrap(),
+                bytes,
+                "read from memory"
+            );
+        }
+        assert!(packs(dir.path()).find(&small[0].0).is_none());
+        p.flush().unwrap();
+        let total: u64 = small.iter().map(|(_, b)| b.len() as u64).sum();
+        assert_eq!(on_disk(), (8 + total, 8 + 100 * ENTRY as u64));
+        let fresh = packs(dir.path());
+        for (hash, bytes) in &small {
+            assert_eq!(&fresh.read(fresh.find(hash).unwrap()).unwrap(), bytes);
+        }
+
+        // A batch is written once it passes FLUSH_AT, without a flush.
+        let big = vec![3u8; FLUSH_AT];
+        let h = ContentHash::of(&big);
+        p.append(h, &big).unwrap();
+        assert_eq!(on_disk().0, 8 + total + FLUSH_AT as u64);
+        assert!(packs(dir.path()).find(&h).is_some());
     }
 
     #[test]
@@ -622,6 +772,7 @@ mod tests {
             2,
             "a full pack is not appended to"
         );
+        p.flush().unwrap();
         assert_eq!(
             packs(dir.path()).find(&a).unwrap().pack,
             2,
