@@ -3,7 +3,10 @@
 //! every kind of change it must leave the cache as a fresh pipeline would.
 //! The oracle: a fresh pipeline on the same cache, right after, finds every
 //! step fresh and every parcel unchanged. Anything the watched build missed
-//! would make the fresh one run a step or rewrite a parcel.
+//! would make the fresh one run a step or rewrite a parcel. And its parcels
+//! are the bytes a cold build makes in a cache of its own: what the watched
+//! pipeline keeps between builds (decoded sprites, kept verdicts) must not
+//! show in its outputs.
 
 use std::collections::HashSet;
 use std::fs;
@@ -115,6 +118,18 @@ impl Game {
                 .all(|p| matches!(p.outcome, ParcelOutcome::Unchanged { .. })),
             "the watched build left a parcel to rewrite"
         );
+        let cold_cache = tempfile::tempdir().unwrap();
+        let mut cold = BuildOptions::new(self.path("Cargo.toml"), cold_cache.path());
+        cold.jobs = 2;
+        let cold = succeed(Pipeline::new(cold).build(&|_: &Event<'_>| {}));
+        assert_eq!(watched.parcels.len(), cold.parcels.len());
+        for (w, c) in watched.parcels.iter().zip(&cold.parcels) {
+            assert!(
+                fs::read(&w.path).unwrap() == fs::read(&c.path).unwrap(),
+                "parcel `{}` differs from a cold build's",
+                w.name
+            );
+        }
         watched.ran()
     }
 }

@@ -24,6 +24,8 @@
 //! its record in `frames` stays zero. That is how a font's glyphs share pages,
 //! trimming and compression with the sprites (see `assets_runtime::font`).
 
+use std::sync::Arc;
+
 use assets_runtime::ResourceId;
 use assets_runtime::sprite::{SPRITE_LEN, SpriteFrame};
 use serde::Deserialize;
@@ -77,7 +79,7 @@ impl Processor for AtlasPacker {
         let members = read_members(&dependencies)?;
         // Every sprite of every member, in member order; `owner[i]` is the
         // member sprite `i` came from.
-        let sources: Vec<&SpriteSource> = members.iter().flat_map(|m| &m.sprites).collect();
+        let sources: Vec<&SpriteSource> = members.iter().flat_map(|m| m.sprites.iter()).collect();
         let owner: Vec<usize> = (members.iter().enumerate())
             .flat_map(|(i, m)| std::iter::repeat_n(i, m.sprites.len()))
             .collect();
@@ -158,7 +160,9 @@ fn sprite_frame(atlas: &str, page: Size, frame: &Frame, source: &SpriteSource) -
 /// What one member of the atlas brings: one sprite, or several with the
 /// tables their frames complete (the member's main output and its kind).
 struct Member {
-    sprites: Vec<SpriteSource>,
+    /// Shared with a watched pipeline's memory, which keeps them for the
+    /// next re-pack (see `Store::decoded`).
+    sprites: Arc<Vec<SpriteSource>>,
     tables: Option<(String, Vec<u8>)>,
 }
 
@@ -210,7 +214,8 @@ fn too_large(
 
 /// Reads the members' cached pixels, on every core: the atlas step often
 /// runs alone at the end of a build, and thousands of small reads are most of
-/// its time after an edit.
+/// its time after an edit. A watched pipeline keeps them decoded between
+/// builds, so a re-pack after one edit decodes only the edited sprite.
 fn read_members(members: &[DependencyOutputs<'_>]) -> Result<Vec<Member>, ProcessError> {
     parallel::map(members, |d| {
         let several = d
@@ -218,9 +223,13 @@ fn read_members(members: &[DependencyOutputs<'_>]) -> Result<Vec<Member>, Proces
             .iter()
             .any(|o| o.label == SPRITES_LABEL && o.kind == SPRITE_SOURCES_KIND);
         if !several {
-            let sprite = SpriteSource::decode(&d.bytes("")?)?;
+            let sprites = d.decoded(
+                "",
+                |b| Ok(vec![SpriteSource::decode(b)?]),
+                |s| pixel_bytes(s),
+            )?;
             return Ok(Member {
-                sprites: vec![sprite],
+                sprites,
                 tables: None,
             });
         }
@@ -231,10 +240,15 @@ fn read_members(members: &[DependencyOutputs<'_>]) -> Result<Vec<Member>, Proces
                 ProcessError::msg("an atlas member with several sprites has no main output")
             })?;
         Ok(Member {
-            sprites: SpriteSource::decode_list(&d.bytes(SPRITES_LABEL)?)?,
+            sprites: d.decoded(SPRITES_LABEL, SpriteSource::decode_list, |s| pixel_bytes(s))?,
             tables: Some((kind, d.bytes("")?)),
         })
     })
     .into_iter()
     .collect()
+}
+
+/// What decoded sprites hold, as a watched pipeline counts what it keeps.
+fn pixel_bytes(sprites: &[SpriteSource]) -> usize {
+    sprites.iter().map(|s| s.pixels.len() + 64).sum()
 }

@@ -478,12 +478,32 @@ impl DependencyOutputs<'_> {
 
     /// The bytes of the output labelled `label` (`""` for the main output).
     pub fn bytes(&self, label: &str) -> Result<Vec<u8>, ProcessError> {
-        let output = self.record.output(label).ok_or_else(|| {
+        self.read(self.output(label)?)
+    }
+
+    /// What the output labelled `label` decodes to by `decode`, a pure
+    /// function of its bytes: kept across builds by a long-lived pipeline
+    /// (see [`Store::decoded`]), with `size`, the bytes it holds.
+    pub(crate) fn decoded<T: Send + Sync + 'static>(
+        &self,
+        label: &str,
+        decode: impl FnOnce(&[u8]) -> Result<T, ProcessError>,
+        size: impl FnOnce(&T) -> usize,
+    ) -> Result<Arc<T>, ProcessError> {
+        let output = self.output(label)?;
+        (self.store).decoded(&output.hash, || decode(&self.read(output)?), size)
+    }
+
+    fn output(&self, label: &str) -> Result<&OutputRecord, ProcessError> {
+        self.record.output(label).ok_or_else(|| {
             ProcessError::msg(format!(
                 "`{}` has no output labelled `{label}`",
                 self.record.asset
             ))
-        })?;
+        })
+    }
+
+    fn read(&self, output: &OutputRecord) -> Result<Vec<u8>, ProcessError> {
         self.store.get(&output.hash).map_err(|e| match e {
             StoreError::CorruptBlob { .. } => ProcessError::CorruptDependency {
                 asset: self.record.asset.clone(),

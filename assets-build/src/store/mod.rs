@@ -41,7 +41,9 @@
 //! across builds ([`BlobMemory`]): an atlas re-pack after one edit reads back
 //! thousands of cached sprites, the parcel stage reads back the pages, and
 //! the bytes of a given hash never change. Only bytes that were hashed on
-//! the way in (written, or read and verified) are kept.
+//! the way in (written, or read and verified) are kept. It keeps what a blob
+//! decodes to as well, for a reader that asks ([`Store::decoded`]): an
+//! atlas's sprites, whose decoding was a tenth of a watched edit.
 //!
 //! Files are not fsynced: the rules above survive a killed process, and after a
 //! power loss rule 3 and unreadable records make the next build redo the work.
@@ -119,12 +121,59 @@ impl Default for BlobMemory {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct MemoryInner {
     /// Bytes, and the generation that last used them.
     blobs: HashMap<ContentHash, (Arc<[u8]>, u64)>,
+    /// What blobs decode to, for readers that would decode them again each
+    /// build (an atlas's sprites' pixels), with its size and the generation
+    /// that last used it ([`Store::decoded`]).
+    decoded: HashMap<ContentHash, (Decoded, usize, u64)>,
+    /// Of `blobs` and `decoded` together.
     bytes: usize,
     generation: u64,
+}
+
+/// A blob decoded, shared with its readers.
+type Decoded = Arc<dyn std::any::Any + Send + Sync>;
+
+impl std::fmt::Debug for MemoryInner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryInner")
+            .field("blobs", &self.blobs.len())
+            .field("decoded", &self.decoded.len())
+            .field("bytes", &self.bytes)
+            .field("generation", &self.generation)
+            .finish()
+    }
+}
+
+impl MemoryInner {
+    /// Makes room for `len` more bytes by dropping what the current
+    /// generation has not used; whether they now fit.
+    fn make_room(&mut self, len: usize, capacity: usize) -> bool {
+        if self.bytes + len <= capacity {
+            return true;
+        }
+        let generation = self.generation;
+        let mut freed = 0;
+        self.blobs.retain(|_, (b, used)| {
+            let keep = *used == generation;
+            if !keep {
+                freed += b.len();
+            }
+            keep
+        });
+        self.decoded.retain(|_, (_, size, used)| {
+            let keep = *used == generation;
+            if !keep {
+                freed += *size;
+            }
+            keep
+        });
+        self.bytes -= freed;
+        self.bytes + len <= capacity
+    }
 }
 
 impl BlobMemory {
@@ -173,23 +222,36 @@ impl BlobMemory {
             *used = inner.generation;
             return;
         }
-        if inner.bytes + bytes.len() > self.capacity {
-            let generation = inner.generation;
-            let mut freed = 0;
-            inner.blobs.retain(|_, (b, used)| {
-                let keep = *used == generation;
-                if !keep {
-                    freed += b.len();
-                }
-                keep
-            });
-            inner.bytes -= freed;
-            if inner.bytes + bytes.len() > self.capacity {
-                return;
-            }
+        if !inner.make_room(bytes.len(), self.capacity) {
+            return;
         }
         inner.bytes += bytes.len();
         inner.blobs.insert(hash, (bytes.into(), inner.generation));
+    }
+
+    /// What blob `hash` decoded to, if kept.
+    fn decoded(&self, hash: &ContentHash) -> Option<Decoded> {
+        let mut inner = self.lock();
+        let generation = inner.generation;
+        inner.decoded.get_mut(hash).map(|(value, _, used)| {
+            *used = generation;
+            Arc::clone(value)
+        })
+    }
+
+    /// Keeps what blob `hash` decoded to, `size` bytes of it, as
+    /// [`BlobMemory::keep`] keeps bytes.
+    fn keep_decoded(&self, hash: ContentHash, value: Decoded, size: usize) {
+        if size > Self::MAX_BLOB {
+            return;
+        }
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        if inner.decoded.contains_key(&hash) || !inner.make_room(size, self.capacity) {
+            return;
+        }
+        inner.bytes += size;
+        inner.decoded.insert(hash, (value, size, inner.generation));
     }
 }
 
@@ -509,6 +571,33 @@ impl Store {
             Some(bytes) => Ok(bytes),
             None => self.read(hash).map(Arc::new),
         }
+    }
+
+    /// What blob `hash` decodes to: `load` reads and decodes it, and is to
+    /// be a pure function of the blob's bytes. A long-lived pipeline keeps
+    /// the result (`size` bytes of it) in memory, as it keeps bytes, and a
+    /// later build's reader takes it without reading or decoding the blob
+    /// again: an atlas re-pack after one edit reads every other sprite so.
+    pub(crate) fn decoded<T, E>(
+        &self,
+        hash: &ContentHash,
+        load: impl FnOnce() -> Result<T, E>,
+        size: impl FnOnce(&T) -> usize,
+    ) -> Result<Arc<T>, E>
+    where
+        T: Send + Sync + 'static,
+    {
+        let kept = (self.memory.as_ref())
+            .and_then(|m| m.decoded(hash))
+            .and_then(|value| value.downcast::<T>().ok());
+        if let Some(value) = kept {
+            return Ok(value);
+        }
+        let value = Arc::new(load()?);
+        if let Some(memory) = &self.memory {
+            memory.keep_decoded(*hash, value.clone(), size(&value));
+        }
+        Ok(value)
     }
 
     /// Reads a blob, checking it against its hash.
@@ -929,6 +1018,43 @@ mod tests {
             Err(StoreError::CorruptBlob { .. })
         ));
         assert!(memory.get(&other).is_none());
+    }
+
+    #[test]
+    fn decoded_blobs_are_kept_across_handles_and_share_the_memory_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = Arc::new(BlobMemory::with_capacity(100));
+        let calls = std::cell::Cell::new(0);
+        let decode = |store: &Store, hash: &ContentHash| -> Result<Arc<String>, StoreError> {
+            store.decoded(
+                hash,
+                || {
+                    calls.set(calls.get() + 1);
+                    Ok(String::from_utf8(store.get(hash)?).unwrap().to_uppercase())
+                },
+                String::len,
+            )
+        };
+        let first = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
+        let a = first.put(b"sprite a").unwrap();
+        assert_eq!(*decode(&first, &a).unwrap(), "SPRITE A");
+        drop(first);
+        // The next build's handle: decoded once, never again.
+        let next = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
+        assert_eq!(*decode(&next, &a).unwrap(), "SPRITE A");
+        assert_eq!(calls.get(), 1);
+        // Unused by this build, it goes when the bytes of another need room.
+        drop(next);
+        let last = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
+        let big = last.put(&[b'x'; 90]).unwrap();
+        assert!(memory.get(&big).is_some());
+        assert_eq!(*decode(&last, &a).unwrap(), "SPRITE A");
+        assert_eq!(calls.get(), 2, "dropped for the 90 bytes, so decoded again");
+        // Without a memory nothing is kept.
+        let plain = Store::open(dir.path()).unwrap();
+        decode(&plain, &a).unwrap();
+        decode(&plain, &a).unwrap();
+        assert_eq!(calls.get(), 4);
     }
 
     #[test]
