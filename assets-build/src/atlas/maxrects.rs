@@ -307,7 +307,7 @@ impl Page {
         let survivors = self.free.len();
         for p in 0..pieces.len() {
             let piece = pieces[p];
-            let redundant = self.free[..survivors].iter().any(|f| f.contains(piece))
+            let redundant = any_contains(&self.free[..survivors], piece)
                 || pieces.iter().enumerate().any(|(q, &other)| {
                     q != p && other.contains(piece) && (other != piece || q < p)
                 });
@@ -319,6 +319,23 @@ impl Page {
         self.max_w = self.free.iter().map(|f| f.w).max().unwrap_or(0);
         self.max_h = self.free.iter().map(|f| f.h).max().unwrap_or(0);
     }
+}
+
+/// Whether any of `free` contains `r`: [`Rect::contains`] over the list,
+/// without a branch per rectangle. This check of every new piece against
+/// every surviving free rectangle held ~60% of a page's packing samples in
+/// a profile of watched edits; folded a block of 16 at a time without
+/// short-circuiting, it vectorizes, and packing takes 5–15% less time
+/// (BENCHMARKS.md, "Atlas packing"), with the same answer.
+fn any_contains(free: &[Rect], r: Rect) -> bool {
+    free.chunks(16).any(|block| {
+        block.iter().fold(false, |any, f| {
+            any | ((f.x <= r.x)
+                & (f.y <= r.y)
+                & (f.right() >= r.right())
+                & (f.bottom() >= r.bottom()))
+        })
+    })
 }
 
 fn score(free: Rect, w: u32, h: u32, heuristic: Heuristic) -> (i64, i64) {
