@@ -39,7 +39,8 @@
 //! - [`remote`]: the remote cache shared by a team and CI (OpenDAL, behind
 //!   the `remote` feature), asked when the local cache cannot serve a step.
 //! - `cache`: the cache's lock, and [`clean`], [`clean_package`], [`gc`].
-//! - `parcels`: bundles outputs into parcel files (format: `assets_runtime::format`);
+//! - `parcels`: bundles outputs into parcel files (format: `assets_runtime::format`),
+//!   or, for `watch`, into patches over them (`parcels/patch.rs`);
 //!   `parcel_sums`: the `.sums` beside each, what its resources hold.
 //! - [`report`], [`event`]: what a build did, returned and as it happens.
 //!

@@ -60,6 +60,12 @@ pub struct BuildOptions {
     /// The remote cache to read (and, if it says so, write), if any:
     /// usually [`RemoteConfig::from_env`]. See [`crate::remote`].
     pub remote: Option<RemoteConfig>,
+    /// Write a changed parcel as a patch over the one on disk, in the size
+    /// of the change, where that pays (see `parcels/patch.rs`); a build
+    /// without it writes parcels whole and removes their patches. Only for
+    /// a watcher whose game reads patches (`assets_runtime::patch`):
+    /// `include_parcel!` and build scripts never see them.
+    pub patch_parcels: bool,
 }
 
 impl BuildOptions {
@@ -76,6 +82,7 @@ impl BuildOptions {
             platform: None,
             target: None,
             remote: None,
+            patch_parcels: false,
         }
     }
 }
@@ -186,6 +193,14 @@ impl Pipeline {
     pub fn options_mut(&mut self) -> &mut BuildOptions {
         self.forget_all();
         &mut self.options
+    }
+
+    /// Sets [`BuildOptions::patch_parcels`] and keeps what the pipeline
+    /// kept (unlike [`Pipeline::options_mut`]): it changes how parcels are
+    /// written, nothing a build keeps. `watch` turns it off for the build
+    /// that writes patched parcels whole once idle.
+    pub fn set_patch_parcels(&mut self, patches: bool) {
+        self.options.patch_parcels = patches;
     }
 
     fn forget_all(&mut self) {
@@ -343,6 +358,7 @@ impl Pipeline {
                 &parcel_dir,
                 &plan,
                 steps,
+                o.patch_parcels,
                 retired,
                 &mut held,
             )

@@ -59,6 +59,9 @@ pub struct ParcelReport {
     pub name: String,
     /// Where it is (or would be) on disk.
     pub path: PathBuf,
+    /// The patch it is seen through, if a watched build wrote one (see
+    /// [`BuildOptions::patch_parcels`](crate::BuildOptions)).
+    pub patch: Option<PathBuf>,
     /// What happened.
     pub outcome: ParcelOutcome,
 }

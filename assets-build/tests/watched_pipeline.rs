@@ -7,6 +7,11 @@
 //! are the bytes a cold build makes in a cache of its own: what the watched
 //! pipeline keeps between builds (decoded sprites, kept verdicts) must not
 //! show in its outputs.
+//!
+//! Writing patches, as `watch` does, the parcel seen through its patch must
+//! hold what the cold build's holds, resource for resource; and the build
+//! `watch` makes once idle, without patches, must write the cold build's
+//! bytes and remove the patch.
 
 use std::collections::HashSet;
 use std::fs;
@@ -15,6 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use assets_build::{BuildOptions, BuildReport, Changes, Event, Outcome, ParcelOutcome, Pipeline};
+use assets_runtime::{ParcelBuf, PatchedBuf};
 
 const MANIFEST: &str = r#"[package]
 name = "game"
@@ -40,15 +46,38 @@ main = ["**"]
 struct Game {
     dir: tempfile::TempDir,
     watched: Pipeline,
+    /// Builds whose parcel was written as a patch.
+    patched: usize,
+    /// Whether the last build left a patch.
+    last_patched: bool,
+    /// Whether each patched build is followed by the whole write `watch`
+    /// makes once idle.
+    settle: bool,
 }
 
 impl Game {
     fn new() -> Game {
+        Game::with_patches(false)
+    }
+
+    /// A game watched as `watch` does: changed parcels written as patches.
+    /// A large sound keeps an edit's patch under a quarter of the parcel.
+    fn with_patches(patches: bool) -> Game {
         let dir = tempfile::tempdir().unwrap();
+        let mut options = options(dir.path());
+        options.patch_parcels = patches;
         let game = Game {
-            watched: Pipeline::new(options(dir.path())),
+            watched: Pipeline::new(options),
             dir,
+            patched: 0,
+            last_patched: false,
+            settle: true,
         };
+        if patches {
+            let noise = (0..400_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8);
+            fs::create_dir_all(game.path("sounds")).unwrap();
+            fs::write(game.path("sounds/theme.ogg"), noise.collect::<Vec<u8>>()).unwrap();
+        }
         game.write("Cargo.toml", MANIFEST);
         game.sprite("sprites/hero.png", 12, 1);
         game.sprite("sprites/ui/button.png", 20, 2);
@@ -96,14 +125,17 @@ impl Game {
 
     /// A watched build told `changed`, then the oracle's fresh build; the
     /// number of steps the watched one ran.
-    fn build_after(&self, changed: &[PathBuf]) -> usize {
+    fn build_after(&mut self, changed: &[PathBuf]) -> usize {
         let changed: HashSet<PathBuf> = changed.iter().cloned().collect();
         self.build(Changes::At(&changed))
     }
 
-    fn build(&self, changes: Changes<'_>) -> usize {
+    fn build(&mut self, changes: Changes<'_>) -> usize {
         let watched = succeed(self.watched.build_after(changes, &|_: &Event<'_>| {}));
-        let fresh = succeed(Pipeline::new(options(self.dir.path())).build(&|_: &Event<'_>| {}));
+        let patches = self.watched.options().patch_parcels;
+        let mut fresh = options(self.dir.path());
+        fresh.patch_parcels = patches;
+        let fresh = succeed(Pipeline::new(fresh).build(&|_: &Event<'_>| {}));
         let stale: Vec<&str> = fresh
             .steps
             .iter()
@@ -123,12 +155,54 @@ impl Game {
         cold.jobs = 2;
         let cold = succeed(Pipeline::new(cold).build(&|_: &Event<'_>| {}));
         assert_eq!(watched.parcels.len(), cold.parcels.len());
+        let mut patched = false;
         for (w, c) in watched.parcels.iter().zip(&cold.parcels) {
-            assert!(
-                fs::read(&w.path).unwrap() == fs::read(&c.path).unwrap(),
-                "parcel `{}` differs from a cold build's",
-                w.name
-            );
+            match &w.patch {
+                Some(patch) => {
+                    patched = true;
+                    let seen = PatchedBuf::open(&w.path, Some(patch)).unwrap();
+                    let cold = ParcelBuf::open(&c.path).unwrap();
+                    let seen: Vec<_> = (seen.parcel().iter())
+                        .map(|r| (r.name.to_owned(), r.kind.to_owned(), r.bytes().unwrap()))
+                        .collect();
+                    let cold: Vec<_> = (cold.parcel().iter())
+                        .map(|r| (r.name.to_owned(), r.kind.to_owned(), r.bytes().unwrap()))
+                        .collect();
+                    assert!(
+                        seen == cold,
+                        "parcel `{}` seen through its patch differs from a cold build's",
+                        w.name
+                    );
+                }
+                None => assert!(
+                    fs::read(&w.path).unwrap() == fs::read(&c.path).unwrap(),
+                    "parcel `{}` differs from a cold build's",
+                    w.name
+                ),
+            }
+        }
+        self.last_patched = patched;
+        if patched {
+            self.patched += 1;
+        }
+        if patched && self.settle {
+            // What `watch` does once idle: the parcels written whole.
+            self.watched.set_patch_parcels(false);
+            let nothing = HashSet::new();
+            let whole = self
+                .watched
+                .build_after(Changes::At(&nothing), &|_: &Event<'_>| {});
+            self.watched.set_patch_parcels(true);
+            let whole = succeed(whole);
+            assert_eq!(whole.ran(), 0, "writing a parcel whole runs nothing");
+            for (w, c) in whole.parcels.iter().zip(&cold.parcels) {
+                assert!(w.patch.is_none() && !w.path.with_extension("parcel.patch").exists());
+                assert!(
+                    fs::read(&w.path).unwrap() == fs::read(&c.path).unwrap(),
+                    "parcel `{}` written whole differs from a cold build's",
+                    w.name
+                );
+            }
         }
         watched.ran()
     }
@@ -163,11 +237,49 @@ fn succeed(report: Result<BuildReport, assets_build::BuildError>) -> BuildReport
 
 #[test]
 fn a_watched_pipeline_told_what_changed_leaves_what_a_fresh_one_would() {
-    let mut game = Game::new();
+    let game = told_what_changed(Game::new());
+    assert_eq!(game.patched, 0);
+}
+
+#[test]
+fn a_watched_pipeline_writing_patches_leaves_what_a_fresh_one_would() {
+    let game = told_what_changed(Game::with_patches(true));
+    assert!(
+        game.patched >= 8,
+        "most edits are written as patches: {}",
+        game.patched
+    );
+}
+
+#[test]
+fn an_edit_undone_before_the_parcel_is_written_whole_leaves_no_patch() {
+    let mut game = Game::with_patches(true);
     game.watched.keep_state_in_memory();
+    game.settle = false;
+    game.build(Changes::Unknown);
+    let hero = game.sprite("sprites/hero.png", 14, 3);
+    assert_eq!(game.build_after(std::slice::from_ref(&hero)), 2);
+    assert!(game.last_patched);
+    let notes = game.write("notes.txt", "one, edited");
+    assert_eq!(game.build_after(&[notes]), 1);
+    assert!(game.last_patched, "the patch holds both changes");
+    game.sprite("sprites/hero.png", 12, 1);
+    let notes = game.write("notes.txt", "one");
+    assert_eq!(
+        game.build_after(&[hero, notes]),
+        3,
+        "the sprite, its atlas, the text"
+    );
+    assert!(!game.last_patched, "the base is the parcel again");
+}
+
+/// The watched builds of every kind of change, each checked by the oracle.
+fn told_what_changed(mut game: Game) -> Game {
+    game.watched.keep_state_in_memory();
+    let sound = usize::from(game.watched.options().patch_parcels);
     assert_eq!(
         game.build(Changes::Unknown),
-        8,
+        8 + sound,
         "two sprites, an atlas, two shaders, a text, a model and its buffer"
     );
     assert_eq!(game.build_after(&[]), 0, "nothing changed");
@@ -236,6 +348,12 @@ fn a_watched_pipeline_told_what_changed_leaves_what_a_fresh_one_would() {
     fs::write(&notes, "three!").unwrap();
     aged(&notes);
     assert_eq!(game.build(Changes::Unknown), 1);
+
+    // An edit undone before the base was written whole again: the patch
+    // goes, and the base is the parcel.
+    let hero = game.sprite("sprites/hero.png", 16, 4);
+    assert_eq!(game.build_after(&[hero]), 2);
+    game
 }
 
 #[test]

@@ -92,6 +92,13 @@ pub enum ParcelError {
         /// The resource's name.
         name: String,
     },
+    /// A patch does not fit the rules of [`crate::patch`].
+    BadPatch {
+        /// The resource's name.
+        name: String,
+        /// What is wrong.
+        what: &'static str,
+    },
     /// Reading the file failed.
     Io {
         /// The OS error's message.
@@ -132,6 +139,9 @@ impl fmt::Display for ParcelError {
             }
             ParcelError::BadSprite { name, what } => {
                 write!(f, "corrupt parcel: sprite or font `{name}`: {what}")
+            }
+            ParcelError::BadPatch { name, what } => {
+                write!(f, "corrupt parcel patch: resource `{name}`: {what}")
             }
             ParcelError::Missing { id } => {
                 write!(f, "the parcel has no resource with id {:016x}", id.raw())

@@ -134,6 +134,9 @@ pub const KIND_SPRITE: &str = "sprite";
 pub const KIND_FONT: &str = "font";
 /// Kind name of GPU textures in a KTX2 container (see [`crate::texture`]).
 pub const KIND_TEXTURE: &str = "texture";
+/// Kind name of a removal mark: in a patch (see [`crate::patch`]), an empty
+/// resource saying that the base's resource of that name is gone.
+pub const KIND_REMOVED: &str = "removed";
 
 /// Whether resources of `kind` are always stored as they are: images,
 /// sprites, fonts and textures, whose layouts are checked when the parcel

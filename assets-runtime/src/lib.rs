@@ -27,6 +27,8 @@
 //!   and kerning.
 //! - [`texture`]: GPU textures (KTX2: mip chains, BCn, ETC2 and ASTC
 //!   block compression), ready to upload.
+//! - [`patch`]: a parcel seen through the patch `cargo assets watch` writes
+//!   beside it after an edit.
 //! - [`reload`]: the hot-reload client a game polls while `cargo assets watch`
 //!   runs, and the protocol it reads.
 //! - [`toc`]: the parcel's text table of contents; [`line_escape`]: the
@@ -59,6 +61,7 @@ pub mod line_escape;
 #[allow(unsafe_code)]
 mod mapped;
 mod parcel;
+pub mod patch;
 pub mod reload;
 pub mod sprite;
 mod static_parcel;
@@ -75,6 +78,7 @@ pub use font::{Font, FontSize, Glyph};
 pub use format::Compression;
 pub use id::ResourceId;
 pub use parcel::{Parcel, ParcelBuf, Resource};
+pub use patch::{Patched, PatchedBuf};
 pub use sprite::{Sprite, SpriteFrame};
 pub use static_parcel::StaticParcel;
 pub use texture::{Texture, TextureFormat};

@@ -110,7 +110,7 @@ impl<'a> Resource<'a> {
         })
     }
 
-    fn wrong_kind(&self, expected: &'static str) -> ParcelError {
+    pub(crate) fn wrong_kind(&self, expected: &'static str) -> ParcelError {
         ParcelError::WrongKind {
             name: self.name.to_owned(),
             kind: self.kind.to_owned(),
@@ -313,7 +313,7 @@ impl<'a> Parcel<'a> {
     }
 
     /// Every resource, in id order.
-    pub fn iter(&self) -> impl Iterator<Item = Resource<'a>> + 'a {
+    pub fn iter(&self) -> impl Iterator<Item = Resource<'a>> + use<'a> {
         let this = *self;
         (0..self.layout.count).map(move |i| this.entry(i))
     }

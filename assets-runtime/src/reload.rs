@@ -1,15 +1,21 @@
 //! Hot reload: a [`ReloadClient`] a game polls each frame to learn which
 //! parcels `cargo assets watch` rewrote and which resources changed.
 //!
-//! The protocol, version 1, is UTF-8 lines from the watcher to the game over
+//! The protocol, version 2, is UTF-8 lines from the watcher to the game over
 //! TCP on `127.0.0.1` (the game never sends anything):
 //!
 //! ```text
-//! cargo-assets-reload 1          greeting, once per connection
-//! parcel <name>\t<path>          a notice begins: this parcel was rewritten at <path>
+//! cargo-assets-reload 2          greeting, once per connection
+//! parcel <name>\t<path>          a notice begins: this parcel is now <path>
+//! patch <path>                   (optional) seen through the patch at <path> (see `crate::patch`)
 //! changed <resource name>        one line per resource added, changed or removed
 //! end                            the notice is complete
 //! ```
+//!
+//! A notice without a `patch` line means the parcel alone: a patch the game
+//! held before is gone. Version 2 added the `patch` line; a version 1
+//! client would have ignored it and reopened an unchanged base, so the
+//! greeting changed and such a client disconnects instead.
 //!
 //! In names and paths, `\`, tab and newline are written `\\`, `\t`, `\n`
 //! ([`line_escape`](crate::line_escape)). The reader is [`ReloadClient`];
@@ -29,9 +35,10 @@ use std::time::{Duration, Instant};
 
 use crate::id::ResourceId;
 use crate::line_escape::unescape;
+use crate::{ParcelError, PatchedBuf};
 
 /// The greeting line of protocol version 1.
-pub const GREETING: &str = "cargo-assets-reload 1";
+pub const GREETING: &str = "cargo-assets-reload 2";
 /// The longest line a client accepts.
 pub const MAX_LINE: usize = 64 << 10;
 /// How often a disconnected client tries to connect.
@@ -42,8 +49,11 @@ const RETRY: Duration = Duration::from_secs(1);
 pub struct Notice {
     /// The parcel's name in the manifest.
     pub parcel: String,
-    /// Where it was written: reopen it with [`crate::ParcelBuf::open`].
+    /// Where the base parcel is.
     pub path: PathBuf,
+    /// The patch to see it through, if any: reopen both with
+    /// [`Notice::open`].
+    pub patch: Option<PathBuf>,
     /// Names of the resources added, changed or removed.
     pub changed: Vec<String>,
 }
@@ -52,6 +62,12 @@ impl Notice {
     /// The ids of [`Notice::changed`].
     pub fn changed_ids(&self) -> impl Iterator<Item = ResourceId> + '_ {
         self.changed.iter().map(|n| ResourceId::of_runtime(n))
+    }
+
+    /// Opens the parcel as it now is: the base, through the patch if
+    /// there is one (see [`PatchedBuf::open`]).
+    pub fn open(&self) -> Result<PatchedBuf, ParcelError> {
+        PatchedBuf::open(&self.path, self.patch.as_deref())
     }
 }
 
@@ -156,8 +172,14 @@ impl ReloadClient {
                 self.pending = Some(Notice {
                     parcel: unescape(name).into_owned(),
                     path: PathBuf::from(unescape(path).as_ref()),
+                    patch: None,
                     changed: Vec::new(),
                 });
+            } else if let Some(path) = line.strip_prefix("patch ") {
+                match &mut self.pending {
+                    Some(notice) => notice.patch = Some(PathBuf::from(unescape(path).as_ref())),
+                    None => return false,
+                }
             } else if let Some(name) = line.strip_prefix("changed ") {
                 match &mut self.pending {
                     Some(notice) => notice.changed.push(unescape(name).into_owned()),
@@ -188,6 +210,11 @@ impl Notice {
         use crate::line_escape::escape;
         let path = self.path.display().to_string();
         let mut out = format!("parcel {}\t{}\n", escape(&self.parcel), escape(&path));
+        if let Some(patch) = &self.patch {
+            out.push_str("patch ");
+            out.push_str(&escape(&patch.display().to_string()));
+            out.push('\n');
+        }
         for name in &self.changed {
             out.push_str("changed ");
             out.push_str(&escape(name));
@@ -226,7 +253,7 @@ mod tests {
         let (mut server, _) = listener.accept().unwrap();
         server
             .write_all(
-                b"cargo-assets-reload 1\nparcel main\t/tmp/a b\\tc.parcel\nchanged sprites/a.png\n",
+                b"cargo-assets-reload 2\nparcel main\t/tmp/a b\\tc.parcel\nchanged sprites/a.png\n",
             )
             .unwrap();
         assert!(
@@ -243,6 +270,7 @@ mod tests {
             [Notice {
                 parcel: "main".into(),
                 path: PathBuf::from("/tmp/a b\tc.parcel"),
+                patch: None,
                 changed: vec!["sprites/a.png".into(), "x\\y".into()],
             }]
         );
@@ -262,6 +290,7 @@ mod tests {
             Notice {
                 parcel: "main".into(),
                 path: PathBuf::from("/tmp/odd\\dir/a b\tc.parcel"),
+                patch: Some(PathBuf::from("/tmp/odd\\dir/a b\tc.parcel.patch")),
                 changed: vec![
                     "sprites/a.png".into(),
                     "new\nline".into(),
@@ -271,6 +300,7 @@ mod tests {
             Notice {
                 parcel: "empty".into(),
                 path: PathBuf::from("e.parcel"),
+                patch: None,
                 changed: Vec::new(),
             },
         ];
@@ -288,7 +318,8 @@ mod tests {
         let mut client = ReloadClient::new(listener.local_addr().unwrap()).unwrap();
         client.poll();
         let (mut server, _) = listener.accept().unwrap();
-        server.write_all(b"cargo-assets-reload 2\n").unwrap();
+        // Version 1's greeting: its clients would miss patches.
+        server.write_all(b"cargo-assets-reload 1\n").unwrap();
         poll_until(&mut client, |c, _| c.stream.is_none());
         assert!(!client.is_connected());
         // Reconnects after a second; then an endless line is refused.

@@ -16,7 +16,9 @@
 //!   no-op, which every edit pays first (the checks of every other step);
 //! - **watched no-op and edit**: the same, built as `cargo assets watch`
 //!   builds: by one pipeline that keeps its state between builds, told
-//!   which file changed (nothing, for the no-op).
+//!   which file changed (nothing, for the no-op), writing a changed parcel
+//!   as a patch; then **written whole**: the build `watch` makes once idle,
+//!   which writes the patched parcel whole again (once, after the edits).
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -133,7 +135,7 @@ pub fn child_build(dir: &Path) {
 /// edits of one sprite told which, then the check `watch` makes when idle
 /// (`Pipeline::drifted`), each one's time printed.
 pub fn child_watched(dir: &Path, n: usize) {
-    let mut watched = pipeline(dir, &dir.join(CHILD_CACHE), |_| {});
+    let mut watched = pipeline(dir, &dir.join(CHILD_CACHE), |o| o.patch_parcels = true);
     watched.keep_state_in_memory();
     timed_build(&watched, Changes::Unknown);
     let mut sprites: Vec<_> = walkdir::WalkDir::new(dir.join("assets/sprites"))
@@ -167,17 +169,31 @@ pub fn child_watched(dir: &Path, n: usize) {
             println!("{what} {}", ms(t));
         }
     }
-    // What `watch` does when idle: the kept state checked against the disk.
+    // What `watch` does when idle: the kept state checked against the disk,
+    // then the patched parcels written whole.
     let mut drifted = Vec::new();
     let t = time(|| drifted = watched.drifted());
     assert!(
         drifted.is_empty(),
         "nothing changed unreported: {drifted:?}"
     );
+    let whole = write_whole(&mut watched);
     #[allow(clippy::print_stdout)]
     {
         println!("drift check {}", ms(t));
+        println!("written whole {}", ms(whole));
     }
+}
+
+/// The build `watch` makes once idle: nothing changed, the patched parcels
+/// written whole. Its time.
+fn write_whole(watched: &mut Pipeline) -> Duration {
+    watched.set_patch_parcels(false);
+    let (t, report) = timed_build(watched, Changes::At(&HashSet::new()));
+    watched.set_patch_parcels(true);
+    assert_eq!(report.ran(), 0, "writing whole runs nothing");
+    assert!(report.parcels.iter().all(|p| p.patch.is_none()));
+    t
 }
 
 /// The image an edit saves over a sprite, the `e`th edit's.
@@ -275,7 +291,7 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
         "| assets | no-op median (min–max) ms | ninja no-op (ms) | no-op / ninja (paired) | hash all inputs (ms) | touch-all median (min–max) ms | touch-all / hash | touch-all / (no-op + hash) | edit one sprite median (min–max) ms | edit / full | edit / no-op |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let mut watched_table = String::from(
-        "| assets | watched no-op median (min–max) ms | watched edit median (min–max) ms | watched edit / full | watched edit / edit |\n|---:|---:|---:|---:|---:|\n",
+        "| assets | watched no-op median (min–max) ms | watched edit median (min–max) ms | watched edit / full | watched edit / edit | written whole once idle (ms) |\n|---:|---:|---:|---:|---:|---:|\n",
     );
     let mut verify_table = String::from(
         "| assets | steps checked | verify every step, ms | verify / full build | outputs that differ |\n|---:|---:|---:|---:|---:|\n",
@@ -374,7 +390,7 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
         if let Ok(wait) = settled.duration_since(SystemTime::now()) {
             std::thread::sleep(wait);
         }
-        let mut watched = pipeline(tmp.path(), &cache, |_| {});
+        let mut watched = pipeline(tmp.path(), &cache, |o| o.patch_parcels = true);
         watched.keep_state_in_memory();
         timed_build(&watched, Changes::Unknown);
         let nothing = HashSet::new();
@@ -389,14 +405,16 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
             assert_eq!(report.ran(), 2, "the sprite and its atlas");
             t
         });
+        let whole = write_whole(&mut watched);
         drop(watched);
         writeln!(
             watched_table,
-            "| {n} | {} | {} | {} | {} |",
+            "| {n} | {} | {} | {} | {} | {} |",
             watched_noop.ms(),
             watched_edit.ms(),
             ratio(watched_edit.median(), full.median()),
             ratio(watched_edit.median(), edit.median()),
+            ms(whole),
         )
         .expect("write to String");
         writeln!(

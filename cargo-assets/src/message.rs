@@ -86,6 +86,10 @@ pub enum Message {
         parcel: String,
         /// Where it was written.
         path: PathBuf,
+        /// The patch written over it, when `watch` wrote the change as one
+        /// (`assets_runtime::patch`); absent when the parcel is whole.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        patch: Option<PathBuf>,
         /// Resources added, changed or removed, sorted.
         changed: Vec<String>,
     },

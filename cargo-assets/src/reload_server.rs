@@ -56,12 +56,14 @@ impl ReloadServer {
         self.clients.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
-    /// Tells every client that `parcel` was rewritten at `path` with the
-    /// resources `changed`; drops clients that fail.
-    pub fn notify(&self, parcel: &str, path: &Path, changed: &[String]) {
+    /// Tells every client that `parcel` is now at `path`, seen through
+    /// `patch` if there is one, with the resources `changed`; drops clients
+    /// that fail.
+    pub fn notify(&self, parcel: &str, path: &Path, patch: Option<&Path>, changed: &[String]) {
         let notice = Notice {
             parcel: parcel.to_owned(),
             path: path.to_owned(),
+            patch: patch.map(Path::to_owned),
             changed: changed.to_vec(),
         }
         .to_lines();

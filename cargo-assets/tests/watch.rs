@@ -44,7 +44,7 @@ fn notices_naming(client: &mut ReloadClient, names: &[&str]) -> Vec<Notice> {
 }
 
 fn sprite_width(notice: &Notice, name: &str) -> u32 {
-    let parcel = ParcelBuf::open(&notice.path).unwrap();
+    let parcel = notice.open().unwrap();
     let parcel = parcel.parcel();
     parcel
         .sprite(ResourceId::of(name))
@@ -111,7 +111,7 @@ include-dirs = ["lib"]
     let names: Vec<String> = (0..FILES).map(|i| format!("data/f{i:04}.txt")).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let notices = notices_naming(&mut client, &names);
-    let parcel = ParcelBuf::open(&notices.last().unwrap().path).unwrap();
+    let parcel = notices.last().unwrap().open().unwrap();
     assert_eq!(
         parcel
             .parcel()
@@ -146,7 +146,7 @@ include-dirs = ["lib"]
     };
     assert!(closed, "the rogue client was not dropped");
     assert_eq!(
-        received, b"cargo-assets-reload 1\n",
+        received, b"cargo-assets-reload 2\n",
         "it got nothing but the greeting"
     );
     assert!(client.is_connected());
@@ -254,7 +254,7 @@ fn a_workspace_is_watched_at_once_and_a_change_rebuilds_only_its_package() {
     let notices = notices_naming(&mut client, &["editor.txt"]);
     let finished = watch.next("build-finished");
     assert_eq!(finished["package"], "editor");
-    let parcel = ParcelBuf::open(&notices[0].path).unwrap();
+    let parcel = notices[0].open().unwrap();
     let text = parcel.parcel().text(ResourceId::of("editor.txt")).unwrap();
     assert_eq!(text, "edited\n");
     std::thread::sleep(Duration::from_millis(500));
@@ -309,7 +309,7 @@ command = ["sh", "-c", "cat \"$0\" tools/palette.txt > \"$1\"; echo \"$1: tools/
     let mut client = connect(&watch);
     p.file("tools/palette.txt", "blue\n");
     let notices = notices_naming(&mut client, &["one.lvl"]);
-    let parcel = ParcelBuf::open(&notices.last().unwrap().path).unwrap();
+    let parcel = notices.last().unwrap().open().unwrap();
     let bytes = parcel.parcel().bytes(ResourceId::of("one.lvl")).unwrap();
     assert_eq!(&*bytes, b"level\nblue\n");
 }
@@ -481,7 +481,7 @@ fn a_change_the_watcher_never_reported_is_built_once_watch_is_idle() {
     // it.
     p.file("assets/other.txt", "three");
     let notices = notices_naming(&mut client, &["data/palette.txt"]);
-    let parcel = ParcelBuf::open(&notices.last().unwrap().path).unwrap();
+    let parcel = notices.last().unwrap().open().unwrap();
     let palette = parcel
         .parcel()
         .bytes(ResourceId::of("data/palette.txt"))
@@ -501,4 +501,87 @@ fn a_change_the_watcher_never_reported_is_built_once_watch_is_idle() {
         .filter(|m| m["reason"] == "asset-fresh" && m["asset"] == "data/palette.txt")
         .count();
     assert_eq!(fresh_before, 2, "{messages:?}");
+}
+
+#[test]
+fn an_edit_reaches_the_game_as_a_patch_and_the_parcel_is_whole_once_idle() {
+    // Shaped like a game whose parcel is mostly large resources (music,
+    // other atlases): a sprite saved is a patch of a few kilobytes over a
+    // parcel the watcher does not write again until it is idle.
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "sprites/**/*.png"
+processor = "sprite"
+atlas = "ui"
+
+[package.metadata.assets.atlases.ui]
+max-size = 256
+"#,
+    )
+    .png("assets/sprites/button.png", 8, 6, 1)
+    .png("assets/sprites/icons/Heart.png", 5, 5, 2)
+    .file("assets/text/credits.txt", "made by us\n");
+    let mut noise = assets_test_support::Lcg(7);
+    let music: Vec<u8> = (0..600_000).map(|_| noise.below(256) as u8).collect();
+    p.file("assets/sounds/Main Theme.ogg", &music);
+    let watch = p.watch();
+    let mut client = connect(&watch);
+
+    p.png("assets/sprites/button.png", 11, 6, 3);
+    p.remove("assets/text/credits.txt");
+    let notices = notices_naming(&mut client, &["sprites/button.png", "text/credits.txt"]);
+    let notice = notices.last().unwrap();
+    let patch = notice.patch.clone().expect("the change came as a patch");
+    assert!(
+        std::fs::metadata(&patch).unwrap().len() * 10
+            < std::fs::metadata(&notice.path).unwrap().len(),
+        "the patch is a small part of the parcel"
+    );
+    let seen = notice.open().unwrap();
+    let seen = seen.parcel();
+    assert_eq!(sprite_width(notice, "sprites/button.png"), 11);
+    assert!(seen.by_name("text/credits.txt").is_none(), "removed");
+    assert_eq!(
+        &*seen.bytes(ResourceId::of("sounds/Main Theme.ogg")).unwrap(),
+        &music[..],
+        "the base shows through"
+    );
+    // The base alone is still the parcel before the edit.
+    let base = ParcelBuf::open(&notice.path).unwrap();
+    assert!(base.parcel().by_name("text/credits.txt").is_some());
+    let written = watch.next("parcel-written");
+    assert_eq!(written["patch"].as_str(), Some(patch.to_str().unwrap()));
+
+    // Once idle: the parcel written whole, the game told to drop the patch.
+    let whole = loop {
+        let mut got = client.poll();
+        if let Some(n) = got.pop() {
+            break n;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(whole.patch, None);
+    assert_eq!(whole.changed, Vec::<String>::new(), "nothing new to show");
+    assert!(!patch.exists());
+    let parcel = whole.open().unwrap();
+    assert_eq!(sprite_width(&whole, "sprites/button.png"), 11);
+    assert!(parcel.parcel().by_name("text/credits.txt").is_none());
+    // Said on the terminal too, and not as a build.
+    while watch.next("parcel-written").get("patch").is_some() {}
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !watch
+            .drain()
+            .iter()
+            .any(|m| m["reason"] == "build-finished"),
+        "writing the parcel whole is no build"
+    );
+    drop(watch);
+
+    // What `cargo assets build` would write: it finds nothing to do.
+    let run = p.build_ok();
+    assert_eq!(run.processed(), Vec::<String>::new());
+    assert_eq!(run.with_reason("parcel-written").count(), 0);
 }

@@ -367,7 +367,7 @@ pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
 }
 
 /// Status lines for parcels; the map of parcel name → path for JSON.
-fn render_parcels(shell: &Shell, report: &BuildReport) -> BTreeMap<String, PathBuf> {
+pub(crate) fn render_parcels(shell: &Shell, report: &BuildReport) -> BTreeMap<String, PathBuf> {
     let mut paths = BTreeMap::new();
     for p in &report.parcels {
         match &p.outcome {
@@ -375,14 +375,32 @@ fn render_parcels(shell: &Shell, report: &BuildReport) -> BTreeMap<String, PathB
                 shell.message(&Message::ParcelWritten {
                     parcel: p.name.clone(),
                     path: p.path.clone(),
+                    patch: p.patch.clone(),
                     changed: changed.clone(),
                 });
-                let what = format!("{} ({})", p.name, plural(*resources, "resource"));
-                shell.status(
-                    "Packed",
-                    format!("{what} -> {}", p.path.display()),
-                    Style::Good,
-                );
+                match &p.patch {
+                    Some(patch) => shell.status(
+                        "Patched",
+                        format!(
+                            "{} ({} of {}) -> {}",
+                            p.name,
+                            plural(changed.len(), "change"),
+                            plural(*resources, "resource"),
+                            patch.display()
+                        ),
+                        Style::Good,
+                    ),
+                    None => shell.status(
+                        "Packed",
+                        format!(
+                            "{} ({}) -> {}",
+                            p.name,
+                            plural(*resources, "resource"),
+                            p.path.display()
+                        ),
+                        Style::Good,
+                    ),
+                }
                 paths.insert(p.name.clone(), p.path.clone());
             }
             ParcelOutcome::Unchanged { .. } => {

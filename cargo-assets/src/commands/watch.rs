@@ -30,6 +30,12 @@
 //!   and says why; watching goes on, also after a broken `Cargo.toml`.
 //! - After each build, every rewritten parcel is announced to connected games
 //!   with the names of the resources that changed (see [`crate::reload_server`]).
+//! - A changed parcel is written as a patch beside the last whole one
+//!   (`assets_build::BuildOptions::patch_parcels`): an edit costs the bytes
+//!   it changed, not the parcel's size, and the game reads the parcel
+//!   through the patch (`assets_runtime::patch`). Once idle, with nothing
+//!   drifted, the patched parcels are written whole again, as `cargo assets
+//!   build` writes them, and the games told (no `patch` in the notice).
 //! - Several packages (a workspace, or `-p a -p b`) are watched by one
 //!   process and served on one port; a change rebuilds only the packages
 //!   whose roots or manifest it touched. Packages with processor crates are
@@ -71,6 +77,8 @@ pub const SETTLE_MAX: Duration = Duration::from_millis(1000);
 struct Watched {
     package: Package,
     pipeline: Pipeline,
+    /// Whether its last build left a parcel seen through a patch.
+    patched: bool,
     roots: Vec<PathBuf>,
     /// The roots as the manifest names them, for [`BuildReport::inputs_outside`].
     asset_roots: Vec<AssetRoot>,
@@ -163,9 +171,11 @@ pub fn exec(
     for package in packages {
         let mut pipeline = build::pipeline(&package, args.jobs, &args.variant, processors)?;
         pipeline.keep_state_in_memory();
+        pipeline.set_patch_parcels(true);
         watched.push(Watched {
             package,
             pipeline,
+            patched: false,
             roots: Vec::new(),
             asset_roots: Vec::new(),
             outside: Vec::new(),
@@ -203,29 +213,42 @@ pub fn exec(
     let mut dirty = vec![true; watched.len()];
     let mut change = Change::Unknown;
     loop {
+        let nothing = HashSet::new();
         let changes = match &change {
             Change::Unknown => Changes::Unknown,
             Change::At(paths) => Changes::At(paths),
+            Change::Settle => Changes::At(&nothing),
         };
+        let settle = matches!(change, Change::Settle);
         for (w, _) in watched.iter_mut().zip(&dirty).filter(|(_, dirty)| **dirty) {
             // A package's roots are watched before its build stats what is
             // under them: the pipeline trusts the watcher there.
             w.follow_roots(&mut watcher, shell);
-            if dirty.len() > 1 {
+            if dirty.len() > 1 && !settle {
                 shell.status("Building", &w.package.name, Style::Good);
             }
-            match build::build_once(&w.pipeline, changes, shell) {
+            w.pipeline.set_patch_parcels(!settle);
+            let built = build::build_once(&w.pipeline, changes, shell);
+            w.pipeline.set_patch_parcels(true);
+            match built {
                 Ok(report) => {
+                    w.patched = report.parcels.iter().any(|p| p.patch.is_some());
                     w.follow_outside(&mut watcher, &report);
                     // Games hear of the parcels before `build-finished` is
                     // said, so a client that connects after it only hears of
                     // later builds.
                     for parcel in &report.parcels {
                         if let ParcelOutcome::Written { changed, .. } = &parcel.outcome {
-                            server.notify(&parcel.name, &parcel.path, changed);
+                            let patch = parcel.patch.as_deref();
+                            server.notify(&parcel.name, &parcel.path, patch, changed);
                         }
                     }
-                    build::finish(shell, &w.package, &report);
+                    if settle {
+                        // Not a build of anything: the parcels, written whole.
+                        build::render_parcels(shell, &report);
+                    } else {
+                        build::finish(shell, &w.package, &report);
+                    }
                 }
                 Err(e) => shell.error(format!("{e}; still watching")),
             }
@@ -236,8 +259,12 @@ pub fn exec(
                 && watched.iter().any(|w| w.is_affected_by(path))
         };
         // Once quiet after the builds, what the pipelines kept is checked
-        // against the disk: a change the watcher missed is built then.
-        let mut check = || drifted(&watched, shell).map(Change::At);
+        // against the disk: a change the watcher missed is built then; if
+        // none was, patched parcels are written whole.
+        let mut check = || match drifted(&watched, shell) {
+            Some(paths) => Some(Change::At(paths)),
+            None => watched.iter().any(|w| w.patched).then_some(Change::Settle),
+        };
         change = match wait_for_change(&rx, relevant, Some(&mut check)) {
             None => return Ok(Exit::Success),
             Some(change) => change,
@@ -248,6 +275,7 @@ pub fn exec(
                 .iter()
                 .map(|w| paths.iter().any(|p| w.is_affected_by(p)))
                 .collect(),
+            Change::Settle => watched.iter().map(|w| w.patched).collect(),
         };
     }
 }
@@ -281,6 +309,8 @@ enum Change {
     At(HashSet<PathBuf>),
     /// Possibly anything: the watcher lost events (an overflowing queue).
     Unknown,
+    /// Nothing, after an idle moment: the patched parcels are written whole.
+    Settle,
 }
 
 /// Blocks until a change at a path `relevant` accepts, then until it

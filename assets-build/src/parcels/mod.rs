@@ -54,6 +54,8 @@ use crate::plan::{Group, Plan};
 use crate::report::{ParcelOutcome, ParcelReport, Retired, StepReport};
 use crate::store::{Store, StoreError};
 
+mod patch;
+
 /// Where the parcels of `package`'s `variant` go by default, under the
 /// cache directory: `<cache>/parcels/<package>/<variant>/`.
 pub fn default_parcel_dir(cache_dir: &Path, package: &str, variant: &str) -> PathBuf {
@@ -61,8 +63,9 @@ pub fn default_parcel_dir(cache_dir: &Path, package: &str, variant: &str) -> Pat
 }
 
 /// Writes every parcel of `manifest` for `variant` into `dir` from `steps`
-/// (in plan order). Adds to `held` the blobs that the parcels now in
-/// `dir` hold whole, each described by its `.sums` (what
+/// (in plan order): whole, or as patches over the parcels there when
+/// `patches` (see [`patch`]). Adds to `held` the blobs that the parcels
+/// now in `dir` hold whole, each described by its `.sums` (what
 /// [`Store::flush_deferred`] need not store).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write_parcels(
@@ -72,6 +75,7 @@ pub(crate) fn write_parcels(
     dir: &Path,
     plan: &Plan,
     steps: &[Arc<StepReport>],
+    patches: bool,
     retired: &mut Retired,
     held: &mut HashSet<ContentHash>,
 ) -> Vec<ParcelReport> {
@@ -80,26 +84,48 @@ pub(crate) fn write_parcels(
         .iter()
         .map(|spec| {
             let path = dir.join(format!("{}.parcel", spec.name));
-            let outcome = match select(spec, plan, steps) {
+            let (outcome, patched) = match select(spec, plan, steps) {
                 Ok(selection) => {
                     let compression = spec.compression_for(variant);
-                    let outcome = write_one(store, &path, &selection, compression, retired);
-                    if let Ok(ParcelOutcome::Written { .. } | ParcelOutcome::Unchanged { .. }) =
-                        outcome
-                    {
-                        held.extend(selection.iter().filter_map(|p| match p.source {
-                            Source::Blob { hash, .. } => Some(hash),
-                            Source::Slice { .. } => None,
-                        }));
-                    }
-                    outcome
+                    let key = parcel_key(&selection, compression);
+                    let as_patch = patches
+                        .then(|| {
+                            let r = patch::write(
+                                store,
+                                &path,
+                                &selection,
+                                compression,
+                                &key,
+                                retired,
+                                held,
+                            );
+                            r.map(|r| r.map(|p| (p.outcome, p.in_force)))
+                        })
+                        .flatten();
+                    as_patch
+                        .unwrap_or_else(|| {
+                            let outcome =
+                                write_one(store, &path, &selection, compression, &key, retired)?;
+                            held.extend(selection.iter().filter_map(|p| match p.source {
+                                Source::Blob { hash, .. } => Some(hash),
+                                Source::Slice { .. } => None,
+                            }));
+                            Ok((outcome, false))
+                        })
+                        .unwrap_or_else(|error| (ParcelOutcome::Failed { error }, false))
                 }
-                .unwrap_or_else(|error| ParcelOutcome::Failed { error }),
-                Err(failed) => ParcelOutcome::Blocked { failed },
+                Err(failed) => (ParcelOutcome::Blocked { failed }, false),
             };
+            let patch = patch::PatchFiles::of(&path).patch;
+            let in_force = patched
+                || matches!(
+                    outcome,
+                    ParcelOutcome::Blocked { .. } | ParcelOutcome::Failed { .. }
+                ) && patch.exists();
             ParcelReport {
                 name: spec.name.clone(),
                 path,
+                patch: in_force.then_some(patch),
                 outcome,
             }
         })
@@ -174,6 +200,11 @@ struct Planned {
     shows: Option<ContentHash>,
     /// Its rule's `compression`, over the parcel's.
     compression: Option<Compression>,
+    /// The atlas step whose page, frame or completed member it is: a patch
+    /// that holds a frame holds its atlas's pages too.
+    atlas: Option<usize>,
+    /// Whether it is a page of `atlas`.
+    page: bool,
 }
 
 /// The resources of the parcel `spec` selects, sorted as planned; or the
@@ -215,6 +246,8 @@ fn select(
                 },
                 shows: None,
                 compression: None,
+                atlas: Some(atlas),
+                page: true,
             });
         }
     }
@@ -295,6 +328,8 @@ fn select_run(
                 source,
                 shows: Some(own.outputs_hash()),
                 compression: step.compression,
+                atlas: Some(atlas),
+                page: false,
             });
             continue;
         }
@@ -308,6 +343,8 @@ fn select_run(
                 },
                 shows: None,
                 compression: step.compression,
+                atlas: None,
+                page: false,
             });
         }
     }
@@ -332,9 +369,9 @@ fn write_one(
     path: &Path,
     planned: &[Planned],
     compression: Compression,
+    key: &ContentHash,
     retired: &mut Retired,
 ) -> Result<ParcelOutcome, StoreError> {
-    let key = parcel_key(planned, compression);
     let key_path = path.with_extension("parcel.key");
     let toc_path = path.with_extension("parcel.toc");
     let resources = planned.len();
@@ -344,6 +381,8 @@ fn write_one(
         && toc_describes(&toc_path, path)
         && sums_describe(&sums_path, path);
     if unchanged {
+        // A patch left by a watch killed before it wrote the base whole.
+        patch::remove(path)?;
         return Ok(ParcelOutcome::Unchanged { resources });
     }
     // Streamed: one resource's bytes in memory at a time, read from the
@@ -356,17 +395,12 @@ fn write_one(
     let previous = Previous::open(path, &before, &before_contents, compression);
     let mut writer = ParcelWriter::compressed(compression);
     for p in planned {
-        let len = match p.source {
-            Source::Blob { len, .. } => len,
-            Source::Slice { len, .. } => len as u64,
-        };
         match p.compression {
-            Some(c) => writer.add_later_compressed(&p.name, &p.kind, len, c),
-            None => writer.add_later(&p.name, &p.kind, len),
+            Some(c) => writer.add_later_compressed(&p.name, &p.kind, p.len(), c),
+            None => writer.add_later(&p.name, &p.kind, p.len()),
         }
     }
-    let mut tables: HashMap<ContentHash, std::sync::Arc<Vec<u8>>> = HashMap::new();
-    let mut store_error = None;
+    let mut from_store = FromStore::new(store);
     let mut fetch = |i: usize| -> Result<Payload<'_>, WriteError> {
         if let Some(r) = previous
             .as_ref()
@@ -374,45 +408,14 @@ fn write_one(
         {
             return Ok(Payload::Stored(r));
         }
-        let payload = match planned[i].source {
-            Source::Blob { hash, .. } => store.get_shared(&hash).map(Payload::Shared),
-            Source::Slice { hash, start, len } => {
-                let table = match tables.entry(hash) {
-                    Entry::Occupied(e) => Ok(e.into_mut()),
-                    Entry::Vacant(e) => store.get_shared(&hash).map(|t| e.insert(t)),
-                };
-                table.map(|t| {
-                    Payload::Bytes(
-                        t.get(start..start + len)
-                            .map(<[u8]>::to_vec)
-                            .unwrap_or_default(),
-                    )
-                })
-            }
-        };
-        // The store's error is kept typed (a corrupt blob heals the cache)
-        // and returned below; the writer only needs to stop.
-        payload.map_err(|e| {
-            store_error = Some(e);
-            WriteError::FetchFailed
-        })
+        from_store.fetch(&planned[i])
     };
     // The key goes before the parcel is replaced: a kill after the rename
     // and before the new key is written must not leave the old key beside
     // the new parcel (the table of contents' length check cannot tell two
     // parcels of one length apart), or the next build would keep a parcel
     // that its key does not describe.
-    match fs::remove_file(&key_path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(source) => {
-            return Err(StoreError::Io {
-                action: "could not remove",
-                path: key_path,
-                source,
-            });
-        }
-    }
+    remove_if_present(&key_path)?;
     // The previous parcel is freed later, not by the rename below, and
     // stays readable to the store (a parcel written after this one may
     // need a blob only it held).
@@ -422,7 +425,7 @@ fn write_one(
             .write_to(out, &mut fetch)
             .map_err(std::io::Error::other)
     });
-    if let Some(e) = store_error {
+    if let Some(e) = from_store.error {
         return Err(e);
     }
     let (written, replaced) = written?;
@@ -440,9 +443,19 @@ fn write_one(
             .map(String::as_str)
             .zip(planned.iter().map(|p| p.name.as_str())),
     );
-    let changed = changed_names(&before_contents, planned, &contents);
+    // Measured against what a game holds: the base and its patch, if any.
+    let patched = patch::PatchFiles::of(path).sums();
+    let changed = match &patched {
+        Some(sums) => changed_names(
+            &patch::seen_through(&before_contents, sums),
+            planned,
+            &contents,
+        ),
+        None => changed_names(&before_contents, planned, &contents),
+    };
     store.write_atomic(&sums_path, now.as_bytes())?;
     store.write_atomic(&key_path, format!("{key}\n").as_bytes())?;
+    patch::remove(path)?;
     Ok(ParcelOutcome::Written { resources, changed })
 }
 
@@ -452,6 +465,14 @@ impl Planned {
     /// sprite's own pixels' hash after a `+`), and the compression its rule
     /// asks for after an `@`: a resource stored one way is not copied into
     /// a parcel that asks for another.
+    /// Its length in bytes, as it comes from the store.
+    fn len(&self) -> u64 {
+        match self.source {
+            Source::Blob { len, .. } => len,
+            Source::Slice { len, .. } => len as u64,
+        }
+    }
+
     fn content(&self) -> String {
         use std::fmt::Write as _;
         let mut out = String::with_capacity(160);
@@ -470,6 +491,62 @@ impl Planned {
             out.push_str(c.name());
         }
         out
+    }
+}
+
+/// Reads planned resources' bytes from the store: a whole blob as the
+/// store shares it, a frame cut from its atlas's table (each table read
+/// once). A store error is kept typed (a corrupt blob heals the cache) for
+/// the caller to return; the writer only learns that it must stop.
+struct FromStore<'s> {
+    store: &'s Store,
+    tables: HashMap<ContentHash, Arc<Vec<u8>>>,
+    error: Option<StoreError>,
+}
+
+impl<'s> FromStore<'s> {
+    fn new(store: &'s Store) -> FromStore<'s> {
+        FromStore {
+            store,
+            tables: HashMap::new(),
+            error: None,
+        }
+    }
+
+    fn fetch<'p>(&mut self, p: &Planned) -> Result<Payload<'p>, WriteError> {
+        let payload = match p.source {
+            Source::Blob { hash, .. } => self.store.get_shared(&hash).map(Payload::Shared),
+            Source::Slice { hash, start, len } => {
+                let table = match self.tables.entry(hash) {
+                    Entry::Occupied(e) => Ok(e.into_mut()),
+                    Entry::Vacant(e) => self.store.get_shared(&hash).map(|t| e.insert(t)),
+                };
+                table.map(|t| {
+                    Payload::Bytes(
+                        t.get(start..start + len)
+                            .map(<[u8]>::to_vec)
+                            .unwrap_or_default(),
+                    )
+                })
+            }
+        };
+        payload.map_err(|e| {
+            self.error = Some(e);
+            WriteError::FetchFailed
+        })
+    }
+}
+
+/// Removes the file at `path`; nothing to do if there is none.
+fn remove_if_present(path: &Path) -> Result<bool, StoreError> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(source) => Err(StoreError::Io {
+            action: "could not remove",
+            path: path.to_owned(),
+            source,
+        }),
     }
 }
 

@@ -1,0 +1,280 @@
+//! Patches: how a watched build writes a changed parcel in the size of the
+//! change, not of the parcel (the format, and the game's side of it, are
+//! [`assets_runtime::patch`]).
+//!
+//! Asked for by [`BuildOptions::patch_parcels`](crate::BuildOptions), which
+//! only `cargo assets watch` sets. Files beside `<name>.parcel`:
+//!
+//! - `<name>.parcel.patch`: the resources whose content differs from the
+//!   base's (by their `.sums` contents), the pages of every atlas one of
+//!   whose frames is among them (so the patch is a valid parcel alone), and
+//!   a removal mark for each name the base holds and the build does not;
+//! - `<name>.parcel.patch.sums`: what each resource of the patch holds, in
+//!   the `.sums` format (a removal mark's content is `-`), its header naming
+//!   the patch's table checksum: with the base's `.sums`, what a game holds,
+//!   which the next reload notice is measured against;
+//! - `<name>.parcel.patch.key`: the parcel key of that whole, so a build
+//!   that changes nothing leaves the patch alone.
+//!
+//! The base's own files (`.parcel`, `.toc`, `.sums`, `.key`) stay as the
+//! last whole write left them: the store keeps reading the blobs the base
+//! holds through its `.sums`, and blobs only a patch holds are stored as
+//! any other (they are not added to `held`). A patch is written in the
+//! order key removed, patch, sums, key, each by rename: a kill leaves a
+//! patch without its key, which the next build writes again.
+//!
+//! A patch is not written, and the parcel is written whole instead, when
+//! there is no base to patch (none, its `.sums` does not describe it, or
+//! it was written with another compression), or when the patch would hold
+//! more than a quarter of the base's bytes: past that, reading through two
+//! files stops paying for itself. Every whole write removes the patch
+//! ([`remove`]), so a build without patches (`cargo assets build`, a build
+//! script, `watch` once idle) leaves the base alone, byte for byte what a
+//! cold build writes.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assets_runtime::Compression;
+use assets_runtime::format::KIND_REMOVED;
+use assets_runtime::write::{ParcelWriter, Payload, WriteError};
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use super::{FromStore, Planned, Source, changed_names, remove_if_present, sums_describe};
+use crate::hash::ContentHash;
+use crate::parcel_sums;
+use crate::report::{ParcelOutcome, Retired};
+use crate::store::{Store, StoreError};
+
+/// A patch may hold at most this fraction of its base's bytes.
+const MAX_SHARE: u64 = 4;
+
+/// The content a patch's `.sums` gives a removal mark.
+const REMOVED: &str = "-";
+
+/// The files of the patch of the parcel at some path.
+pub(super) struct PatchFiles {
+    pub(super) patch: PathBuf,
+    sums: PathBuf,
+    key: PathBuf,
+}
+
+impl PatchFiles {
+    pub(super) fn of(parcel: &Path) -> PatchFiles {
+        PatchFiles {
+            patch: parcel.with_extension("parcel.patch"),
+            sums: parcel.with_extension("parcel.patch.sums"),
+            key: parcel.with_extension("parcel.patch.key"),
+        }
+    }
+
+    /// The `.sums` text of the patch, if it describes the patch on disk.
+    pub(super) fn sums(&self) -> Option<String> {
+        let text = fs::read_to_string(&self.sums).ok()?;
+        let (_, checksum) = parcel_sums::header(&text)?;
+        parcel_sums::describes(checksum, &self.patch).then_some(text)
+    }
+
+    /// Removes the patch, key first; whether there was one.
+    pub(super) fn remove(&self) -> Result<bool, StoreError> {
+        remove_if_present(&self.key)?;
+        let had = remove_if_present(&self.patch)?;
+        remove_if_present(&self.sums)?;
+        Ok(had)
+    }
+}
+
+/// Removes the patch of the parcel at `parcel`, if it has one: after a
+/// whole write, or when the build wants the base alone.
+pub(super) fn remove(parcel: &Path) -> Result<bool, StoreError> {
+    PatchFiles::of(parcel).remove()
+}
+
+/// What a game holds of a parcel whose base holds `base` (its `.sums`
+/// contents) and whose patch's `.sums` text is `patch`: name to content.
+pub(super) fn seen_through<'s>(
+    base: &HashMap<Cow<'s, str>, &'s str>,
+    patch: &'s str,
+) -> HashMap<Cow<'s, str>, &'s str> {
+    let mut seen = base.clone();
+    for (name, content) in parcel_sums::contents(patch) {
+        match content {
+            REMOVED => seen.remove(&name),
+            _ => seen.insert(name, content),
+        };
+    }
+    seen
+}
+
+/// What [`write`] did.
+pub(super) struct Patched {
+    pub(super) outcome: ParcelOutcome,
+    /// Whether a patch is in force after it.
+    pub(super) in_force: bool,
+}
+
+/// Writes the parcel at `path`, whose contents are `planned` and whose key
+/// is `key`, as a patch over the base there; `None` if it is to be written
+/// whole instead (see the module's docs). Adds to `held` the blobs the
+/// base still holds for it.
+pub(super) fn write(
+    store: &Store,
+    path: &Path,
+    planned: &[Planned],
+    compression: Compression,
+    key: &ContentHash,
+    retired: &mut Retired,
+    held: &mut HashSet<ContentHash>,
+) -> Option<Result<Patched, StoreError>> {
+    let files = PatchFiles::of(path);
+    let resources = planned.len();
+    if fs::read_to_string(&files.key).is_ok_and(|k| k.trim() == key.to_hex())
+        && sums_describe(&files.sums, &files.patch)
+    {
+        return Some(Ok(Patched {
+            outcome: ParcelOutcome::Unchanged { resources },
+            in_force: true,
+        }));
+    }
+    let base_key = fs::read_to_string(path.with_extension("parcel.key")).ok();
+    let is_base = base_key
+        .as_deref()
+        .is_some_and(|k| k.trim() == key.to_hex());
+    if is_base && !files.patch.exists() {
+        // Unchanged, as the whole write's check finds at less cost.
+        return None;
+    }
+    let base_sums = fs::read_to_string(path.with_extension("parcel.sums")).ok()?;
+    let (written_with, checksum) = parcel_sums::header(&base_sums)?;
+    if written_with != compression.name() || !parcel_sums::describes(checksum, path) {
+        return None;
+    }
+    let base = parcel_sums::contents(&base_sums);
+    let contents: Vec<String> = planned.iter().map(Planned::content).collect();
+    let differs = |i: usize| base.get(planned[i].name.as_str()).copied() != Some(&contents[i]);
+    // The atlases with a frame in the patch bring all their pages.
+    let reframed: HashSet<usize> = (0..planned.len())
+        .filter(|&i| !planned[i].page && differs(i))
+        .filter_map(|i| planned[i].atlas)
+        .collect();
+    let taken: Vec<usize> = (0..planned.len())
+        .filter(|&i| {
+            differs(i) || planned[i].page && planned[i].atlas.is_some_and(|a| reframed.contains(&a))
+        })
+        .collect();
+    let planned_names: HashSet<&str> = planned.iter().map(|p| p.name.as_str()).collect();
+    let mut removed: Vec<&str> = (base.keys())
+        .map(|n| n.as_ref())
+        .filter(|n| !planned_names.contains(n))
+        .collect();
+    removed.sort_unstable();
+    // What the game holds now: base and patch, or the base alone.
+    let before = files.sums();
+    let changed = match &before {
+        Some(patch) => changed_names(&seen_through(&base, patch), planned, &contents),
+        None => changed_names(&base, planned, &contents),
+    };
+    if taken.is_empty() && removed.is_empty() {
+        // The base is the parcel again (an edit undone, say): no patch. Its
+        // key must agree, or what differs is not in the contents (a kind).
+        if !is_base {
+            return None;
+        }
+        let had = files.remove();
+        return Some(had.map(|had| Patched {
+            outcome: if had {
+                ParcelOutcome::Written { resources, changed }
+            } else {
+                ParcelOutcome::Unchanged { resources }
+            },
+            in_force: false,
+        }));
+    }
+    let bytes: u64 = taken.iter().map(|&i| planned[i].len()).sum();
+    let base_len = fs::metadata(path).map(|m| m.len()).ok()?;
+    if bytes.saturating_mul(MAX_SHARE) > base_len {
+        return None;
+    }
+    let written = write_files(
+        store,
+        &files,
+        planned,
+        &taken,
+        &removed,
+        compression,
+        &contents,
+    )
+    .map(|replaced| retired.0.extend(replaced))
+    .and_then(|()| store.write_atomic(&files.key, format!("{key}\n").as_bytes()));
+    if let Err(e) = written {
+        return Some(Err(e));
+    }
+    let taken: HashSet<usize> = taken.into_iter().collect();
+    held.extend(
+        (0..planned.len())
+            .filter(|i| !taken.contains(i))
+            .filter_map(|i| match planned[i].source {
+                Source::Blob { hash, .. } => Some(hash),
+                Source::Slice { .. } => None,
+            }),
+    );
+    Some(Ok(Patched {
+        outcome: ParcelOutcome::Written { resources, changed },
+        in_force: true,
+    }))
+}
+
+/// Writes the patch file holding `planned[taken]` and the marks of
+/// `removed`, then its `.sums`; returns the old patch, retired.
+fn write_files(
+    store: &Store,
+    files: &PatchFiles,
+    planned: &[Planned],
+    taken: &[usize],
+    removed: &[&str],
+    compression: Compression,
+    contents: &[String],
+) -> Result<Option<PathBuf>, StoreError> {
+    remove_if_present(&files.key)?;
+    let mut writer = ParcelWriter::compressed(compression);
+    for &i in taken {
+        let p = &planned[i];
+        match p.compression {
+            Some(c) => writer.add_later_compressed(&p.name, &p.kind, p.len(), c),
+            None => writer.add_later(&p.name, &p.kind, p.len()),
+        }
+    }
+    for name in removed {
+        writer.add_later(name, KIND_REMOVED, 0);
+    }
+    let mut from_store = FromStore::new(store);
+    let mut fetch = |i: usize| -> Result<Payload<'_>, WriteError> {
+        match taken.get(i) {
+            Some(&p) => from_store.fetch(&planned[p]),
+            None => Ok(Payload::Bytes(Vec::new())),
+        }
+    };
+    let written = store.replace_keeping_old(&files.patch, |out| {
+        writer
+            .write_to(out, &mut fetch)
+            .map_err(std::io::Error::other)
+    });
+    if let Some(e) = from_store.error {
+        return Err(e);
+    }
+    let (written, replaced) = written?;
+    let held = taken
+        .iter()
+        .map(|&i| (contents[i].as_str(), planned[i].name.as_str()));
+    let marks = removed.iter().map(|&name| (REMOVED, name));
+    let sums = parcel_sums::write(
+        compression.name(),
+        written.table_checksum,
+        held.chain(marks),
+    );
+    store.write_atomic(&files.sums, sums.as_bytes())?;
+    Ok(replaced)
+}
