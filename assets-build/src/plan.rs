@@ -3,7 +3,7 @@
 //! atlas gets a generated step after every asset (see [`crate::atlas`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use assets_runtime::Compression;
 
@@ -73,9 +73,28 @@ pub(crate) enum Group {
 pub(crate) struct Plan {
     pub steps: Vec<Step>,
     pub index: HashMap<AssetPath, usize>,
+    /// See [`Plan::selected`].
+    selected: OnceLock<Vec<Vec<bool>>>,
 }
 
 impl Plan {
+    /// For each parcel of `manifest` (the one this plan was made from), in
+    /// its order: which steps it selects (never an atlas step itself).
+    /// Worked out on first use and kept with the plan: matching every
+    /// asset against a parcel's globs is ~1 µs an asset, and a watched
+    /// pipeline keeps its plan from one edit to the next.
+    pub fn selected(&self, manifest: &Manifest) -> &[Vec<bool>] {
+        self.selected.get_or_init(|| {
+            (manifest.parcels.iter())
+                .map(|spec| {
+                    parallel::map(&self.steps, |s| {
+                        s.asset.atlas_name().is_none() && spec.contains(&s.asset)
+                    })
+                })
+                .collect()
+        })
+    }
+
     /// The order workers take steps in: each atlas's sprites, then the
     /// atlas, atlas by atlas; then every other step, in plan order.
     ///
@@ -211,7 +230,11 @@ pub(crate) fn plan(
         .enumerate()
         .map(|(i, s)| (s.asset.clone(), i))
         .collect();
-    Ok(Plan { steps, index })
+    Ok(Plan {
+        steps,
+        index,
+        selected: OnceLock::new(),
+    })
 }
 
 /// One asset's step as [`plan_asset`] makes it and, for a sprite, its

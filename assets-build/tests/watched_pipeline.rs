@@ -13,7 +13,7 @@
 //! `watch` makes once idle, without patches, must write the cold build's
 //! bytes and remove the patch.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,6 +50,8 @@ struct Game {
     patched: usize,
     /// Whether the last build left a patch.
     last_patched: bool,
+    /// What a game held after the last build: each resource's bytes.
+    seen: BTreeMap<String, Vec<u8>>,
     /// Whether each patched build is followed by the whole write `watch`
     /// makes once idle.
     settle: bool,
@@ -71,6 +73,7 @@ impl Game {
             dir,
             patched: 0,
             last_patched: false,
+            seen: BTreeMap::new(),
             settle: true,
         };
         if patches {
@@ -182,6 +185,23 @@ impl Game {
             }
         }
         self.last_patched = patched;
+        // The notice names every resource a game holds differently now.
+        let main = &watched.parcels[0];
+        let seen = PatchedBuf::open(&main.path, main.patch.as_deref()).unwrap();
+        let seen: BTreeMap<String, Vec<u8>> = (seen.parcel().iter())
+            .map(|r| (r.name.to_owned(), r.bytes().unwrap().into_owned()))
+            .collect();
+        let differ: Vec<&String> = (seen.keys().chain(self.seen.keys()))
+            .filter(|n| seen.get(*n) != self.seen.get(*n))
+            .collect();
+        match &main.outcome {
+            ParcelOutcome::Written { changed, .. } => {
+                let missed: Vec<_> = differ.iter().filter(|n| !changed.contains(n)).collect();
+                assert!(missed.is_empty(), "the notice misses {missed:?}");
+            }
+            other => assert!(differ.is_empty(), "{other:?} though {differ:?} changed"),
+        }
+        self.seen = seen;
         if patched {
             self.patched += 1;
         }

@@ -47,7 +47,7 @@ use assets_runtime::{ParcelBuf, Resource};
 use crate::asset_path::AssetPath;
 use crate::atlas::{FRAMES_LABEL, SPRITES_LABEL, member_label};
 use crate::hash::ContentHash;
-use crate::manifest::{Manifest, ParcelSpec};
+use crate::manifest::Manifest;
 use crate::parallel;
 use crate::parcel_sums;
 use crate::plan::{Group, Plan};
@@ -79,12 +79,11 @@ pub(crate) fn write_parcels(
     retired: &mut Retired,
     held: &mut HashSet<ContentHash>,
 ) -> Vec<ParcelReport> {
-    manifest
-        .parcels
-        .iter()
-        .map(|spec| {
+    let selected = plan.selected(manifest);
+    (manifest.parcels.iter().zip(selected))
+        .map(|(spec, selected)| {
             let path = dir.join(format!("{}.parcel", spec.name));
-            let (outcome, patched) = match select(spec, plan, steps) {
+            let (outcome, patched) = match select(selected, plan, steps) {
                 Ok(selection) => {
                     let compression = spec.compression_for(variant);
                     let key = parcel_key(&selection, compression);
@@ -162,10 +161,9 @@ impl ParcelBound {
 /// alone, before any step runs.
 pub(crate) fn parcel_bound(manifest: &Manifest, plan: &Plan) -> Vec<ParcelBound> {
     let mut bound = vec![ParcelBound::None; plan.steps.len()];
+    let selected = plan.selected(manifest);
     for (i, step) in plan.steps.iter().enumerate() {
-        if step.asset.atlas_name().is_some()
-            || !manifest.parcels.iter().any(|p| p.contains(&step.asset))
-        {
+        if !selected.iter().any(|s| s[i]) {
             continue;
         }
         match step.group {
@@ -207,10 +205,11 @@ struct Planned {
     page: bool,
 }
 
-/// The resources of the parcel `spec` selects, sorted as planned; or the
-/// failed and skipped steps that stop it from being written.
+/// The resources of the parcel that selects the steps `selected` (see
+/// [`Plan::selected`]), sorted as planned; or the failed and skipped steps
+/// that stop it from being written.
 fn select(
-    spec: &ParcelSpec,
+    selected: &[bool],
     plan: &Plan,
     steps: &[Arc<StepReport>],
 ) -> Result<Vec<Planned>, Vec<String>> {
@@ -221,7 +220,7 @@ fn select(
         .step_by(RUN)
         .map(|start| start..(start + RUN).min(plan.steps.len()))
         .collect();
-    let picked = parallel::map(&runs, |run| select_run(spec, plan, steps, run.clone()));
+    let picked = parallel::map(&runs, |run| select_run(selected, plan, steps, run.clone()));
     let mut planned = Vec::with_capacity(picked.iter().map(|p| p.planned.len()).sum());
     let mut failed = Vec::new();
     let mut atlases = BTreeSet::new();
@@ -271,7 +270,7 @@ struct Picked {
 
 /// [`select`] over the steps `run` of the plan (every atlas's pages aside).
 fn select_run(
-    spec: &ParcelSpec,
+    selected: &[bool],
     plan: &Plan,
     steps: &[Arc<StepReport>],
     run: Range<usize>,
@@ -287,7 +286,7 @@ fn select_run(
         r
     };
     for (i, step) in run.clone().zip(&plan.steps[run]) {
-        if step.asset.atlas_name().is_some() || !spec.contains(&step.asset) {
+        if !selected[i] {
             continue;
         }
         let Some(own) = record(i, &mut failed) else {
@@ -474,8 +473,14 @@ impl Planned {
     }
 
     fn content(&self) -> String {
-        use std::fmt::Write as _;
         let mut out = String::with_capacity(160);
+        self.write_content(&mut out);
+        out
+    }
+
+    /// [`Planned::content`], appended to `out`.
+    fn write_content(&self, out: &mut String) {
+        use std::fmt::Write as _;
         match self.source {
             Source::Blob { hash, .. } => out.push_str(&hash.to_hex()),
             Source::Slice { hash, start, len } => {
@@ -490,7 +495,6 @@ impl Planned {
             out.push('@');
             out.push_str(c.name());
         }
-        out
     }
 }
 

@@ -43,7 +43,7 @@ use assets_runtime::write::{ParcelWriter, Payload, WriteError};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::{FromStore, Planned, Source, changed_names, remove_if_present, sums_describe};
+use super::{FromStore, Planned, Source, remove_if_present, sums_describe};
 use crate::hash::ContentHash;
 use crate::parcel_sums;
 use crate::report::{ParcelOutcome, Retired};
@@ -153,30 +153,80 @@ pub(super) fn write(
         return None;
     }
     let base = parcel_sums::contents(&base_sums);
-    let contents: Vec<String> = planned.iter().map(Planned::content).collect();
-    let differs = |i: usize| base.get(planned[i].name.as_str()).copied() != Some(&contents[i]);
+    // What the game holds now: the base through the patch, if any.
+    let before = files.sums();
+    let before = before.as_deref().map(parcel_sums::contents);
+    let seen = |name: &str| match before.as_ref().and_then(|b| b.get(name)) {
+        Some(&REMOVED) => None,
+        Some(&content) => Some(content),
+        None => base.get(name).copied(),
+    };
+    // One pass, each content written into one buffer (10,000 resources at
+    // 10k assets, each line a hash or two in hex): which resources differ
+    // from the base (the patch), and which from what the game holds (the
+    // notice).
+    let mut differs = vec![false; planned.len()];
+    let mut changed = Vec::new();
+    let (mut in_base, mut in_seen) = (0, 0);
+    let mut content = String::with_capacity(192);
+    for (i, p) in planned.iter().enumerate() {
+        content.clear();
+        p.write_content(&mut content);
+        let was = base.get(p.name.as_str()).copied();
+        in_base += usize::from(was.is_some());
+        differs[i] = was != Some(content.as_str());
+        let seen = seen(&p.name);
+        in_seen += usize::from(seen.is_some());
+        if seen != Some(content.as_str()) {
+            changed.push(p.name.clone());
+        }
+    }
     // The atlases with a frame in the patch bring all their pages.
     let reframed: HashSet<usize> = (0..planned.len())
-        .filter(|&i| !planned[i].page && differs(i))
+        .filter(|&i| !planned[i].page && differs[i])
         .filter_map(|i| planned[i].atlas)
         .collect();
     let taken: Vec<usize> = (0..planned.len())
         .filter(|&i| {
-            differs(i) || planned[i].page && planned[i].atlas.is_some_and(|a| reframed.contains(&a))
+            differs[i] || planned[i].page && planned[i].atlas.is_some_and(|a| reframed.contains(&a))
         })
         .collect();
-    let planned_names: HashSet<&str> = planned.iter().map(|p| p.name.as_str()).collect();
-    let mut removed: Vec<&str> = (base.keys())
-        .map(|n| n.as_ref())
-        .filter(|n| !planned_names.contains(n))
-        .collect();
-    removed.sort_unstable();
-    // What the game holds now: base and patch, or the base alone.
-    let before = files.sums();
-    let changed = match &before {
-        Some(patch) => changed_names(&seen_through(&base, patch), planned, &contents),
-        None => changed_names(&base, planned, &contents),
+    // Names gone since the base, or since what the game holds: counted on
+    // the way, and only then looked for in a set of the planned names.
+    let seen_len = match &before {
+        None => base.len(),
+        Some(b) => b.iter().fold(base.len(), |n, (name, &content)| {
+            match (base.contains_key(name), content == REMOVED) {
+                (true, true) => n - 1,
+                (false, false) => n + 1,
+                _ => n,
+            }
+        }),
     };
+    let mut removed = Vec::new();
+    if in_base != base.len() || in_seen != seen_len {
+        let planned_names: HashSet<&str> = planned.iter().map(|p| p.name.as_str()).collect();
+        let gone = |name: &&str| !planned_names.contains(name);
+        removed.extend(
+            base.keys()
+                .map(|n| n.as_ref())
+                .filter(gone)
+                .map(str::to_owned),
+        );
+        let added = before.iter().flat_map(|b| b.iter());
+        let added = added
+            .filter(|&(_, c)| *c != REMOVED)
+            .map(|(n, _)| n.as_ref());
+        let was_seen = base.keys().map(|n| n.as_ref()).chain(added);
+        changed.extend(
+            was_seen
+                .filter(|n| gone(n) && seen(n).is_some())
+                .map(str::to_owned),
+        );
+    }
+    removed.sort_unstable();
+    changed.sort_unstable();
+    changed.dedup();
     if taken.is_empty() && removed.is_empty() {
         // The base is the parcel again (an edit undone, say): no patch. Its
         // key must agree, or what differs is not in the contents (a kind).
@@ -198,17 +248,9 @@ pub(super) fn write(
     if bytes.saturating_mul(MAX_SHARE) > base_len {
         return None;
     }
-    let written = write_files(
-        store,
-        &files,
-        planned,
-        &taken,
-        &removed,
-        compression,
-        &contents,
-    )
-    .map(|replaced| retired.0.extend(replaced))
-    .and_then(|()| store.write_atomic(&files.key, format!("{key}\n").as_bytes()));
+    let written = write_files(store, &files, planned, &taken, &removed, compression)
+        .map(|replaced| retired.0.extend(replaced))
+        .and_then(|()| store.write_atomic(&files.key, format!("{key}\n").as_bytes()));
     if let Err(e) = written {
         return Some(Err(e));
     }
@@ -234,9 +276,8 @@ fn write_files(
     files: &PatchFiles,
     planned: &[Planned],
     taken: &[usize],
-    removed: &[&str],
+    removed: &[String],
     compression: Compression,
-    contents: &[String],
 ) -> Result<Option<PathBuf>, StoreError> {
     remove_if_present(&files.key)?;
     let mut writer = ParcelWriter::compressed(compression);
@@ -266,10 +307,10 @@ fn write_files(
         return Err(e);
     }
     let (written, replaced) = written?;
-    let held = taken
-        .iter()
-        .map(|&i| (contents[i].as_str(), planned[i].name.as_str()));
-    let marks = removed.iter().map(|&name| (REMOVED, name));
+    let contents: Vec<String> = taken.iter().map(|&i| planned[i].content()).collect();
+    let names = taken.iter().map(|&i| planned[i].name.as_str());
+    let held = contents.iter().map(String::as_str).zip(names);
+    let marks = removed.iter().map(|name| (REMOVED, name.as_str()));
     let sums = parcel_sums::write(
         compression.name(),
         written.table_checksum,
