@@ -38,7 +38,7 @@
 //! [`crate::Changes::Unknown`]; a build asked to verify the cache
 //! ([`crate::Verify`]) checks every step and reuses none.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -116,13 +116,23 @@ impl Verdicts {
         if self.reports.len() != n {
             return vec![None; n];
         }
+        // The steps whose record the log may hold anew: the few it read
+        // since the previous build, looked up here once, not each step in
+        // that set (or all of them, when the log was read whole).
+        let maybe_changed: Option<Vec<bool>> = records.changed_since_previous().map(|changed| {
+            let mut maybe = vec![false; n];
+            for &i in changed.iter().filter_map(|asset| plan.index.get(asset)) {
+                maybe[i] = true;
+            }
+            maybe
+        });
         let mut ok: Vec<bool> = (0..n)
             .map(|i| {
                 self.reports[i].as_ref().is_some_and(|report| {
                     let kept = report.record.as_ref();
                     report.asset == plan.steps[i].asset
                         && kept.is_some_and(|kept| {
-                            records.unchanged_since_previous(&report.asset)
+                            maybe_changed.as_ref().is_some_and(|m| !m[i])
                                 || (records.get(&report.asset))
                                     .is_some_and(|now| Arc::ptr_eq(now, kept) || now == kept)
                         })
@@ -131,7 +141,7 @@ impl Verdicts {
             .collect();
         // A step is reused only if all it depends on is: walk back from
         // each step that is not, along "is used by" edges.
-        let mut used_by: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut used_by: Vec<Vec<usize>> = vec![Vec::new(); n];
         let mut not_reused: Vec<usize> = Vec::new();
         for (i, report) in self.reports.iter().enumerate() {
             if !ok[i] {
@@ -142,7 +152,7 @@ impl Verdicts {
                 .map_or(&[][..], |r| &r.dependencies);
             for dependency in dependencies {
                 match plan.index.get(&dependency.asset) {
-                    Some(&d) => used_by.entry(d).or_default().push(i),
+                    Some(&d) => used_by[d].push(i),
                     None => {
                         ok[i] = false;
                         not_reused.push(i);
@@ -153,7 +163,7 @@ impl Verdicts {
         }
         not_reused.extend((0..n).filter(|&i| !ok[i]));
         while let Some(d) = not_reused.pop() {
-            for &i in used_by.get(&d).map_or(&[][..], Vec::as_slice) {
+            for &i in &used_by[d] {
                 if ok[i] {
                     ok[i] = false;
                     not_reused.push(i);
