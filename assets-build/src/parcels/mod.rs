@@ -41,7 +41,7 @@ use assets_runtime::Compression;
 use assets_runtime::format::{KIND_IMAGE, KIND_SPRITE};
 use assets_runtime::sprite::SPRITE_LEN;
 use assets_runtime::toc;
-use assets_runtime::write::{ParcelWriter, Payload, WriteError};
+use assets_runtime::write::{ParcelWriter, Payload, WriteError, Written};
 use assets_runtime::{ParcelBuf, Resource};
 
 use crate::asset_path::AssetPath;
@@ -393,14 +393,8 @@ fn write_one(
     let contents: Vec<String> = planned.iter().map(Planned::content).collect();
     let previous = Previous::open(path, &before, &before_contents, compression);
     let mut writer = ParcelWriter::compressed(compression);
-    for p in planned {
-        match p.compression {
-            Some(c) => writer.add_later_compressed(&p.name, &p.kind, p.len(), c),
-            None => writer.add_later(&p.name, &p.kind, p.len()),
-        }
-    }
-    let mut from_store = FromStore::new(store);
-    let mut fetch = |i: usize| -> Result<Payload<'_>, WriteError> {
+    declare(&mut writer, planned.iter());
+    let fetch = |from_store: &mut FromStore<'_>, i: usize| -> Result<Payload<'_>, WriteError> {
         if let Some(r) = previous
             .as_ref()
             .and_then(|p| p.unchanged(&planned[i], &contents[i]))
@@ -419,15 +413,7 @@ fn write_one(
     // stays readable to the store (a parcel written after this one may
     // need a blob only it held).
     store.keep_open(path);
-    let written = store.replace_keeping_old(path, |out| {
-        writer
-            .write_to(out, &mut fetch)
-            .map_err(std::io::Error::other)
-    });
-    if let Some(e) = from_store.error {
-        return Err(e);
-    }
-    let (written, replaced) = written?;
+    let (written, replaced) = place(store, path, writer, fetch)?;
     retired.0.extend(replaced);
     let toc = toc::write(
         written.len,
@@ -538,6 +524,38 @@ impl<'s> FromStore<'s> {
             self.error = Some(e);
             WriteError::FetchFailed
         })
+    }
+}
+
+/// Declares `planned` to `writer`, each to be fetched as it is written,
+/// compressed as its rule asks.
+fn declare<'a>(writer: &mut ParcelWriter, planned: impl Iterator<Item = &'a Planned>) {
+    for p in planned {
+        match p.compression {
+            Some(c) => writer.add_later_compressed(&p.name, &p.kind, p.len(), c),
+            None => writer.add_later(&p.name, &p.kind, p.len()),
+        }
+    }
+}
+
+/// Writes the parcel `writer` declares to `path` (by a swap: the file it
+/// replaces is returned, retired), its `i`th resource's bytes from
+/// `fetch`. A store error met while fetching is the one returned.
+fn place<'p>(
+    store: &Store,
+    path: &Path,
+    writer: ParcelWriter,
+    mut fetch: impl FnMut(&mut FromStore<'_>, usize) -> Result<Payload<'p>, WriteError>,
+) -> Result<(Written, Option<PathBuf>), StoreError> {
+    let mut from_store = FromStore::new(store);
+    let written = store.replace_keeping_old(path, |out| {
+        writer
+            .write_to(out, |i| fetch(&mut from_store, i))
+            .map_err(std::io::Error::other)
+    });
+    match from_store.error {
+        Some(e) => Err(e),
+        None => written,
     }
 }
 

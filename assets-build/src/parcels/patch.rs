@@ -38,12 +38,12 @@ use std::path::{Path, PathBuf};
 
 use assets_runtime::Compression;
 use assets_runtime::format::KIND_REMOVED;
-use assets_runtime::write::{ParcelWriter, Payload, WriteError};
+use assets_runtime::write::{ParcelWriter, Payload};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::{FromStore, Planned, Source, remove_if_present, sums_describe};
+use super::{FromStore, Planned, Source, declare, place, remove_if_present, sums_describe};
 use crate::hash::ContentHash;
 use crate::parcel_sums;
 use crate::report::{ParcelOutcome, Retired};
@@ -281,32 +281,15 @@ fn write_files(
 ) -> Result<Option<PathBuf>, StoreError> {
     remove_if_present(&files.key)?;
     let mut writer = ParcelWriter::compressed(compression);
-    for &i in taken {
-        let p = &planned[i];
-        match p.compression {
-            Some(c) => writer.add_later_compressed(&p.name, &p.kind, p.len(), c),
-            None => writer.add_later(&p.name, &p.kind, p.len()),
-        }
-    }
+    declare(&mut writer, taken.iter().map(|&i| &planned[i]));
     for name in removed {
         writer.add_later(name, KIND_REMOVED, 0);
     }
-    let mut from_store = FromStore::new(store);
-    let mut fetch = |i: usize| -> Result<Payload<'_>, WriteError> {
-        match taken.get(i) {
-            Some(&p) => from_store.fetch(&planned[p]),
-            None => Ok(Payload::Bytes(Vec::new())),
-        }
+    let fetch = |from_store: &mut FromStore<'_>, i: usize| match taken.get(i) {
+        Some(&p) => from_store.fetch(&planned[p]),
+        None => Ok(Payload::Bytes(Vec::new())),
     };
-    let written = store.replace_keeping_old(&files.patch, |out| {
-        writer
-            .write_to(out, &mut fetch)
-            .map_err(std::io::Error::other)
-    });
-    if let Some(e) = from_store.error {
-        return Err(e);
-    }
-    let (written, replaced) = written?;
+    let (written, replaced) = place(store, &files.patch, writer, fetch)?;
     let contents: Vec<String> = taken.iter().map(|&i| planned[i].content()).collect();
     let names = taken.iter().map(|&i| planned[i].name.as_str());
     let held = contents.iter().map(String::as_str).zip(names);
