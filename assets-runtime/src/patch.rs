@@ -6,9 +6,8 @@
 //! in place while a game may have it mapped (see `mapped.rs`). So the
 //! watcher writes a *patch* beside it, `<name>.parcel.patch`: an ordinary
 //! parcel holding the resources that differ from the base parcel, and one
-//! empty resource of kind [`KIND_REMOVED`](crate::format::KIND_REMOVED)
-//! under the name of each resource the base holds and the build no longer
-//! does. The patch always describes the difference from the base, never from
+//! empty resource of kind [`KIND_REMOVED`] under the name of each resource
+//! the base holds and the build no longer does. The patch always describes the difference from the base, never from
 //! an earlier patch, so a game needs at most two files; when the watcher
 //! goes idle (or a patch grows past a quarter of its base) it writes the
 //! base again, byte for byte what `cargo assets build` writes, and removes
