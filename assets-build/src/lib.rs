@@ -72,6 +72,7 @@
 
 pub mod asset_path;
 pub mod atlas;
+mod buffers;
 pub mod build_script;
 mod cache;
 pub(crate) mod cache_layout;

@@ -615,7 +615,8 @@ impl<'a> Scheduler<'a> {
     fn reproduce(&self, i: usize, record: &Record) -> Verification {
         let step = &self.plan.steps[i];
         let info = self.step_info(i);
-        let mut ctx = Context::new(info, self.manifest, self.variant, self.store, self);
+        let mut ctx =
+            Context::new(info, self.manifest, self.variant, self.store, self).reproducing();
         for (root, path) in &step.extra_inputs {
             let file = self.manifest.roots[*root].dir.join(path.as_str());
             if let Err(e) = ctx.record_input_file(&file) {

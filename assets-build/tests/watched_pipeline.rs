@@ -376,6 +376,45 @@ fn told_what_changed(mut game: Game) -> Game {
     game
 }
 
+/// An atlas of several pages, watched: a re-pack takes a page whose
+/// sprites kept their places and pixels from memory, and draws again one
+/// whose sprite changed its pixels in place (same size, same frame). The
+/// oracle checks each build against a fresh one, so a page taken from
+/// memory when it should have been drawn again fails it.
+#[test]
+fn a_watched_atlas_of_several_pages_draws_again_only_what_changed() {
+    let mut game = Game::new();
+    game.watched.keep_state_in_memory();
+    let manifest = MANIFEST.replace(
+        "[package.metadata.assets.parcels]",
+        "[package.metadata.assets.atlases.main]\nmax-size = 40\n\n[package.metadata.assets.parcels]",
+    );
+    game.write("Cargo.toml", &manifest);
+    let sprites: Vec<PathBuf> = (0..8u8)
+        .map(|i| game.sprite(&format!("sprites/s{i}.png"), 16, i + 1))
+        .collect();
+    assert_eq!(game.build(Changes::Unknown), 16);
+    let cache = tempfile::tempdir().unwrap();
+    let mut cold = BuildOptions::new(game.path("Cargo.toml"), cache.path());
+    cold.jobs = 1;
+    let cold = succeed(Pipeline::new(cold).build(&|_: &Event<'_>| {}));
+    let pages = ParcelBuf::open(&cold.parcels[0].path)
+        .unwrap()
+        .parcel()
+        .iter()
+        .filter(|r| r.name.starts_with("atlas:main#"))
+        .count();
+    assert!(pages >= 3, "{pages} pages");
+    for (i, sprite) in sprites.iter().enumerate() {
+        let seed = 10 + i as u8;
+        game.sprite(&format!("sprites/s{i}.png"), 16, seed);
+        assert_eq!(game.build_after(std::slice::from_ref(sprite)), 2);
+    }
+    // A sprite that grows moves the others: every page is drawn again.
+    game.sprite("sprites/s0.png", 18, 9);
+    assert_eq!(game.build_after(&sprites[..1]), 2);
+}
+
 #[test]
 fn what_no_watcher_reported_is_found_by_comparing_the_kept_state_with_the_disk() {
     let mut game = Game::new();

@@ -131,29 +131,36 @@ pub const RESOURCE_ZSTD_LEVEL: i32 = 3;
 /// liblz4 on both, and the block format is the same.
 #[cfg(feature = "write")]
 pub(crate) fn encode_lz4(raw: &[u8]) -> Vec<u8> {
-    use lz4_flex::block::{CompressTable, compress_into_with_table, get_maximum_output_size};
-    let bound = get_maximum_output_size(raw.len());
-    let compress = |out: &mut [u8]| {
-        compress_into_with_table(raw, out, &mut CompressTable::large())
-            .expect("the output is sized to the bound")
-    };
-    if bound > LZ4_SCRATCH_MAX {
-        let mut out = vec![0; bound];
-        let len = compress(&mut out);
-        out.truncate(len);
-        return out;
+    if lz4_flex::block::get_maximum_output_size(raw.len()) > LZ4_SCRATCH_MAX {
+        // Past 64 KiB `compress` uses the same large table; it writes into
+        // spare capacity, where a zeroed buffer of the bound would be
+        // cleared whole (and faulted in) to receive a block a quarter its
+        // size.
+        return lz4_flex::block::compress(raw);
     }
     // The block is written into this thread's scratch buffer and copied out
     // at its real size. A buffer of the bound made afresh for each image
     // was zeroed whole (and its pages faulted in) to receive a block a
     // tenth its size: a tenth of a cold build's time went there.
     LZ4_SCRATCH.with_borrow_mut(|scratch| {
-        if scratch.len() < bound {
-            scratch.resize(bound, 0);
-        }
-        let len = compress(scratch);
+        let len = encode_lz4_into(raw, scratch);
         scratch[..len].to_vec()
     })
+}
+
+/// [`encode_lz4`]'s block written to the start of `scratch`, grown (never
+/// shrunk) to the worst case first; its length. A caller compressing many
+/// large images reuses one scratch buffer instead of a bound's worth of
+/// fresh memory each.
+#[cfg(feature = "write")]
+pub(crate) fn encode_lz4_into(raw: &[u8], scratch: &mut Vec<u8>) -> usize {
+    use lz4_flex::block::{CompressTable, compress_into_with_table, get_maximum_output_size};
+    let bound = get_maximum_output_size(raw.len());
+    if scratch.len() < bound {
+        scratch.resize(bound, 0);
+    }
+    compress_into_with_table(raw, scratch, &mut CompressTable::large())
+        .expect("the output is sized to the bound")
 }
 
 /// The largest LZ4 bound served from [`LZ4_SCRATCH`]: an image of 4 MiB of
@@ -182,6 +189,30 @@ pub(crate) fn encode_zstd(_: &[u8], _: i32) -> Option<Vec<u8>> {
 #[cfg(all(test, feature = "write"))]
 mod tests {
     use super::*;
+
+    /// A block is the same bytes whichever way it is made: into a scratch
+    /// buffer holding an earlier block's bytes, or (past the thread's
+    /// scratch size) by `lz4_flex::block::compress` into spare capacity.
+    #[test]
+    fn a_block_is_the_same_into_a_dirty_scratch_buffer_and_past_the_scratch_size() {
+        use lz4_flex::block::{CompressTable, compress_into_with_table, get_maximum_output_size};
+        let reference = |raw: &[u8]| {
+            let mut out = vec![0; get_maximum_output_size(raw.len())];
+            let len = compress_into_with_table(raw, &mut out, &mut CompressTable::large()).unwrap();
+            out.truncate(len);
+            out
+        };
+        let large: Vec<u8> = (0..(5u32 << 20))
+            .map(|i| ((i / 4096) ^ (i % 97)) as u8)
+            .collect();
+        let small: Vec<u8> = (0..50_000u32).map(|i| (i / 16) as u8).collect();
+        let mut scratch = vec![0xAA; 7];
+        for raw in [&large, &small] {
+            assert_eq!(encode_lz4(raw), reference(raw));
+            let len = encode_lz4_into(raw, &mut scratch);
+            assert_eq!(scratch[..len], reference(raw)[..]);
+        }
+    }
 
     /// The scratch buffer keeps the bytes of the last (larger) block; a
     /// smaller block after it must come out alone and whole, as must one

@@ -233,6 +233,25 @@ pub fn encode_pixels(encoding: Encoding, raw: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
+/// [`encode_pixels`] written to the start of `scratch`, which grows as
+/// needed and is never shrunk: the payload is `scratch[..len]` for the
+/// returned `len`. For LZ4 the block is compressed straight into it, so a
+/// caller that encodes many large images (an atlas's pages) reuses one
+/// buffer instead of a worst case's worth of fresh memory for each; other
+/// encodings are copied in.
+#[cfg(feature = "write")]
+pub fn encode_pixels_into(encoding: Encoding, raw: &[u8], scratch: &mut Vec<u8>) -> Option<usize> {
+    if encoding == Encoding::Lz4 {
+        return Some(codec::encode_lz4_into(raw, scratch));
+    }
+    let payload = encode_pixels(encoding, raw)?;
+    if scratch.len() < payload.len() {
+        scratch.resize(payload.len(), 0);
+    }
+    scratch[..payload.len()].copy_from_slice(&payload);
+    Some(payload.len())
+}
+
 /// The zstd level of [`encode_pixels`] (and of compressed resources).
 #[cfg(feature = "write")]
 pub use crate::codec::ZSTD_LEVEL;

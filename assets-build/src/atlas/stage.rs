@@ -31,9 +31,10 @@ use assets_runtime::sprite::{SPRITE_LEN, SpriteFrame};
 use serde::Deserialize;
 
 use super::compose::draw_page;
-use super::layout::{Frame, lay_out};
+use super::layout::{AtlasLayout, Frame, lay_out};
 use super::maxrects::MaxRects;
 use super::pack::{Size, TooLarge};
+use crate::hash::ContentHash;
 use crate::manifest::{AtlasSpec, Encoding};
 use crate::parallel;
 use crate::processor::image::ImageResource;
@@ -93,18 +94,34 @@ impl Processor for AtlasPacker {
         let name = ctx.asset().to_string();
         let layout = lay_out(&sizes, spec, &MaxRects::default())
             .map_err(|e| too_large(&settings, &owner, &sizes, &name, e))?;
-        let indices: Vec<u32> = (0..layout.pages.len() as u32).collect();
         let encoding = spec
             .encoding
             .unwrap_or_else(|| Encoding::default_for(ctx.variant()));
+        // Each page is drawn and compressed once for what it holds: a
+        // watched re-pack after an edit takes every page whose sprites kept
+        // their places from memory, as the last build made it.
+        let memo = ctx.memo();
+        let identities: Vec<(ContentHash, usize)> = (members.iter())
+            .flat_map(|m| (0..m.sprites.len()).map(|k| (m.hash, k)))
+            .collect();
+        let indices: Vec<u32> = (0..layout.pages.len() as u32).collect();
         let pages = parallel::map(&indices, |&i| {
-            let size = layout.pages[i as usize];
-            let mut page = ImageResource::new(size.w, size.h);
-            draw_page(&layout, i, &sources, spec.extrude, page.pixels_mut());
-            page.finish(spec.premultiply, encoding)
+            let key = page_key(&layout, i, &identities, spec, encoding);
+            memo.remembered(
+                &key,
+                || {
+                    let size = layout.pages[i as usize];
+                    let buffers = memo.buffers();
+                    let mut page = ImageResource::new_in(size.w, size.h, buffers);
+                    draw_page(&layout, i, &sources, spec.extrude, page.pixels_mut());
+                    page.finish_in(spec.premultiply, encoding, Some(buffers))
+                },
+                Vec::len,
+            )
         });
         for (i, page) in pages.into_iter().enumerate() {
-            ctx.emit_labeled(&i.to_string(), assets_runtime::format::KIND_IMAGE, page?)?;
+            let page = Arc::unwrap_or_clone(page?);
+            ctx.emit_labeled(&i.to_string(), assets_runtime::format::KIND_IMAGE, page)?;
         }
         let mut frames = layout.frames.iter().zip(&sources).map(|(frame, source)| {
             sprite_frame(&name, layout.pages[frame.page as usize], frame, source).encode()
@@ -163,6 +180,9 @@ struct Member {
     /// Shared with a watched pipeline's memory, which keeps them for the
     /// next re-pack (see `Store::decoded`).
     sprites: Arc<Vec<SpriteSource>>,
+    /// The hash of the output they were decoded from: it names their
+    /// pixels (see [`page_key`]).
+    hash: ContentHash,
     tables: Option<(String, Vec<u8>)>,
 }
 
@@ -222,6 +242,11 @@ fn read_members(members: &[DependencyOutputs<'_>]) -> Result<Vec<Member>, Proces
             .outputs()
             .iter()
             .any(|o| o.label == SPRITES_LABEL && o.kind == SPRITE_SOURCES_KIND);
+        let label = if several { SPRITES_LABEL } else { "" };
+        let hash = (d.outputs().iter())
+            .find(|o| o.label == label)
+            .map(|o| o.hash)
+            .ok_or_else(|| ProcessError::msg("an atlas member has no main output"))?;
         if !several {
             let sprites = d.decoded(
                 "",
@@ -230,6 +255,7 @@ fn read_members(members: &[DependencyOutputs<'_>]) -> Result<Vec<Member>, Proces
             )?;
             return Ok(Member {
                 sprites,
+                hash,
                 tables: None,
             });
         }
@@ -241,11 +267,51 @@ fn read_members(members: &[DependencyOutputs<'_>]) -> Result<Vec<Member>, Proces
             })?;
         Ok(Member {
             sprites: d.decoded(SPRITES_LABEL, SpriteSource::decode_list, |s| pixel_bytes(s))?,
+            hash,
             tables: Some((kind, d.bytes("")?)),
         })
     })
     .into_iter()
     .collect()
+}
+
+/// A name for page `page`'s bytes as this step makes them: a hash of
+/// everything they are made from, so that a page whose sprites kept their
+/// places (and pixels) is not drawn and compressed again (see
+/// `Memo::remembered`). `identities` names each sprite's pixels (the hash
+/// of the output it came from, and its place in it), in frame order; the
+/// step's version stands for the drawing and compressing code.
+fn page_key(
+    layout: &AtlasLayout,
+    page: u32,
+    identities: &[(ContentHash, usize)],
+    spec: &AtlasSpec,
+    encoding: Encoding,
+) -> ContentHash {
+    let mut h = blake3::Hasher::new_derive_key("cargo-assets atlas page 1");
+    let size = layout.pages[page as usize];
+    h.update(&AtlasPacker.version().to_le_bytes());
+    for n in [size.w, size.h, spec.extrude] {
+        h.update(&n.to_le_bytes());
+    }
+    h.update(&[u8::from(spec.premultiply)]);
+    h.update(
+        assets_runtime::image::Encoding::from(encoding)
+            .name()
+            .as_bytes(),
+    );
+    for (frame, (hash, k)) in layout.frames.iter().zip(identities) {
+        if frame.page != page || frame.w == 0 || frame.h == 0 {
+            continue;
+        }
+        for n in [frame.x, frame.y, frame.w, frame.h] {
+            h.update(&n.to_le_bytes());
+        }
+        h.update(&[u8::from(frame.rotated)]);
+        h.update(hash.as_bytes());
+        h.update(&(*k as u64).to_le_bytes());
+    }
+    h.finalize().into()
 }
 
 /// What decoded sprites hold, as a watched pipeline counts what it keeps.

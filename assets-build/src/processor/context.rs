@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 
 use super::ProcessError;
 use crate::asset_path::AssetPath;
+use crate::buffers::Buffers;
 use crate::hash::ContentHash;
 use crate::manifest::{AssetRoot, Manifest, Origin, Settings};
 use crate::record::{DependencyUse, FileStamp, Input, InputState, OutputRecord, Record};
@@ -62,6 +63,9 @@ pub struct Context<'a> {
     seen: HashSet<String>,
     used: HashSet<AssetPath>,
     temp_dir: Option<PathBuf>,
+    /// Whether the step runs again to have its outputs checked: then
+    /// nothing it makes may come from memory ([`Memo`]).
+    reproducing: bool,
 }
 
 impl<'a> Context<'a> {
@@ -82,6 +86,23 @@ impl<'a> Context<'a> {
             seen: HashSet::new(),
             used: HashSet::new(),
             temp_dir: None,
+            reproducing: false,
+        }
+    }
+
+    /// Marks a run that checks a step's outputs (`verify`): they are all
+    /// made afresh, none taken from a [`Memo`].
+    pub(crate) fn reproducing(mut self) -> Context<'a> {
+        self.reproducing = true;
+        self
+    }
+
+    /// What a long-lived pipeline keeps for this step between builds
+    /// (see [`Memo`]).
+    pub(crate) fn memo(&self) -> Memo<'a> {
+        Memo {
+            store: self.store,
+            remember: !self.reproducing,
         }
     }
 
@@ -462,6 +483,41 @@ fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// What a step may keep beyond itself, for one that makes large outputs
+/// from parts that mostly stay the same (an atlas's pages): large buffers
+/// to reuse, and values made from inputs a hash names. Shared by the
+/// threads of the step.
+#[derive(Clone, Copy)]
+pub(crate) struct Memo<'a> {
+    store: &'a Store,
+    remember: bool,
+}
+
+impl<'a> Memo<'a> {
+    /// The build's pool of large buffers (`buffers.rs`).
+    pub(crate) fn buffers(&self) -> &'a Buffers {
+        self.store.buffers()
+    }
+
+    /// What `make` makes, which must be a pure function of what `key`
+    /// hashes: a long-lived pipeline keeps it as it keeps decoded blobs
+    /// ([`Store::decoded`]), and a later build takes it from there. It is
+    /// made afresh otherwise, and always when the step runs again to have
+    /// its outputs checked.
+    pub(crate) fn remembered<T: Send + Sync + 'static>(
+        &self,
+        key: &ContentHash,
+        make: impl FnOnce() -> Result<T, ProcessError>,
+        size: impl FnOnce(&T) -> usize,
+    ) -> Result<Arc<T>, ProcessError> {
+        if self.remember {
+            self.store.decoded(key, make, size)
+        } else {
+            make().map(Arc::new)
+        }
+    }
 }
 
 /// Another asset's outputs, as seen by a processor that depends on it.

@@ -12,16 +12,19 @@
 //! [`assets_runtime::image`]: a 16-byte header, then RGBA8 rows (raw or
 //! compressed) or a PNG.
 
+use std::borrow::Cow;
 use std::io::Cursor;
 
 use assets_runtime::image::{
     Encoding as StoredEncoding, IMAGE_HEADER_LEN, ImageHeader, PixelFormat, encode_pixels,
+    encode_pixels_into,
 };
 use image::codecs::png::PngEncoder;
 use image::{ExtendedColorType, ImageEncoder, ImageReader, Limits, RgbaImage};
 use serde::Deserialize;
 
 use super::{Context, ProcessError, Processor};
+use crate::buffers::Buffers;
 pub use crate::manifest::Encoding;
 use crate::manifest::{Settings, SettingsError};
 
@@ -141,10 +144,11 @@ pub(crate) struct ImageResource {
 }
 
 impl ImageResource {
-    /// Transparent black pixels.
-    pub fn new(width: u32, height: u32) -> ImageResource {
+    /// Transparent black pixels in a buffer from `buffers`, given back by
+    /// [`ImageResource::finish_in`].
+    pub(crate) fn new_in(width: u32, height: u32, buffers: &Buffers) -> ImageResource {
         ImageResource {
-            bytes: vec![0; IMAGE_HEADER_LEN + width as usize * height as usize * 4],
+            bytes: buffers.zeroed(IMAGE_HEADER_LEN + width as usize * height as usize * 4),
             width,
             height,
         }
@@ -195,10 +199,19 @@ impl ImageResource {
     /// The resource's bytes: premultiplied if asked, stored as `encoding`
     /// says, except that rows which do not compress are stored raw (the
     /// reader's `Image::pixels` reads both).
-    pub fn finish(
+    pub fn finish(self, premultiplied: bool, encoding: Encoding) -> Result<Vec<u8>, ProcessError> {
+        self.finish_in(premultiplied, encoding, None)
+    }
+
+    /// [`ImageResource::finish`], compressing into a buffer of `buffers`
+    /// and giving it back, with the pixels' buffer, once the resource is
+    /// copied out (an atlas page: tens of megabytes that the next page
+    /// reuses).
+    pub(crate) fn finish_in(
         mut self,
         premultiplied: bool,
         encoding: Encoding,
+        buffers: Option<&Buffers>,
     ) -> Result<Vec<u8>, ProcessError> {
         if premultiplied {
             premultiply(self.pixels_mut());
@@ -217,18 +230,32 @@ impl ImageResource {
             Encoding::Raw => self.finish_raw(header),
             Encoding::Lz4 | Encoding::Zstd => {
                 let rows = self.pixels();
-                let payload = encode_pixels(header.encoding, rows).ok_or_else(|| {
+                let mut scratch = buffers
+                    .map(|b| b.scratch(lz4_flex::block::get_maximum_output_size(rows.len())));
+                let payload = match &mut scratch {
+                    Some(scratch) => encode_pixels_into(header.encoding, rows, scratch)
+                        .map(|len| Cow::Borrowed(&scratch[..len])),
+                    None => encode_pixels(header.encoding, rows).map(Cow::Owned),
+                }
+                .ok_or_else(|| {
                     ProcessError::msg(
                         "`encoding = \"zstd\"` needs the `zstd` feature of assets-build (on by default)",
                     )
                 })?;
-                if payload.len() >= rows.len() {
-                    // Noise does not compress: raw is smaller and needs no decoding.
+                // Noise does not compress: raw is smaller and needs no decoding.
+                let out = (payload.len() < rows.len()).then(|| {
+                    let mut out = Vec::with_capacity(IMAGE_HEADER_LEN + payload.len());
+                    out.extend_from_slice(&header.encode());
+                    out.extend_from_slice(&payload);
+                    out
+                });
+                let Some(out) = out else {
                     return self.finish_raw(header);
+                };
+                if let (Some(buffers), Some(scratch)) = (buffers, scratch) {
+                    buffers.give_back(scratch);
+                    buffers.give_back(self.bytes);
                 }
-                let mut out = Vec::with_capacity(IMAGE_HEADER_LEN + payload.len());
-                out.extend_from_slice(&header.encode());
-                out.extend_from_slice(&payload);
                 Ok(out)
             }
             Encoding::Png => {

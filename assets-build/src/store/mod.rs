@@ -55,6 +55,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::buffers::Buffers;
 use crate::cache_layout::CacheLayout;
 use crate::hash::ContentHash;
 
@@ -90,6 +91,9 @@ pub struct Store {
     deferring: AtomicBool,
     /// What the cache's parcels hold, read when first needed.
     in_parcels: OnceLock<InParcels>,
+    /// Large buffers handed out and back by the build's steps: the
+    /// memory's when there is one, so they outlive the build.
+    buffers: Arc<Buffers>,
 }
 
 /// Blobs kept in memory until the end of a build, and their bytes in all.
@@ -113,6 +117,8 @@ struct Deferred {
 pub struct BlobMemory {
     inner: Mutex<MemoryInner>,
     capacity: usize,
+    /// Large buffers for the next build's atlas pages (`buffers.rs`).
+    buffers: Arc<Buffers>,
 }
 
 impl Default for BlobMemory {
@@ -186,6 +192,7 @@ impl BlobMemory {
         BlobMemory {
             inner: Mutex::default(),
             capacity,
+            buffers: Arc::default(),
         }
     }
 
@@ -309,10 +316,13 @@ impl Store {
             counter: AtomicU64::new(0),
             writing: AtomicBool::new(false),
             written: Mutex::new(HashSet::new()),
-            memory,
             deferred: Mutex::default(),
             deferring: AtomicBool::new(false),
             in_parcels: OnceLock::new(),
+            buffers: memory
+                .as_ref()
+                .map_or_else(Arc::default, |m| Arc::clone(&m.buffers)),
+            memory,
         };
         if let Some(memory) = &store.memory {
             memory.next_generation();
@@ -598,6 +608,12 @@ impl Store {
             memory.keep_decoded(*hash, value.clone(), size(&value));
         }
         Ok(value)
+    }
+
+    /// The pool of large buffers this build's steps share (kept across
+    /// builds with the memory, when there is one).
+    pub(crate) fn buffers(&self) -> &Buffers {
+        &self.buffers
     }
 
     /// Reads a blob, checking it against its hash.
