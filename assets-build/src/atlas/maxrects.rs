@@ -207,6 +207,8 @@ impl Rect {
 /// One page being filled: its maximal free rectangles.
 struct Page {
     free: Vec<Rect>,
+    /// `free`'s edges, in its order, for the containment check.
+    edges: Edges,
     /// Widest and tallest free rectangle: a quick "cannot fit" test.
     max_w: u32,
     max_h: u32,
@@ -215,8 +217,12 @@ struct Page {
 
 impl Page {
     fn new(w: u32, h: u32) -> Page {
+        let whole = Rect { x: 0, y: 0, w, h };
+        let mut edges = Edges::default();
+        edges.push(whole);
         Page {
-            free: vec![Rect { x: 0, y: 0, w, h }],
+            free: vec![whole],
+            edges,
             max_w: w,
             max_h: h,
             pieces: Vec::new(),
@@ -275,6 +281,7 @@ impl Page {
                 continue;
             }
             self.free.swap_remove(i);
+            self.edges.swap_remove(i);
             if used.x > f.x {
                 pieces.push(Rect {
                     w: used.x - f.x,
@@ -307,12 +314,13 @@ impl Page {
         let survivors = self.free.len();
         for p in 0..pieces.len() {
             let piece = pieces[p];
-            let redundant = any_contains(&self.free[..survivors], piece)
+            let redundant = self.edges.any_contains(survivors, piece)
                 || pieces.iter().enumerate().any(|(q, &other)| {
                     q != p && other.contains(piece) && (other != piece || q < p)
                 });
             if !redundant {
                 self.free.push(piece);
+                self.edges.push(piece);
             }
         }
         self.pieces = pieces;
@@ -321,21 +329,54 @@ impl Page {
     }
 }
 
-/// Whether any of `free` contains `r`: [`Rect::contains`] over the list,
-/// without a branch per rectangle. This check of every new piece against
-/// every surviving free rectangle held ~60% of a page's packing samples in
-/// a profile of watched edits; folded a block of 16 at a time without
-/// short-circuiting, it vectorizes, and packing takes 5–15% less time
-/// (BENCHMARKS.md, "Atlas packing"), with the same answer.
-fn any_contains(free: &[Rect], r: Rect) -> bool {
-    free.chunks(16).any(|block| {
-        block.iter().fold(false, |any, f| {
-            any | ((f.x <= r.x)
-                & (f.y <= r.y)
-                & (f.right() >= r.right())
-                & (f.bottom() >= r.bottom()))
-        })
-    })
+/// The free rectangles' edges, one array each: the check of every new
+/// piece against every surviving free rectangle held ~60% of a page's
+/// packing samples in a profile of watched edits. Over rectangles of four
+/// fields it vectorized poorly; over four arrays of the compared edges it
+/// compares a block of lanes per instruction (BENCHMARKS.md, "Atlas
+/// packing"), with the same answer.
+#[derive(Default)]
+struct Edges {
+    left: Vec<u32>,
+    top: Vec<u32>,
+    right: Vec<u32>,
+    bottom: Vec<u32>,
+}
+
+impl Edges {
+    fn push(&mut self, r: Rect) {
+        self.left.push(r.x);
+        self.top.push(r.y);
+        self.right.push(r.right());
+        self.bottom.push(r.bottom());
+    }
+
+    fn swap_remove(&mut self, i: usize) {
+        self.left.swap_remove(i);
+        self.top.swap_remove(i);
+        self.right.swap_remove(i);
+        self.bottom.swap_remove(i);
+    }
+
+    /// Whether any of the first `n` rectangles contains `r`: a block of 32
+    /// at a time, without a branch per rectangle.
+    fn any_contains(&self, n: usize, r: Rect) -> bool {
+        const BLOCK: usize = 32;
+        let (x, y, right, bottom) = (r.x, r.y, r.right(), r.bottom());
+        let blocks = (self.left[..n].chunks(BLOCK))
+            .zip(self.top[..n].chunks(BLOCK))
+            .zip(self.right[..n].chunks(BLOCK))
+            .zip(self.bottom[..n].chunks(BLOCK));
+        for (((l, t), rt), b) in blocks {
+            let any = (l.iter().zip(t).zip(rt).zip(b)).fold(false, |any, (((&l, &t), &rt), &b)| {
+                any | ((l <= x) & (t <= y) & (rt >= right) & (b >= bottom))
+            });
+            if any {
+                return true;
+            }
+        }
+        false
+    }
 }
 
 fn score(free: Rect, w: u32, h: u32, heuristic: Heuristic) -> (i64, i64) {
