@@ -333,8 +333,8 @@ impl Page {
 /// piece against every surviving free rectangle held ~60% of a page's
 /// packing samples in a profile of watched edits. Over rectangles of four
 /// fields it vectorized poorly; over four arrays of the compared edges it
-/// compares a block of lanes per instruction (BENCHMARKS.md, "Atlas
-/// packing"), with the same answer.
+/// compares a block of lanes per instruction (BENCHMARKS.md, "Pages drawn
+/// once"), with the same answer.
 #[derive(Default)]
 struct Edges {
     left: Vec<u32>,
