@@ -630,6 +630,17 @@ impl<'a> Scheduler<'a> {
     }
 
     /// What a processor is told about step `i`.
+    /// Runs step `i`'s processor for what it leaves in a long-lived
+    /// pipeline's memory (an atlas's sprites decoded and its pages drawn;
+    /// see `Memo`), and drops its outputs: nothing is stored or recorded.
+    /// Every step it depends on must be done (reused). Whether it
+    /// succeeded.
+    pub fn warm(&self, i: usize) -> bool {
+        let info = self.step_info(i);
+        let mut ctx = Context::new(info, self.manifest, self.variant, self.store, self);
+        self.run_processor(i, &mut ctx).is_ok()
+    }
+
     fn step_info(&self, i: usize) -> StepInfo<'_> {
         let step = &self.plan.steps[i];
         StepInfo {

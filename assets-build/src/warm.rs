@@ -50,6 +50,7 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+use crate::asset_path::AssetPath;
 use crate::discover::{self, Discovered, discover};
 use crate::manifest::AssetRoot;
 use crate::manifest::Manifest;
@@ -85,6 +86,10 @@ pub(crate) struct Warm {
     /// The record log as the last build left it.
     pub records: Option<RecordLog>,
     pub stats: StatCache,
+    /// The atlas steps this pipeline has run or warmed
+    /// ([`crate::Pipeline::warm_up`]): their sprites and pages are in
+    /// its memory.
+    pub packed: HashSet<AssetPath>,
 }
 
 impl fmt::Debug for Warm {

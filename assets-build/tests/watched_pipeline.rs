@@ -415,6 +415,41 @@ fn a_watched_atlas_of_several_pages_draws_again_only_what_changed() {
     assert_eq!(game.build_after(&sprites[..1]), 2);
 }
 
+/// `watch` started on a built project: its pipeline's first build finds
+/// the atlas fresh and holds none of it in memory. `warm_up` (called once
+/// idle) packs it into memory once, storing and writing nothing, and the
+/// edits after it leave what a fresh build leaves.
+#[test]
+fn warming_up_packs_a_fresh_atlas_into_memory_once_and_writes_nothing() {
+    let mut game = Game::new();
+    assert_eq!(game.build(Changes::Unknown), 8, "built, keeping nothing");
+    game.watched.keep_state_in_memory();
+    assert_eq!(game.build(Changes::Unknown), 0, "a built project");
+    let files = |dir: &Path| -> BTreeMap<PathBuf, (u64, SystemTime)> {
+        walkdir::WalkDir::new(dir)
+            .into_iter()
+            .map(Result::unwrap)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let meta = e.metadata().unwrap();
+                (e.into_path(), (meta.len(), meta.modified().unwrap()))
+            })
+            .collect()
+    };
+    let before = files(game.dir.path());
+    assert_eq!(game.watched.warm_up(), 1, "the one atlas");
+    assert_eq!(files(game.dir.path()), before, "nothing stored or written");
+    assert_eq!(game.watched.warm_up(), 0, "once");
+    let hero = game.sprite("sprites/hero.png", 14, 3);
+    assert_eq!(game.build_after(&[hero]), 2, "the sprite and its atlas");
+    assert_eq!(game.watched.warm_up(), 0, "the atlas ran in the build");
+    assert_eq!(
+        Pipeline::new(options(game.dir.path())).warm_up(),
+        0,
+        "a pipeline that keeps nothing warms nothing"
+    );
+}
+
 #[test]
 fn what_no_watcher_reported_is_found_by_comparing_the_kept_state_with_the_disk() {
     let mut game = Game::new();

@@ -138,6 +138,8 @@ pub fn child_watched(dir: &Path, n: usize) {
     let mut watched = pipeline(dir, &dir.join(CHILD_CACHE), |o| o.patch_parcels = true);
     watched.keep_state_in_memory();
     timed_build(&watched, Changes::Unknown);
+    // As `watch` once idle: atlases the build found fresh packed in memory.
+    watched.warm_up();
     let mut sprites: Vec<_> = walkdir::WalkDir::new(dir.join("assets/sprites"))
         .into_iter()
         .filter_map(Result::ok)
@@ -385,14 +387,22 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
         // told which file changed.
         progress(&format!("{n}: watched no-op and edit"));
         // Past the racy window of the touch-all's mtimes (set up to 3 s
-        // ahead), or every check would hash every input again.
-        let settled = when + Duration::from_millis(2100);
+        // ahead) and of the edits', or every check would hash every input
+        // again, and no kept verdict would let `warm_up` pack an atlas.
+        let settled = when.max(SystemTime::now()) + Duration::from_millis(2100);
         if let Ok(wait) = settled.duration_since(SystemTime::now()) {
             std::thread::sleep(wait);
         }
+        // One build to settle the records the touch-all left with stamps in
+        // the racy window: a watcher starts on files older than that, and
+        // no verdict on a step with an unsettled input is kept.
+        build(tmp.path());
         let mut watched = pipeline(tmp.path(), &cache, |o| o.patch_parcels = true);
         watched.keep_state_in_memory();
         timed_build(&watched, Changes::Unknown);
+        // What `watch` does once idle after its first build: the atlases,
+        // all fresh in the cache, packed into memory.
+        assert_eq!(watched.warm_up(), 4, "every atlas packed into memory");
         let nothing = HashSet::new();
         let watched_noop = Sample::of(noop_runs, || {
             let (t, report) = timed_build(&watched, Changes::At(&nothing));

@@ -36,6 +36,9 @@
 //!   through the patch (`assets_runtime::patch`). Once idle, with nothing
 //!   drifted, the patched parcels are written whole again, as `cargo assets
 //!   build` writes them, and the games told (no `patch` in the notice).
+//! - Once idle with nothing to write either, each atlas the builds found
+//!   fresh is packed into memory (`Pipeline::warm_up`), once: the first
+//!   edit of an atlas then re-packs from memory, as later ones do.
 //! - Several packages (a workspace, or `-p a -p b`) are watched by one
 //!   process and served on one port; a change rebuilds only the packages
 //!   whose roots or manifest it touched. Packages with processor crates are
@@ -263,7 +266,15 @@ pub fn exec(
         // none was, patched parcels are written whole.
         let mut check = || match drifted(&watched, shell) {
             Some(paths) => Some(Change::At(paths)),
-            None => watched.iter().any(|w| w.patched).then_some(Change::Settle),
+            None if watched.iter().any(|w| w.patched) => Some(Change::Settle),
+            None => {
+                // Settled: each atlas the first edit would read and draw
+                // from the cache is packed into memory now (once).
+                for w in &watched {
+                    w.pipeline.warm_up();
+                }
+                None
+            }
         };
         change = match wait_for_change(&rx, relevant, Some(&mut check)) {
             None => return Ok(Exit::Success),
