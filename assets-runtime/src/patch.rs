@@ -24,13 +24,19 @@
 //! writes them, and only into the cache.
 
 use std::borrow::Cow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::format::{KIND_REMOVED, KIND_SHADER};
 use crate::id::ResourceId;
 use crate::image::Image;
 use crate::typed::{IdOf, kind};
 use crate::{Font, Parcel, ParcelBuf, ParcelError, Resource, Sprite, Texture};
+
+/// Where the watcher writes the patch of the parcel at `parcel`:
+/// `<name>.parcel.patch` beside it.
+pub fn path_of(parcel: &Path) -> PathBuf {
+    parcel.with_extension("parcel.patch")
+}
 
 /// A parcel with an optional patch over it, borrowing both.
 #[derive(Debug, Clone, Copy)]

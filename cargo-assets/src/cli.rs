@@ -150,6 +150,10 @@ pub struct InspectArgs {
     /// Where `--atlas` writes its pictures [default: beside the parcel].
     #[arg(long, value_name = "DIRECTORY", requires = "atlas")]
     pub out_dir: Option<PathBuf>,
+    /// The parcel alone, not seen through the patch `watch` leaves beside
+    /// it after an edit (`<name>.parcel.patch`).
+    #[arg(long)]
+    pub base: bool,
 }
 
 /// `cargo assets build`.

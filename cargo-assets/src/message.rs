@@ -267,6 +267,10 @@ pub struct ResourceMessage {
     /// For a shader: its reflection (the JSON of its `#reflection` resource).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reflection: Option<serde_json::Value>,
+    /// Whether it comes from the parcel's patch (an edit under `watch`),
+    /// not from the parcel.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub patched: bool,
 }
 
 /// A texture's format, size and mip levels.

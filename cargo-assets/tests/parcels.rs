@@ -679,3 +679,71 @@ fn assets_moving_between_parcels_are_read_from_the_parcel_that_held_them() {
         assert_eq!(bytes(&run), bytes(&expected), "{name}");
     }
 }
+
+/// While `watch` has an edit as a patch beside the parcel, inspect shows
+/// the parcel as a game sees it: through the patch, each resource from
+/// the patch marked, both files verified. `--base` shows the parcel alone.
+/// The patch is written by the library as `watch` writes it.
+#[test]
+fn inspect_sees_a_parcel_through_the_patch_an_edit_left_beside_it() {
+    let p = project();
+    // A large resource that stays: the patch must stay under a quarter of
+    // the parcel, or the parcel is written whole.
+    let noise: Vec<u8> = (0..200_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    p.file("assets/theme.ogg", &noise);
+    let parcel = p.build_ok().parcel("main");
+    p.file("assets/readme.txt", "hello, edited\n");
+    let mut options = assets_build::BuildOptions::new(p.path().join("Cargo.toml"), p.cache_dir());
+    options.patch_parcels = true;
+    let report = assets_build::Pipeline::new(options)
+        .build(&|_: &assets_build::Event<'_>| {})
+        .unwrap();
+    let main = report.parcels.iter().find(|r| r.name == "main").unwrap();
+    assert_eq!(main.path, parcel);
+    let patch = main.patch.clone().expect("the edit is a patch");
+    assert_eq!(patch, assets_runtime::patch::path_of(&parcel));
+
+    let resources = |run: &assets_test_support::Run| -> Vec<(String, u64, bool)> {
+        (run.messages.iter())
+            .filter(|m| m["reason"] == "resource")
+            .map(|m| {
+                let patched = m.get("patched").is_some_and(|v| v == true);
+                (
+                    m["name"].as_str().unwrap().to_owned(),
+                    m["size"].as_u64().unwrap(),
+                    patched,
+                )
+            })
+            .collect()
+    };
+    let seen = p.run(&["inspect", parcel.to_str().unwrap()]);
+    assert_eq!(seen.code, Some(0), "{}", seen.stderr);
+    assert!(seen.stderr.contains("Patched"), "{}", seen.stderr);
+    assert!(seen.stderr.contains(&patch.display().to_string()));
+    assert_eq!(
+        resources(&seen),
+        [
+            ("readme.txt".to_owned(), 14, true),
+            ("sprites/hero.png".to_owned(), 16 + 6 * 4 * 4, false),
+            ("theme.ogg".to_owned(), 200_000, false),
+        ]
+    );
+    let base = p.run(&["inspect", "--base", parcel.to_str().unwrap()]);
+    assert_eq!(base.code, Some(0), "{}", base.stderr);
+    assert!(!base.stderr.contains("Patched"), "{}", base.stderr);
+    assert_eq!(resources(&base)[0], ("readme.txt".to_owned(), 6, false));
+
+    // A damaged patch (a byte of its table) is named, as a damaged parcel is.
+    let mut bytes = std::fs::read(&patch).unwrap();
+    bytes[80] ^= 0xff;
+    std::fs::write(&patch, bytes).unwrap();
+    let damaged = p.run(&["inspect", parcel.to_str().unwrap()]);
+    assert_ne!(damaged.code, Some(0));
+    assert!(
+        damaged.stderr.contains(&patch.display().to_string()),
+        "{}",
+        damaged.stderr
+    );
+}

@@ -65,7 +65,7 @@ pub(super) struct PatchFiles {
 impl PatchFiles {
     pub(super) fn of(parcel: &Path) -> PatchFiles {
         PatchFiles {
-            patch: parcel.with_extension("parcel.patch"),
+            patch: assets_runtime::patch::path_of(parcel),
             sums: parcel.with_extension("parcel.patch.sums"),
             key: parcel.with_extension("parcel.patch.key"),
         }

@@ -1,7 +1,13 @@
 //! `cargo assets inspect <parcel>`: list a parcel's resources and verify it;
 //! with `--atlas <name>`, also draw that atlas's pages (see [`super::picture`]).
+//!
+//! While `cargo assets watch` runs, an edit leaves a patch beside the parcel
+//! (`<name>.parcel.patch`, see `assets_runtime::patch`) until it is idle.
+//! Inspect shows what a game sees then: the parcel through its patch, each
+//! resource the patch holds marked, both files verified; `--base` shows the
+//! parcel alone.
 
-use assets_runtime::{Compression, ParcelBuf, ParcelError, Resource};
+use assets_runtime::{Compression, ParcelError, Patched, PatchedBuf, Resource};
 
 use super::{Exit, picture};
 use crate::cli::InspectArgs;
@@ -11,7 +17,7 @@ use crate::message::{
 use crate::shell::{Shell, Style};
 
 /// The reflection the `shader` processor stored beside `shader`, if any.
-fn reflection_of(parcel: &assets_runtime::Parcel<'_>, shader: &str) -> Option<serde_json::Value> {
+fn reflection_of(parcel: &Patched<'_>, shader: &str) -> Option<serde_json::Value> {
     let id = assets_runtime::ResourceId::of(&format!("{shader}#reflection"));
     serde_json::from_str(&parcel.text(id).ok()?).ok()
 }
@@ -65,12 +71,31 @@ fn describe_reflection(reflection: &serde_json::Value) -> String {
 /// Lists and verifies the parcel `args.parcel`, and draws `args.atlas`.
 pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
     let path = args.parcel.as_path();
-    let buf = ParcelBuf::open(path).map_err(|e| match e {
+    let patch = Some(assets_runtime::patch::path_of(path)).filter(|p| !args.base && p.is_file());
+    let buf = PatchedBuf::open(path, patch.as_deref()).map_err(|e| match e {
         // The message names the file.
         ParcelError::Io { .. } => anyhow::anyhow!("{e}"),
-        _ => anyhow::anyhow!("`{}` is not a valid parcel: {e}", path.display()),
+        _ => match &patch {
+            Some(patch) => anyhow::anyhow!(
+                "`{}` with its patch `{}` is not a valid parcel: {e}",
+                path.display(),
+                patch.display()
+            ),
+            None => anyhow::anyhow!("`{}` is not a valid parcel: {e}", path.display()),
+        },
     })?;
     let parcel = buf.parcel();
+    if let Some(patch) = &patch {
+        shell.status(
+            "Patched",
+            format!(
+                "by `{}` (an edit `cargo assets watch` has not yet written whole; `--base` shows the parcel alone)",
+                patch.display()
+            ),
+            Style::Note,
+        );
+    }
+    let in_patch = |r: &Resource<'_>| parcel.patch().is_some_and(|p| p.get(r.id).is_some());
     let mut resources: Vec<Resource<'_>> = parcel.iter().collect();
     resources.sort_by_key(|r| r.name);
     let mut corrupt = Vec::new();
@@ -93,6 +118,7 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
             font: None,
             texture: None,
             reflection: None,
+            patched: in_patch(r),
         };
         let mut detail = String::new();
         if r.compression() != Compression::None {
@@ -174,9 +200,10 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
             message.reflection = Some(reflection);
         }
         shell.message(&Message::Resource(message));
+        let patched = if in_patch(r) { ", from the patch" } else { "" };
         shell.listing(
             r.kind,
-            format!("{} ({} bytes{detail})", r.name, r.len()),
+            format!("{} ({} bytes{detail}{patched})", r.name, r.len()),
             Style::Note,
         );
     }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use assets_runtime::image::{PixelFormat, PixelsError};
-use assets_runtime::{Parcel, ResourceId, SpriteFrame};
+use assets_runtime::{Patched, ResourceId, SpriteFrame};
 use image::{Rgba, RgbaImage};
 
 /// One picture written.
@@ -24,8 +24,9 @@ pub struct Picture {
     pub sprites: usize,
 }
 
-/// Draws every page of atlas `atlas` in `parcel` into `out_dir/<atlas>-<page>.png`.
-pub fn draw(parcel: &Parcel<'_>, atlas: &str, out_dir: &Path) -> anyhow::Result<Vec<Picture>> {
+/// Draws every page of atlas `atlas` in `parcel` (seen through its patch,
+/// if any) into `out_dir/<atlas>-<page>.png`.
+pub fn draw(parcel: &Patched<'_>, atlas: &str, out_dir: &Path) -> anyhow::Result<Vec<Picture>> {
     // Sprites by name, and each font's glyphs as `<font>#<glyph index>`.
     let mut sprites: Vec<(String, SpriteFrame)> = Vec::new();
     for r in parcel.iter() {
