@@ -12,8 +12,10 @@
 //! Each build's store has a pool, so the pages of a build's atlases reuse
 //! each other's memory; a long-lived pipeline (`watch`) keeps one in its
 //! memory across builds, so a re-pack after an edit maps nothing new.
-//! Bounded: at most [`Buffers::KEPT`] buffers are kept, the largest first
-//! dropped, none over [`Buffers::MAX`] bytes.
+//! A build's textures are decoded into them as well (each hundreds of
+//! kilobytes, mapped afresh otherwise). Bounded: at most [`Buffers::KEPT`]
+//! buffers are kept, the smallest first dropped, none over [`Buffers::MAX`]
+//! bytes.
 
 use std::sync::Mutex;
 
@@ -24,8 +26,8 @@ pub(crate) struct Buffers {
 }
 
 impl Buffers {
-    /// The most buffers kept: a page being drawn and its compressed bytes
-    /// on each of a few cores.
+    /// The most buffers kept: pixels and their compressed bytes on each of
+    /// a few cores.
     pub(crate) const KEPT: usize = 4;
     /// The largest buffer kept: a 4096x4096 RGBA8 page and its header.
     pub(crate) const MAX: usize = (64 << 20) + 64;
@@ -43,7 +45,8 @@ impl Buffers {
     }
 
     /// A buffer of at least `len` bytes, whatever they hold: scratch space
-    /// to be written before it is read (a compressor's output).
+    /// to be written before it is read (a compressor's output, a decoded
+    /// image). Only bytes never handed out before are cleared.
     pub(crate) fn scratch(&self, len: usize) -> Vec<u8> {
         match self.take(len) {
             Some(mut buffer) => {
@@ -57,21 +60,20 @@ impl Buffers {
     }
 
     /// Keeps `buffer` for a later [`Buffers::zeroed`] or
-    /// [`Buffers::scratch`] (its bytes stay as they are until then).
-    pub(crate) fn give_back(&self, mut buffer: Vec<u8>) {
+    /// [`Buffers::scratch`] (its bytes stay as they are until then). Past
+    /// [`Buffers::KEPT`], the smallest goes: a texture's buffer is cheap to
+    /// make again, an atlas page's is not, and either can serve the other.
+    pub(crate) fn give_back(&self, buffer: Vec<u8>) {
         if buffer.capacity() > Self::MAX || buffer.capacity() == 0 {
             return;
         }
-        // Every byte up to the capacity is written once here, so that
-        // `scratch` can hand the whole of it out without clearing it.
-        buffer.resize(buffer.capacity(), 0);
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         kept.push(buffer);
         if kept.len() > Self::KEPT {
-            let largest = (0..kept.len())
-                .max_by_key(|&i| kept[i].capacity())
+            let smallest = (0..kept.len())
+                .min_by_key(|&i| kept[i].capacity())
                 .expect("more than KEPT buffers");
-            kept.swap_remove(largest);
+            kept.swap_remove(smallest);
         }
     }
 
@@ -120,8 +122,8 @@ mod tests {
         let kept = buffers.kept.lock().unwrap();
         assert_eq!(kept.len(), Buffers::KEPT);
         assert!(
-            kept.iter().all(|b| b.capacity() <= Buffers::KEPT * 100),
-            "the largest ones went first"
+            kept.iter().all(|b| b.capacity() > 3 * 100),
+            "the smallest ones went first"
         );
     }
 }

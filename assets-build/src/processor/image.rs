@@ -20,7 +20,10 @@ use assets_runtime::image::{
     encode_pixels_into,
 };
 use image::codecs::png::PngEncoder;
-use image::{ExtendedColorType, ImageEncoder, ImageReader, Limits, RgbaImage};
+use image::{
+    ColorType, DynamicImage, ExtendedColorType, ImageDecoder, ImageEncoder, ImageReader, Limits,
+    RgbaImage,
+};
 use serde::Deserialize;
 
 use super::{Context, ProcessError, Processor};
@@ -69,14 +72,16 @@ impl Processor for Image {
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
         let settings: ImageSettings = ctx.settings()?;
         let bytes = ctx.source()?;
-        let pixels = decode_rgba8(&bytes, settings.max_dimension)?;
+        let buffers = ctx.memo().buffers();
+        let pixels = decode_in(&bytes, settings.max_dimension, buffers)?;
         ctx.emit(
             "image",
-            ImageResource::from_image(pixels).finish(
+            pixels.finish_in(
                 settings.premultiply,
                 settings
                     .encoding
                     .unwrap_or_else(|| Encoding::default_for(ctx.variant())),
+                Some(buffers),
             )?,
         )
     }
@@ -85,6 +90,47 @@ impl Processor for Image {
 /// Decodes `bytes` (PNG or JPEG, detected from content) to RGBA8, refusing
 /// images wider or taller than `max_dimension` before allocating them.
 pub fn decode_rgba8(bytes: &[u8], max_dimension: u32) -> Result<RgbaImage, ProcessError> {
+    let image = DynamicImage::from_decoder(decoder(bytes, max_dimension)?)
+        .map_err(decode_error(max_dimension))?;
+    Ok(image.into_rgba8())
+}
+
+/// [`decode_rgba8`] as an [`ImageResource`]: an image that is RGBA8 already
+/// (most with an alpha channel) is decoded straight into a buffer of
+/// `buffers`, and the encoder's output into another. A build's textures are
+/// hundreds of kilobytes each, and a fresh buffer of that size is mapped
+/// and cleared by the kernel a page at a time: page faults were 6% of a cold
+/// build's CPU time (BENCHMARKS.md, "Textures decoded into reused buffers").
+pub(crate) fn decode_in(
+    bytes: &[u8],
+    max_dimension: u32,
+    buffers: &Buffers,
+) -> Result<ImageResource, ProcessError> {
+    let decoder = decoder(bytes, max_dimension)?;
+    if decoder.color_type() != ColorType::Rgba8 {
+        let image = DynamicImage::from_decoder(decoder).map_err(decode_error(max_dimension))?;
+        return Ok(ImageResource::from_image(image.into_rgba8()));
+    }
+    let (width, height) = decoder.dimensions();
+    let len = width as usize * height as usize * 4;
+    // Cleared, not scratch: a decoder that stopped short without an error
+    // must not leave another image's pixels in this one.
+    let mut pixels = buffers.zeroed(len);
+    if let Err(e) = decoder.read_image(&mut pixels) {
+        buffers.give_back(pixels);
+        return Err(decode_error(max_dimension)(e));
+    }
+    Ok(ImageResource {
+        bytes: pixels,
+        start: 0,
+        width,
+        height,
+    })
+}
+
+/// A decoder for `bytes` (format from their contents) that refuses images
+/// wider or taller than `max_dimension`, and any over 1 GiB decoded.
+fn decoder(bytes: &[u8], max_dimension: u32) -> Result<impl ImageDecoder + '_, ProcessError> {
     let mut reader = ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| ProcessError::msg(format!("could not read image: {e}")))?;
@@ -97,14 +143,22 @@ pub fn decode_rgba8(bytes: &[u8], max_dimension: u32) -> Result<RgbaImage, Proce
     limits.max_image_width = Some(max_dimension);
     limits.max_image_height = Some(max_dimension);
     limits.max_alloc = Some(1 << 30);
-    reader.limits(limits);
-    let image = reader.decode().map_err(|e| match e {
+    reader.limits(limits.clone());
+    let decoder = reader.into_decoder().map_err(decode_error(max_dimension))?;
+    limits
+        .reserve(decoder.total_bytes())
+        .map_err(decode_error(max_dimension))?;
+    Ok(decoder)
+}
+
+/// What went wrong decoding an image limited to `max_dimension`.
+fn decode_error(max_dimension: u32) -> impl Fn(image::ImageError) -> ProcessError {
+    move |e| match e {
         image::ImageError::Limits(l) => ProcessError::msg(format!(
             "image is too large to decode ({l}); the limit is {max_dimension}x{max_dimension} (`max-dimension`)"
         )),
         e => ProcessError::msg(format!("could not decode image: {e}")),
-    })?;
-    Ok(image.into_rgba8())
+    }
 }
 
 /// Multiplies color by alpha, rounding to nearest, in RGBA8 `pixels`.
@@ -138,7 +192,11 @@ fn mul_div_255(x: u16) -> u8 {
 /// 64 MiB atlas page; a decoded image is taken as it is (no copy either),
 /// since compressed encodings write a new buffer anyway.
 pub(crate) struct ImageResource {
+    /// The pixels, from `start`.
     bytes: Vec<u8>,
+    /// Where the pixels start in `bytes`: after the header's room, or at 0
+    /// for a decoded image taken as it is.
+    start: usize,
     width: u32,
     height: u32,
 }
@@ -149,6 +207,7 @@ impl ImageResource {
     pub(crate) fn new_in(width: u32, height: u32, buffers: &Buffers) -> ImageResource {
         ImageResource {
             bytes: buffers.zeroed(IMAGE_HEADER_LEN + width as usize * height as usize * 4),
+            start: IMAGE_HEADER_LEN,
             width,
             height,
         }
@@ -159,54 +218,56 @@ impl ImageResource {
         let (width, height) = image.dimensions();
         ImageResource {
             bytes: image.into_raw(),
+            start: 0,
             width,
             height,
         }
     }
 
-    /// Where the pixels start in `bytes`: after the header's room, or at 0
-    /// for a decoded image taken as it is.
-    fn start(&self) -> usize {
-        self.bytes.len() - self.width as usize * self.height as usize * 4
+    fn len(&self) -> usize {
+        self.width as usize * self.height as usize * 4
     }
 
     /// The RGBA8 rows.
     pub fn pixels_mut(&mut self) -> &mut [u8] {
-        let start = self.start();
-        &mut self.bytes[start..]
+        let range = self.start..self.start + self.len();
+        &mut self.bytes[range]
     }
 
     fn pixels(&self) -> &[u8] {
-        &self.bytes[self.start()..]
+        &self.bytes[self.start..self.start + self.len()]
     }
 
-    /// The resource as raw rows under `header` (made raw).
-    fn finish_raw(mut self, header: ImageHeader) -> Result<Vec<u8>, ProcessError> {
+    /// The resource as raw rows under `header` (made raw), its buffer
+    /// given back to `buffers` if the rows are copied out of it.
+    fn finish_raw(
+        mut self,
+        header: ImageHeader,
+        buffers: Option<&Buffers>,
+    ) -> Result<Vec<u8>, ProcessError> {
         let header = ImageHeader {
             encoding: StoredEncoding::Raw,
             ..header
         };
-        if self.start() == IMAGE_HEADER_LEN {
+        if self.start == IMAGE_HEADER_LEN && self.bytes.len() == IMAGE_HEADER_LEN + self.len() {
             self.bytes[..IMAGE_HEADER_LEN].copy_from_slice(&header.encode());
             return Ok(self.bytes);
         }
-        let mut out = Vec::with_capacity(IMAGE_HEADER_LEN + self.bytes.len());
+        let mut out = Vec::with_capacity(IMAGE_HEADER_LEN + self.len());
         out.extend_from_slice(&header.encode());
-        out.extend_from_slice(&self.bytes);
+        out.extend_from_slice(self.pixels());
+        if let Some(buffers) = buffers {
+            buffers.give_back(self.bytes);
+        }
         Ok(out)
     }
 
     /// The resource's bytes: premultiplied if asked, stored as `encoding`
     /// says, except that rows which do not compress are stored raw (the
-    /// reader's `Image::pixels` reads both).
-    pub fn finish(self, premultiplied: bool, encoding: Encoding) -> Result<Vec<u8>, ProcessError> {
-        self.finish_in(premultiplied, encoding, None)
-    }
-
-    /// [`ImageResource::finish`], compressing into a buffer of `buffers`
-    /// and giving it back, with the pixels' buffer, once the resource is
-    /// copied out (an atlas page: tens of megabytes that the next page
-    /// reuses).
+    /// reader's `Image::pixels` reads both). With `buffers`, compressed
+    /// into a buffer of the pool, given back with the pixels' buffer once
+    /// the resource is copied out (an atlas page: tens of megabytes that
+    /// the next page reuses).
     pub(crate) fn finish_in(
         mut self,
         premultiplied: bool,
@@ -227,7 +288,7 @@ impl ImageResource {
             encoding: encoding.into(),
         };
         match encoding {
-            Encoding::Raw => self.finish_raw(header),
+            Encoding::Raw => self.finish_raw(header, buffers),
             Encoding::Lz4 | Encoding::Zstd => {
                 let rows = self.pixels();
                 let mut scratch = buffers
@@ -249,11 +310,13 @@ impl ImageResource {
                     out.extend_from_slice(&payload);
                     out
                 });
-                let Some(out) = out else {
-                    return self.finish_raw(header);
-                };
                 if let (Some(buffers), Some(scratch)) = (buffers, scratch) {
                     buffers.give_back(scratch);
+                }
+                let Some(out) = out else {
+                    return self.finish_raw(header, buffers);
+                };
+                if let Some(buffers) = buffers {
                     buffers.give_back(self.bytes);
                 }
                 Ok(out)
@@ -290,7 +353,7 @@ mod tests {
     fn raw_output_has_the_documented_header() {
         let img = decode_rgba8(&png(3, 2), 16).unwrap();
         let out = ImageResource::from_image(img.clone())
-            .finish(false, Encoding::Raw)
+            .finish_in(false, Encoding::Raw, None)
             .unwrap();
         #[rustfmt::skip]
         let header: [u8; 16] = [
@@ -340,7 +403,7 @@ mod tests {
     fn png_output_is_the_header_then_a_png_of_the_finished_pixels() {
         let img = decode_rgba8(&png(3, 2), 16).unwrap();
         let out = ImageResource::from_image(img.clone())
-            .finish(true, Encoding::Png)
+            .finish_in(true, Encoding::Png, None)
             .unwrap();
         let header = ImageHeader::parse(&out).unwrap();
         assert_eq!(header.encoding, StoredEncoding::Png);
@@ -348,6 +411,37 @@ mod tests {
         let back = decode_rgba8(&out[IMAGE_HEADER_LEN..], 16).unwrap();
         assert_eq!((back.width(), back.height()), (3, 2));
         assert_eq!(back.get_pixel(1, 1).0, [1, 1, 4, 128]);
+    }
+
+    #[test]
+    fn decoding_into_a_used_buffer_gives_what_a_fresh_decode_gives() {
+        let buffers = Buffers::default();
+        let rgb = {
+            let img = image::RgbImage::from_fn(5, 4, |x, y| image::Rgb([x as u8 * 40, y as u8, 9]));
+            let mut out = Cursor::new(Vec::new());
+            img.write_to(&mut out, ImageFormat::Png).unwrap();
+            out.into_inner()
+        };
+        for (bytes, encoding) in [
+            (png(7, 5), Encoding::Lz4),
+            (png(7, 5), Encoding::Raw),
+            (rgb, Encoding::Lz4),
+        ] {
+            // A pooled buffer holding another image's bytes.
+            buffers.give_back(vec![0xAB; 4096]);
+            let pooled = decode_in(&bytes, 16, &buffers).unwrap();
+            assert_eq!(pooled.pixels(), decode_rgba8(&bytes, 16).unwrap().as_raw());
+            let fresh = ImageResource::from_image(decode_rgba8(&bytes, 16).unwrap());
+            assert_eq!(
+                pooled.finish_in(true, encoding, Some(&buffers)).unwrap(),
+                fresh.finish_in(true, encoding, None).unwrap()
+            );
+        }
+        let err = match decode_in(&png(20, 2), 16, &buffers) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("a 20 px wide image decoded under a 16 px limit"),
+        };
+        assert!(err.contains("too large") && err.contains("16x16"), "{err}");
     }
 
     #[test]
