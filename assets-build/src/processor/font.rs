@@ -186,7 +186,7 @@ impl Processor for Font {
                     left: m.xmin as f32 - pad as f32,
                     top: (m.ymin + m.height as i32) as f32 + pad as f32,
                 });
-                sprites.push(SpriteSource::new(&glyph.to_rgba(), true));
+                sprites.push(SpriteSource::new(glyph.to_rgba(), true));
             }
             tables.sizes.push((size, glyphs));
         }

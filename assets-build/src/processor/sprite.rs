@@ -62,7 +62,7 @@ impl Processor for Sprite {
         let settings: SpriteSettings = ctx.settings()?;
         let bytes = ctx.source()?;
         let image = decode_rgba8(&bytes, settings.max_dimension)?;
-        let sprite = SpriteSource::new(&image, settings.trim);
+        let sprite = SpriteSource::new(image, settings.trim);
         ctx.emit(SPRITE_SOURCE_KIND, sprite.encode())
     }
 }

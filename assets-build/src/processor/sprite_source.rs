@@ -58,20 +58,28 @@ pub struct SpriteSource {
 
 impl SpriteSource {
     /// `image` whole, or without its fully transparent borders when `trim`.
-    /// A fully transparent image trims to 0 × 0.
-    pub fn new(image: &image::RgbaImage, trim: bool) -> SpriteSource {
+    /// A fully transparent image trims to 0 × 0. The image's buffer becomes
+    /// the sprite's, its kept rows moved to its start: no copy of a sprite
+    /// that has no border to cut.
+    pub fn new(image: image::RgbaImage, trim: bool) -> SpriteSource {
         let (w, h) = image.dimensions();
         let (x0, y0, x1, y1) = if trim {
-            opaque_bounds(image).unwrap_or((0, 0, 0, 0))
+            opaque_bounds(&image).unwrap_or((0, 0, 0, 0))
         } else {
             (0, 0, w, h)
         };
-        let row = (w * 4) as usize;
-        let mut pixels = Vec::with_capacity(((x1 - x0) * (y1 - y0) * 4) as usize);
-        for y in y0..y1 {
-            let start = y as usize * row + x0 as usize * 4;
-            pixels.extend_from_slice(&image.as_raw()[start..start + (x1 - x0) as usize * 4]);
+        let (row, kept) = ((w * 4) as usize, ((x1 - x0) * 4) as usize);
+        let mut pixels = image.into_raw();
+        if kept != row {
+            // Row by row, each to before where it was read from.
+            for (i, y) in (y0..y1).enumerate() {
+                let start = y as usize * row + x0 as usize * 4;
+                pixels.copy_within(start..start + kept, i * kept);
+            }
+        } else if y0 > 0 {
+            pixels.copy_within(y0 as usize * row..y1 as usize * row, 0);
         }
+        pixels.truncate(kept * (y1 - y0) as usize);
         SpriteSource {
             source_width: w,
             source_height: h,
@@ -206,18 +214,40 @@ mod tests {
         let mut img = RgbaImage::new(10, 8);
         img.put_pixel(3, 2, Rgba([1, 2, 3, 255]));
         img.put_pixel(6, 4, Rgba([4, 5, 6, 1]));
-        let s = SpriteSource::new(&img, true);
+        let s = SpriteSource::new(img.clone(), true);
         assert_eq!((s.trim_x, s.trim_y, s.width, s.height), (3, 2, 4, 3));
         assert_eq!((s.source_width, s.source_height), (10, 8));
         assert_eq!(s.pixels[..4], [1, 2, 3, 255]);
         assert_eq!(SpriteSource::decode(&s.encode()).unwrap(), s);
-        let untrimmed = SpriteSource::new(&img, false);
+        let untrimmed = SpriteSource::new(img, false);
         assert_eq!((untrimmed.width, untrimmed.height), (10, 8));
     }
 
     #[test]
+    fn trimmed_pixels_are_the_opaque_box_row_by_row() {
+        let mut img = RgbaImage::from_fn(9, 7, |x, y| Rgba([x as u8, y as u8, 50, 200]));
+        for (x, y, p) in img.enumerate_pixels_mut() {
+            // Borders: two columns left, one right, one row on top, two below.
+            if !(2..=7).contains(&x) || !(1..=4).contains(&y) {
+                p[3] = 0;
+            }
+        }
+        let kept = image::imageops::crop_imm(&img, 2, 1, 6, 4).to_image();
+        let s = SpriteSource::new(img.clone(), true);
+        assert_eq!((s.trim_x, s.trim_y, s.width, s.height), (2, 1, 6, 4));
+        assert_eq!(s.pixels, kept.into_raw());
+        // Only rows cut: whole rows move up.
+        let mut rows = RgbaImage::from_fn(3, 5, |x, y| Rgba([x as u8, y as u8, 1, 255]));
+        for x in 0..3 {
+            rows.put_pixel(x, 0, Rgba([0; 4]));
+        }
+        let kept = image::imageops::crop_imm(&rows, 0, 1, 3, 4).to_image();
+        assert_eq!(SpriteSource::new(rows, true).pixels, kept.into_raw());
+    }
+
+    #[test]
     fn a_fully_transparent_sprite_trims_to_nothing() {
-        let s = SpriteSource::new(&RgbaImage::new(5, 5), true);
+        let s = SpriteSource::new(RgbaImage::new(5, 5), true);
         assert_eq!((s.width, s.height, s.pixels.len()), (0, 0, 0));
         assert_eq!((s.source_width, s.source_height), (5, 5));
     }
@@ -225,7 +255,7 @@ mod tests {
     #[test]
     fn drawn_pixels_are_stored_compressed_and_noise_raw() {
         let flat = RgbaImage::from_fn(40, 30, |x, _| Rgba([(x / 10) as u8 * 60, 10, 20, 255]));
-        let s = SpriteSource::new(&flat, false);
+        let s = SpriteSource::new(flat, false);
         let bytes = s.encode();
         assert!(
             bytes.len() < HEADER_LEN + s.pixels.len() / 4,
@@ -238,7 +268,7 @@ mod tests {
             seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             Rgba(seed.to_le_bytes())
         });
-        let s = SpriteSource::new(&noise, false);
+        let s = SpriteSource::new(noise, false);
         let bytes = s.encode();
         assert_eq!(bytes.len(), HEADER_LEN + s.pixels.len());
         assert_eq!(SpriteSource::decode(&bytes).unwrap(), s);
@@ -246,8 +276,8 @@ mod tests {
 
     #[test]
     fn lists_round_trip_and_truncated_lists_are_errors() {
-        let a = SpriteSource::new(&RgbaImage::from_pixel(2, 3, Rgba([9; 4])), false);
-        let b = SpriteSource::new(&RgbaImage::new(4, 4), true);
+        let a = SpriteSource::new(RgbaImage::from_pixel(2, 3, Rgba([9; 4])), false);
+        let b = SpriteSource::new(RgbaImage::new(4, 4), true);
         let bytes = SpriteSource::encode_list(&[a.clone(), b.clone()]);
         assert_eq!(SpriteSource::decode_list(&bytes).unwrap(), [a, b]);
         assert!(
@@ -262,7 +292,7 @@ mod tests {
 
     #[test]
     fn truncated_cache_data_is_an_error() {
-        let s = SpriteSource::new(&RgbaImage::from_pixel(2, 2, Rgba([9; 4])), false);
+        let s = SpriteSource::new(RgbaImage::from_pixel(2, 2, Rgba([9; 4])), false);
         let mut bytes = s.encode();
         bytes.pop();
         assert!(SpriteSource::decode(&bytes).is_err());
