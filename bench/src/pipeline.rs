@@ -287,7 +287,7 @@ fn ninja(corpus: &Corpus) -> Option<impl Fn() -> Duration + '_> {
 /// Every figure for each corpus size; Markdown tables.
 pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
     let mut full_table = String::from(
-        "| assets | images | full build, median (min–max) ms | decode bound (ms) | full / decode | peak RSS (MiB) | steps run | inputs (MB) | cache after it (MB) | cache / inputs | parcel (MB) | parcel / inputs |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| assets | images | full build, median (min–max) ms | decode bound (ms) | full / decode (paired) | peak RSS (MiB) | steps run | inputs (MB) | cache after it (MB) | cache / inputs | parcel (MB) | parcel / inputs |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let mut incr_table = String::from(
         "| assets | no-op median (min–max) ms | ninja no-op (ms) | no-op / ninja (paired) | hash all inputs (ms) | touch-all median (min–max) ms | touch-all / hash | touch-all / (no-op + hash) | edit one sprite median (min–max) ms | edit / full | edit / no-op |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
@@ -299,19 +299,33 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
         "| assets | steps checked | verify every step, ms | verify / full build | outputs that differ |\n|---:|---:|---:|---:|---:|\n",
     );
     let (cold_runs, noop_runs, touch_runs, edits) =
-        if quick { (1, 3, 1, 1) } else { (3, 11, 3, 5) };
+        if quick { (1, 3, 1, 1) } else { (5, 11, 3, 5) };
     for &n in scales {
         let tmp = tempfile::tempdir().expect("temp dir");
         progress(&format!("generating {n} assets"));
         let corpus = corpus::generate(tmp.path(), n, SEED);
         progress(&format!("{n}: full builds"));
         let mut steps = 0;
+        // Each build paired with a decode bound timed beside it: the
+        // machine's speed drifts by a tenth within a minute, and the ratio
+        // of two medians taken a few seconds apart moved with it. Before
+        // and after it by turns, so that neither side always runs while
+        // the other's writes are flushed.
+        let (mut builds, mut decodes) = (Vec::new(), Vec::new());
         let full = cold_builds(tmp.path(), cold_runs, |cache| {
+            let decode_first = builds.len() % 2 == 1;
+            if decode_first {
+                decodes.push(decode_bound(&corpus.images));
+            }
             let (t, report) = build_into(tmp.path(), cache);
             steps = report.ran();
+            builds.push(t);
+            if !decode_first {
+                decodes.push(decode_bound(&corpus.images));
+            }
             t
         });
-        let decode = Sample::of(cold_runs, || decode_bound(&corpus.images));
+        let decode = Sample::from(decodes.clone());
         progress(&format!("{n}: peak memory"));
         let rss =
             peak_rss_kib(tmp.path()).map_or("-".into(), |k| format!("{:.0}", k as f64 / 1024.0));
@@ -327,7 +341,7 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
             corpus.images.len(),
             full.ms(),
             ms(decode.median()),
-            ratio(full.median(), decode.median()),
+            paired_ratio(&builds, &decodes),
             mb(inputs),
             mb(written),
             per_input(written),
