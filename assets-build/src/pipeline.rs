@@ -239,6 +239,14 @@ impl Pipeline {
     /// all it packs, fresh. The number of atlases packed: 0 for a pipeline
     /// that keeps nothing, and once each atlas has been packed.
     pub fn warm_up(&self) -> usize {
+        self.warm_up_while(|| true)
+    }
+
+    /// [`Pipeline::warm_up`], asking `go_on` before each atlas and stopping
+    /// at the first `false`: a watcher stops when a file is saved, so that
+    /// the build waits for one atlas at most (tens of milliseconds), not
+    /// for all. An atlas not packed is packed by a later call.
+    pub fn warm_up_while(&self, mut go_on: impl FnMut() -> bool) -> usize {
         let (Some(warm), Some(memory)) = (&self.warm, &self.memory) else {
             return 0;
         };
@@ -278,6 +286,9 @@ impl Pipeline {
         .reusing(&reused);
         let mut packed = 0;
         for i in atlases {
+            if !go_on() {
+                break;
+            }
             if reused[i].is_some() && scheduler.warm(i) {
                 w.packed.insert(plan.steps[i].asset.clone());
                 packed += 1;

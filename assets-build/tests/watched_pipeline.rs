@@ -437,7 +437,17 @@ fn warming_up_packs_a_fresh_atlas_into_memory_once_and_writes_nothing() {
             .collect()
     };
     let before = files(game.dir.path());
-    assert_eq!(game.watched.warm_up(), 1, "the one atlas");
+    assert_eq!(
+        game.watched.warm_up_while(|| false),
+        0,
+        "stopped before the first atlas"
+    );
+    let mut asked = 0;
+    let packed = game.watched.warm_up_while(|| {
+        asked += 1;
+        true
+    });
+    assert_eq!((packed, asked), (1, 1), "the one atlas, asked about once");
     assert_eq!(files(game.dir.path()), before, "nothing stored or written");
     assert_eq!(game.watched.warm_up(), 0, "once");
     let hero = game.sprite("sprites/hero.png", 14, 3);

@@ -37,14 +37,16 @@
 //!   drifted, the patched parcels are written whole again, as `cargo assets
 //!   build` writes them, and the games told (no `patch` in the notice).
 //! - Once idle with nothing to write either, each atlas the builds found
-//!   fresh is packed into memory (`Pipeline::warm_up`), once: the first
-//!   edit of an atlas then re-packs from memory, as later ones do.
+//!   fresh is packed into memory (`Pipeline::warm_up_while`), once: the
+//!   first edit of an atlas then re-packs from memory, as later ones do. A
+//!   save stops it between two atlases, so its build waits for one at most.
 //! - Several packages (a workspace, or `-p a -p b`) are watched by one
 //!   process and served on one port; a change rebuilds only the packages
 //!   whose roots or manifest it touched. Packages with processor crates are
 //!   built by a runner process (see [`crate::runner`]), which works on one
 //!   package, so those are watched one at a time (`-p`).
 
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
@@ -264,14 +266,15 @@ pub fn exec(
         // Once quiet after the builds, what the pipelines kept is checked
         // against the disk: a change the watcher missed is built then; if
         // none was, patched parcels are written whole.
-        let mut check = || match drifted(&watched, shell) {
+        let mut check = |quiet: &dyn Fn() -> bool| match drifted(&watched, shell) {
             Some(paths) => Some(Change::At(paths)),
             None if watched.iter().any(|w| w.patched) => Some(Change::Settle),
             None => {
                 // Settled: each atlas the first edit would read and draw
-                // from the cache is packed into memory now (once).
+                // from the cache is packed into memory now (once), until
+                // a file is saved.
                 for w in &watched {
-                    w.pipeline.warm_up();
+                    w.pipeline.warm_up_while(quiet);
                 }
                 None
             }
@@ -324,39 +327,45 @@ enum Change {
     Settle,
 }
 
+/// What [`wait_for_change`] asks once idle, handed a probe that says
+/// whether the watcher is still quiet; a change it found, if any.
+type IdleCheck<'a> = dyn FnMut(&dyn Fn() -> bool) -> Option<Change> + 'a;
+
 /// Blocks until a change at a path `relevant` accepts, then until it
 /// settles. `None` if the watcher stopped. If nothing happens for
-/// [`IDLE`], `idle` is asked once, and a change it finds is returned.
+/// [`IDLE`], `idle` is asked once, and a change it finds is returned. It is
+/// handed a probe saying whether the watcher is still quiet, for long idle
+/// work to stop at a save; what arrived meanwhile is seen after it.
 fn wait_for_change(
     rx: &Receiver<notify::Result<notify::Event>>,
     relevant: impl Fn(&Path) -> bool,
-    mut idle: Option<&mut dyn FnMut() -> Option<Change>>,
+    mut idle: Option<&mut IdleCheck<'_>>,
 ) -> Option<Change> {
+    // Whether the event may change what a build makes: an error or a
+    // rescan request (an overflowing queue, say) may mean anything.
+    let matters = |event: &notify::Result<notify::Event>| match event {
+        Ok(e) if !e.need_rescan() => {
+            changes_content(&e.kind) && e.paths.iter().any(|p| relevant(p))
+        }
+        _ => true,
+    };
     let mut unknown = false;
     let mut paths = HashSet::new();
+    let mut found_idle = None;
     // Whether the event matters; notes what it changed.
     let mut see = |event: &notify::Result<notify::Event>, burst: &mut Burst| {
-        let e = match event {
-            Ok(e) if !e.need_rescan() => e,
-            // An error or a rescan request (an overflowing queue, say):
-            // anything may have changed, so rebuild everything.
-            _ => {
-                unknown = true;
-                return true;
-            }
-        };
-        if !changes_content(&e.kind) {
+        if !matters(event) {
             return false;
         }
-        let mut seen = false;
-        for path in e.paths.iter().filter(|p| relevant(p)) {
-            paths.insert(path.clone());
-            seen = true;
+        match event {
+            Ok(e) if !e.need_rescan() => {
+                paths.extend(e.paths.iter().filter(|p| relevant(p)).cloned());
+                burst.see(e);
+            }
+            // Anything may have changed, so rebuild everything.
+            _ => unknown = true,
         }
-        if seen {
-            burst.see(e);
-        }
-        seen
+        true
     };
     let mut burst = Burst::default();
     loop {
@@ -365,11 +374,28 @@ fn wait_for_change(
             Some(check) => match rx.recv_timeout(IDLE) {
                 Ok(event) => event,
                 Err(RecvTimeoutError::Timeout) => {
-                    if let Some(change) = check() {
-                        return Some(change);
-                    }
+                    let (early, stirred) = (RefCell::new(Vec::new()), Cell::new(false));
+                    let quiet = || {
+                        while let Ok(event) = rx.try_recv() {
+                            stirred.set(stirred.get() || matters(&event));
+                            early.borrow_mut().push(event);
+                        }
+                        !stirred.get()
+                    };
+                    let found = check(&quiet);
                     idle = None;
-                    continue;
+                    if !stirred.get() {
+                        match found {
+                            Some(change) => return Some(change),
+                            None => continue,
+                        }
+                    }
+                    // Saved during the idle work: built with what it found.
+                    found_idle = found;
+                    for event in early.into_inner() {
+                        see(&event, &mut burst);
+                    }
+                    break;
                 }
                 Err(RecvTimeoutError::Disconnected) => return None,
             },
@@ -390,6 +416,11 @@ fn wait_for_change(
             Err(RecvTimeoutError::Timeout) => break,
             Err(RecvTimeoutError::Disconnected) => return None,
         }
+    }
+    match found_idle {
+        Some(Change::At(found)) => paths.extend(found),
+        Some(Change::Unknown) => unknown = true,
+        Some(Change::Settle) | None => {}
     }
     Some(if unknown {
         Change::Unknown
@@ -490,6 +521,61 @@ mod tests {
         assert_eq!(burst.quiet(), QUIET);
         burst.see(&event(EventKind::Remove(RemoveKind::File), "b.png"));
         assert_eq!(burst.quiet(), QUIET_CLOSED);
+    }
+
+    /// The idle work is told of a save made while it runs, stops, and the
+    /// save is built together with what the idle check found; without a
+    /// save, what it found is the change.
+    #[test]
+    fn a_save_during_the_idle_work_stops_it_and_is_built() {
+        let relevant = |p: &Path| p.starts_with("assets");
+        let (tx, rx) = channel();
+        let mut probes = Vec::new();
+        let mut idle = |quiet: &dyn Fn() -> bool| {
+            probes.push(quiet());
+            // A read and a file outside the roots do not count; a save does.
+            for (kind, path) in [
+                (
+                    EventKind::Access(AccessKind::Close(AccessMode::Read)),
+                    "assets/a.png",
+                ),
+                (EventKind::Create(CreateKind::File), "target/x"),
+            ] {
+                tx.send(Ok(event(kind, path))).unwrap();
+            }
+            probes.push(quiet());
+            tx.send(Ok(event(
+                EventKind::Access(AccessKind::Close(AccessMode::Write)),
+                "assets/b.png",
+            )))
+            .unwrap();
+            probes.push(quiet());
+            probes.push(quiet());
+            Some(Change::At(HashSet::from([PathBuf::from(
+                "assets/drifted.txt",
+            )])))
+        };
+        let Some(Change::At(paths)) = wait_for_change(&rx, relevant, Some(&mut idle)) else {
+            panic!("a change at paths");
+        };
+        assert_eq!(probes, [true, true, false, false]);
+        assert_eq!(
+            paths,
+            HashSet::from([
+                PathBuf::from("assets/b.png"),
+                PathBuf::from("assets/drifted.txt")
+            ])
+        );
+
+        let (_tx, rx) = channel();
+        let mut idle = |quiet: &dyn Fn() -> bool| {
+            assert!(quiet());
+            Some(Change::Settle)
+        };
+        assert!(matches!(
+            wait_for_change(&rx, relevant, Some(&mut idle)),
+            Some(Change::Settle)
+        ));
     }
 
     #[test]
