@@ -90,17 +90,22 @@ impl Processor for Image {
 /// Decodes `bytes` (PNG or JPEG, detected from content) to RGBA8, refusing
 /// images wider or taller than `max_dimension` before allocating them.
 pub fn decode_rgba8(bytes: &[u8], max_dimension: u32) -> Result<RgbaImage, ProcessError> {
-    let image = DynamicImage::from_decoder(decoder(bytes, max_dimension)?)
-        .map_err(decode_error(max_dimension))?;
+    converted(decoder(bytes, max_dimension)?, max_dimension)
+}
+
+/// What `decoder` decodes to, converted to RGBA8.
+fn converted(decoder: impl ImageDecoder, max_dimension: u32) -> Result<RgbaImage, ProcessError> {
+    let image = DynamicImage::from_decoder(decoder).map_err(decode_error(max_dimension))?;
     Ok(image.into_rgba8())
 }
 
 /// [`decode_rgba8`] as an [`ImageResource`]: an image that is RGBA8 already
 /// (most with an alpha channel) is decoded straight into a buffer of
-/// `buffers`, and the encoder's output into another. A build's textures are
-/// hundreds of kilobytes each, and a fresh buffer of that size is mapped
-/// and cleared by the kernel a page at a time: page faults were 6% of a cold
-/// build's CPU time (BENCHMARKS.md, "Textures decoded into reused buffers").
+/// `buffers`, given back by [`ImageResource::finish_in`]. A build's
+/// textures are hundreds of kilobytes each, and a fresh buffer of that size
+/// is mapped and cleared by the kernel a page at a time: page faults were
+/// 6% of a cold build's CPU time (BENCHMARKS.md, "Textures decoded into
+/// reused buffers").
 pub(crate) fn decode_in(
     bytes: &[u8],
     max_dimension: u32,
@@ -108,8 +113,10 @@ pub(crate) fn decode_in(
 ) -> Result<ImageResource, ProcessError> {
     let decoder = decoder(bytes, max_dimension)?;
     if decoder.color_type() != ColorType::Rgba8 {
-        let image = DynamicImage::from_decoder(decoder).map_err(decode_error(max_dimension))?;
-        return Ok(ImageResource::from_image(image.into_rgba8()));
+        return Ok(ImageResource::from_image(converted(
+            decoder,
+            max_dimension,
+        )?));
     }
     let (width, height) = decoder.dimensions();
     let len = width as usize * height as usize * 4;
