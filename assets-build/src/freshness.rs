@@ -8,21 +8,26 @@
 //! | canonical settings (JSON)      | mtimes, the time of the build        |
 //! | asset path, variant            | thread count, discovery order        |
 //!
-//! Its record then lists what the last run actually touched. The check, in order
-//! of cost, stops at the first difference and names it as a [`DirtyReason`]:
+//! Its record then lists what the last run actually touched. The check
+//! stops at the first difference and names it as a [`DirtyReason`]:
 //!
 //! 1. the key (processor, version, settings changed?);
-//! 2. the outputs are still in the store (a stat each);
-//! 3. every input: its stamp first (size, mtime, ctime, inode, device: see
+//! 2. every input: its stamp first (size, mtime, ctime, inode, device: see
 //!    [`FileStamp`]); only when it differs, or when the
 //!    file was modified within [`RACY_WINDOW_NS`] of the step (a later write in
 //!    the same timestamp tick would be invisible), is it re-hashed. A file
 //!    whose bytes are unchanged does not make the step stale (touch is free),
 //!    and the record is refreshed with the new stamps so the next check is
 //!    cheap again. An input recorded as absent must still be absent;
-//! 4. every dependency, built first if needed: its outputs must hash as they
+//! 3. every dependency, built first if needed: its outputs must hash as they
 //!    did when used. A dependency that rebuilt to identical bytes does not
-//!    make this step stale (early cutoff).
+//!    make this step stale (early cutoff);
+//! 4. the outputs are still in the store. Last, though it is usually a
+//!    lookup in memory: an output that a parcel holds (an atlas page) is
+//!    found through the parcels' `.sums`, which the store reads on its
+//!    first miss in a build (10,000 lines at 10k assets), and a step that
+//!    an input or a dependency makes stale (an atlas after a sprite's edit
+//!    in `watch`) need not pay for that.
 //!
 //! Known limit: where the stamp is size and mtime only (no ctime or inode:
 //! Windows), a change that keeps the size and restores the mtime is not
@@ -89,15 +94,19 @@ pub(crate) fn check(
     if record.key != current.key {
         return Verdict::Stale(key_change(record, current));
     }
-    if let Some(o) = record.outputs.iter().find(|o| !store.has(&o.hash, o.size)) {
-        return Verdict::Stale(DirtyReason::OutputMissing {
-            label: o.label.clone(),
-        });
+    let verdict = check_inputs(record, current, dependency);
+    if !matches!(verdict, Verdict::Fresh(_)) {
+        return verdict;
     }
-    check_inputs(record, current, dependency)
+    match record.outputs.iter().find(|o| !store.has(&o.hash, o.size)) {
+        Some(o) => Verdict::Stale(DirtyReason::OutputMissing {
+            label: o.label.clone(),
+        }),
+        None => verdict,
+    }
 }
 
-/// Steps 3 and 4 of [`check`]: the inputs and dependencies of a record
+/// Steps 2 and 3 of [`check`]: the inputs and dependencies of a record
 /// whose key matches, its outputs not looked at. For a record from
 /// elsewhere (a remote cache), whose outputs are fetched only if it is
 /// fresh.

@@ -8,6 +8,7 @@
 //! disk always points at complete blobs.
 
 use std::fmt;
+use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::de::{self, MapAccess, Visitor};
@@ -134,18 +135,48 @@ pub struct Record {
     /// being built here (see [`crate::remote`]), shown without credentials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fetched_from: Option<String>,
+    /// [`Record::outputs_hash`], worked out on first use.
+    #[serde(skip)]
+    pub(crate) outputs_hash: OutputsHash,
 }
 
 impl Record {
     /// The combined hash of every output: what dependents compare to decide
     /// whether this step's change reaches them (early cutoff).
+    ///
+    /// Worked out once per record: a watched edit of one sprite asks it of
+    /// each of the atlas's thousands of sprites twice (the atlas's check,
+    /// then the parcel's reload notice). No code changes a record's
+    /// outputs after it is made; a record is replaced, never edited.
     pub fn outputs_hash(&self) -> ContentHash {
-        outputs_hash(&self.outputs)
+        *self
+            .outputs_hash
+            .0
+            .get_or_init(|| outputs_hash(&self.outputs))
     }
 
     /// The output labelled `label` (`""` for the main output).
     pub fn output(&self, label: &str) -> Option<&OutputRecord> {
         self.outputs.iter().find(|o| o.label == label)
+    }
+}
+
+/// The memo of [`Record::outputs_hash`]: derived from the record's
+/// outputs, so it takes no part in comparing, printing or storing one.
+#[derive(Clone, Default)]
+pub(crate) struct OutputsHash(OnceLock<ContentHash>);
+
+impl PartialEq for OutputsHash {
+    fn eq(&self, _: &OutputsHash) -> bool {
+        true
+    }
+}
+
+impl Eq for OutputsHash {}
+
+impl fmt::Debug for OutputsHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("_")
     }
 }
 

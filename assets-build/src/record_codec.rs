@@ -154,6 +154,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Record> {
         })?,
         reason: r.option(reason_in)?,
         fetched_from: r.option(Reader::string)?,
+        outputs_hash: Default::default(),
     };
     r.0.is_empty().then_some(record)
 }
@@ -374,6 +375,7 @@ mod tests {
             ],
             reason,
             fetched_from: Some("s3://bucket/prefix".into()),
+            outputs_hash: Default::default(),
         }
     }
 

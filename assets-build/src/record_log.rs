@@ -621,6 +621,7 @@ mod tests {
             }],
             reason: None,
             fetched_from: None,
+            outputs_hash: Default::default(),
         }
     }
 

@@ -757,6 +757,7 @@ impl<'a> Scheduler<'a> {
             outputs,
             reason: Some(reason.clone()),
             fetched_from: None,
+            outputs_hash: Default::default(),
         };
         self.records
             .append(self.store, &record)

@@ -322,7 +322,7 @@ fn select_run(
                 (false, None) => continue,
             };
             planned.push(Planned {
-                name: step.asset.to_string(),
+                name: step.asset.as_str().to_owned(),
                 kind,
                 source,
                 shows: Some(own.outputs_hash()),

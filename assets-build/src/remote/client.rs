@@ -486,6 +486,7 @@ impl Remote {
             let record = Record {
                 reason: None,
                 fetched_from: None,
+                outputs_hash: Default::default(),
                 ..record
             };
             let bytes = entry::encode(&record, &outputs);

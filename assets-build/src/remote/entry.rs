@@ -129,6 +129,7 @@ mod tests {
                 .collect(),
             reason: None,
             fetched_from: None,
+            outputs_hash: Default::default(),
         }
     }
 
