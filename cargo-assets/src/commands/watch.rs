@@ -332,10 +332,15 @@ enum Change {
 type IdleCheck<'a> = dyn FnMut(&dyn Fn() -> bool) -> Option<Change> + 'a;
 
 /// Blocks until a change at a path `relevant` accepts, then until it
-/// settles. `None` if the watcher stopped. If nothing happens for
+/// settles. `None` if the watcher stopped. If no such change comes for
 /// [`IDLE`], `idle` is asked once, and a change it finds is returned. It is
 /// handed a probe saying whether the watcher is still quiet, for long idle
 /// work to stop at a save; what arrived meanwhile is seen after it.
+///
+/// Events that do not matter (reads, writes outside the roots) do not put
+/// the idle moment off: a program that reads a file in the package every
+/// tenth of a second (a script polling `watch`'s own output there) kept
+/// the patched parcels from ever being written whole.
 fn wait_for_change(
     rx: &Receiver<notify::Result<notify::Event>>,
     relevant: impl Fn(&Path) -> bool,
@@ -368,10 +373,14 @@ fn wait_for_change(
         true
     };
     let mut burst = Burst::default();
+    // Every event that matters ends this loop, so the idle moment is
+    // counted from its start.
+    let idle_at = Instant::now() + IDLE;
     loop {
         let event = match idle.as_mut() {
             None => rx.recv().ok()?,
-            Some(check) => match rx.recv_timeout(IDLE) {
+            Some(check) => match rx.recv_timeout(idle_at.saturating_duration_since(Instant::now()))
+            {
                 Ok(event) => event,
                 Err(RecvTimeoutError::Timeout) => {
                     let (early, stirred) = (RefCell::new(Vec::new()), Cell::new(false));
@@ -480,6 +489,8 @@ fn changes_content(kind: &EventKind) -> bool {
 mod tests {
     use super::*;
     use notify::event::{DataChange, RemoveKind, RenameMode};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     fn event(kind: EventKind, path: &str) -> notify::Event {
         notify::Event::new(kind).add_path(PathBuf::from(path))
@@ -576,6 +587,47 @@ mod tests {
             wait_for_change(&rx, relevant, Some(&mut idle)),
             Some(Change::Settle)
         ));
+    }
+
+    /// Reads every 20 ms, without end, do not keep the idle work from
+    /// running: it runs while they go on, an idle moment after the start.
+    #[test]
+    fn reads_do_not_put_off_the_idle_work() {
+        let relevant = |p: &Path| p.starts_with("assets");
+        let (tx, rx) = channel();
+        let reading = Arc::new(AtomicBool::new(true));
+        let reader = {
+            let reading = Arc::clone(&reading);
+            std::thread::spawn(move || {
+                // Stops by itself, so that a failing test ends.
+                let start = Instant::now();
+                while reading.load(Ordering::Relaxed) && start.elapsed() < 20 * IDLE {
+                    let read = event(
+                        EventKind::Access(AccessKind::Close(AccessMode::Read)),
+                        "assets/a.png",
+                    );
+                    if tx.send(Ok(read)).is_err() {
+                        break;
+                    }
+                    std::thread::sleep(IDLE / 12);
+                }
+            })
+        };
+        let mut ran_while_reading = None;
+        let mut idle = |_: &dyn Fn() -> bool| {
+            ran_while_reading = Some(reading.swap(false, Ordering::Relaxed));
+            Some(Change::Settle)
+        };
+        assert!(matches!(
+            wait_for_change(&rx, relevant, Some(&mut idle)),
+            Some(Change::Settle)
+        ));
+        reader.join().unwrap();
+        assert_eq!(
+            ran_while_reading,
+            Some(true),
+            "the idle work ran during the reads"
+        );
     }
 
     #[test]
