@@ -109,6 +109,16 @@ pub(super) fn seen_through<'s>(
     seen
 }
 
+/// What a game holds of a resource of which a patch says `patch` (a
+/// content, [`REMOVED`], or nothing) and the base holds `base`.
+fn through<'s>(patch: Option<&'s str>, base: Option<&'s str>) -> Option<&'s str> {
+    match patch {
+        Some(REMOVED) => None,
+        Some(content) => Some(content),
+        None => base,
+    }
+}
+
 /// What [`write`] did.
 pub(super) struct Patched {
     pub(super) outcome: ParcelOutcome,
@@ -156,11 +166,9 @@ pub(super) fn write(
     // What the game holds now: the base through the patch, if any.
     let before = files.sums();
     let before = before.as_deref().map(parcel_sums::contents);
-    let seen = |name: &str| match before.as_ref().and_then(|b| b.get(name)) {
-        Some(&REMOVED) => None,
-        Some(&content) => Some(content),
-        None => base.get(name).copied(),
-    };
+    // What the patch says of `name`: a content, `REMOVED`, or nothing.
+    let in_patch = |name: &str| before.as_ref().and_then(|b| b.get(name)).copied();
+    let seen = |name: &str| through(in_patch(name), base.get(name).copied());
     // One pass, each content written into one buffer (10,000 resources at
     // 10k assets, each line a hash or two in hex): which resources differ
     // from the base (the patch), and which from what the game holds (the
@@ -175,7 +183,8 @@ pub(super) fn write(
         let was = base.get(p.name.as_str()).copied();
         in_base += usize::from(was.is_some());
         differs[i] = was != Some(content.as_str());
-        let seen = seen(&p.name);
+        // As `seen`, with the base's content at hand.
+        let seen = through(in_patch(&p.name), was);
         in_seen += usize::from(seen.is_some());
         if seen != Some(content.as_str()) {
             changed.push(p.name.clone());
