@@ -12,6 +12,11 @@
 //! is offered to the current page, and those that do not fit wait for the next.
 //! A page tracks the widest and tallest free rectangle, so a rectangle that
 //! cannot fit is rejected without scanning.
+//! A new free rectangle with a side shorter than the shortest side of every
+//! rectangle still to be offered to the page is not kept: nothing can use
+//! it. Splitting leaves many such slivers, and every insertion scanned them;
+//! dropping them leaves the same places to choose from and packed 1.5–2.4×
+//! faster (BENCHMARKS.md, "Atlas packing").
 //!
 //! [`MaxRects::default`] tries several sort orders and heuristics and keeps the
 //! packing with the fewest pages (then the smallest last page), stopping early
@@ -97,7 +102,7 @@ impl Packer for MaxRects {
         let bound = options.area_lower_bound(sizes).max(1);
         let mut best: Option<(Packing, u64)> = None;
         for &(order, heuristic) in &self.tries {
-            let packing = pack_once(sizes, options, order, heuristic);
+            let packing = pack_once(sizes, options, order, heuristic, true);
             let last_area = packing.page_extents(sizes).last().map_or(0, |s| s.area());
             let better = best
                 .as_ref()
@@ -120,7 +125,15 @@ impl Packer for MaxRects {
 }
 
 /// One packing with one order and heuristic. Every size must fit a page.
-fn pack_once(sizes: &[Size], options: &PackOptions, order: Order, heuristic: Heuristic) -> Packing {
+/// `prune`: free rectangles too small for every rectangle still to come are
+/// dropped (always, but in the test that compares with keeping them).
+fn pack_once(
+    sizes: &[Size],
+    options: &PackOptions,
+    order: Order,
+    heuristic: Heuristic,
+    prune: bool,
+) -> Packing {
     let mut placements = vec![
         Placement {
             page: 0,
@@ -136,9 +149,20 @@ fn pack_once(sizes: &[Size], options: &PackOptions, order: Order, heuristic: Heu
     sort(&mut remaining, sizes, order);
     let mut pages = 0;
     let mut waiting = Vec::new();
+    let mut floor = Vec::new();
     while !remaining.is_empty() {
         let mut page = Page::new(options.page_width, options.page_height);
-        for &i in &remaining {
+        // The shortest side among the rectangles still to be offered to
+        // this page, from each on: a free rectangle narrower or lower than
+        // that can hold none of them.
+        floor.clear();
+        floor.extend(remaining.iter().rev().scan(u32::MAX, |least, &i| {
+            *least = (*least).min(sizes[i].w.min(sizes[i].h));
+            Some(*least)
+        }));
+        floor.reverse();
+        for (&i, &least) in remaining.iter().zip(&floor) {
+            page.floor = if prune { least } else { 0 };
             match page.insert(sizes[i], options.allow_rotation, heuristic) {
                 Some((x, y, rotated)) => {
                     placements[i] = Placement {
@@ -213,6 +237,9 @@ struct Page {
     max_w: u32,
     max_h: u32,
     pieces: Vec<Rect>,
+    /// New free rectangles with a side shorter than this are not kept:
+    /// no rectangle still to come fits in them.
+    floor: u32,
 }
 
 impl Page {
@@ -226,6 +253,7 @@ impl Page {
             max_w: w,
             max_h: h,
             pieces: Vec::new(),
+            floor: 0,
         }
     }
 
@@ -314,7 +342,8 @@ impl Page {
         let survivors = self.free.len();
         for p in 0..pieces.len() {
             let piece = pieces[p];
-            let redundant = self.edges.any_contains(survivors, piece)
+            let redundant = piece.w.min(piece.h) < self.floor
+                || self.edges.any_contains(survivors, piece)
                 || pieces.iter().enumerate().any(|(q, &other)| {
                     q != p && other.contains(piece) && (other != piece || q < p)
                 });
@@ -511,6 +540,37 @@ mod tests {
         let packing = MaxRects::default().pack(&sizes, &options).unwrap();
         assert_eq!(packing.pages, 1);
         assert_valid(&sizes, &packing, &options);
+    }
+
+    /// Dropping the free rectangles nothing still to come fits in leaves
+    /// the same places to choose from; only the order of the list differs,
+    /// and with it which of two equally good places is taken. So a packing
+    /// may differ in its details, never in its quality: on these sets, as
+    /// many pages, cropped to within 1% of the same area, for every try.
+    #[test]
+    fn dropping_free_rectangles_too_small_costs_no_space() {
+        for (seed, rotate) in [(5, false), (6, true), (7, true), (8, false)] {
+            let sizes = sizes(seed, 500, 90);
+            let options = PackOptions {
+                page_width: 512,
+                page_height: 384,
+                allow_rotation: rotate,
+            };
+            for &(order, heuristic) in &MaxRects::default().tries {
+                let kept = pack_once(&sizes, &options, order, heuristic, false);
+                let pruned = pack_once(&sizes, &options, order, heuristic, true);
+                assert_valid(&sizes, &pruned, &options);
+                assert_eq!(pruned.pages, kept.pages, "{order:?} {heuristic:?}");
+                let area =
+                    |p: &Packing| -> u64 { p.page_extents(&sizes).iter().map(|s| s.area()).sum() };
+                assert!(
+                    area(&pruned) * 100 <= area(&kept) * 101,
+                    "{order:?} {heuristic:?}: {} against {}",
+                    area(&pruned),
+                    area(&kept)
+                );
+            }
+        }
     }
 
     #[test]

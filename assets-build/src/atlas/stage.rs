@@ -65,8 +65,10 @@ impl Processor for AtlasPacker {
 
     fn version(&self) -> u32 {
         // 2: pages compressed by default (lz4 in dev, zstd in release);
-        // 3: LZ4 finds matches in pages under 64 KiB
-        3
+        // 3: LZ4 finds matches in pages under 64 KiB;
+        // 4: the packer drops free rectangles too small for what is still
+        //    to come, so of two equally good places another may be first
+        4
     }
 
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
