@@ -15,7 +15,7 @@
 //! A new free rectangle with a side shorter than the shortest side of every
 //! rectangle still to be offered to the page is not kept: nothing can use
 //! it. Splitting leaves many such slivers, and every insertion scanned them;
-//! dropping them leaves the same places to choose from and packed 1.5–2.4×
+//! dropping them leaves the same places to choose from and packed 1.7–2.4×
 //! faster (BENCHMARKS.md, "Atlas packing").
 //!
 //! [`MaxRects::default`] tries several sort orders and heuristics and keeps the
