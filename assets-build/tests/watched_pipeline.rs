@@ -415,6 +415,57 @@ fn a_watched_atlas_of_several_pages_draws_again_only_what_changed() {
     assert_eq!(game.build_after(&sprites[..1]), 2);
 }
 
+/// Watched with patches: a sprite repainted on one page of a many-page
+/// atlas brings its frame and that page into the patch, not the others
+/// (its frame is read with them through the base), and a game sees
+/// the cold build's parcel through it (`Game::build`).
+#[test]
+fn a_patch_holds_only_the_page_that_changed() {
+    let mut game = Game::with_patches(true);
+    game.watched.keep_state_in_memory();
+    // Patches over the first build's parcel, to be looked at.
+    game.settle = false;
+    let manifest = MANIFEST.replace(
+        "[package.metadata.assets.parcels]",
+        "[package.metadata.assets.atlases.main]\nmax-size = 40\n\n[package.metadata.assets.parcels]",
+    );
+    game.write("Cargo.toml", &manifest);
+    let sprites: Vec<PathBuf> = (0..8u8)
+        .map(|i| game.sprite(&format!("sprites/s{i}.png"), 16, i + 1))
+        .collect();
+    game.build(Changes::Unknown);
+    let parcel = game
+        .dir
+        .path()
+        .join("target/assets/parcels/game/dev/main.parcel");
+    let base = ParcelBuf::open(&parcel).unwrap();
+    let pages = (base.parcel().iter())
+        .filter(|r| r.name.starts_with("atlas:main#"))
+        .count();
+    assert!(pages >= 3, "{pages} pages");
+    let page_of = |name: &str| {
+        let frame = base.parcel().by_name(name).unwrap().sprite_frame().unwrap();
+        format!("atlas:main#{}", frame.page_index)
+    };
+    let mut expected = Vec::new();
+    for i in [0, 7] {
+        let name = format!("sprites/s{i}.png");
+        game.sprite(&name, 16, 9 + i as u8);
+        assert_eq!(game.build_after(&sprites[i..=i]), 2);
+        assert!(game.last_patched, "written as a patch");
+        let patch = ParcelBuf::open_patch(&assets_runtime::patch::path_of(&parcel)).unwrap();
+        assert!(patch.parcel().is_patch());
+        let held: Vec<&str> = patch.parcel().iter().map(|r| r.name).collect();
+        // What differs from the base: the sprites repainted so far, and
+        // the pages they lie on.
+        expected.extend([name.clone(), page_of(&name)]);
+        expected.sort_by_key(|n| assets_runtime::ResourceId::of_runtime(n));
+        expected.dedup();
+        assert_eq!(held, expected);
+        assert!(held.len() < 2 + pages, "not every page: {held:?}");
+    }
+}
+
 /// `watch` started on a built project: its pipeline's first build finds
 /// the atlas fresh and holds none of it in memory. `warm_up` (called once
 /// idle) packs it into memory once, storing and writing nothing, and the

@@ -99,6 +99,9 @@ pub enum ParcelError {
         /// What is wrong.
         what: &'static str,
     },
+    /// A patch that may lean on its base's pages (header flag
+    /// [`crate::format::FLAG_PATCH`]), read as a whole parcel.
+    IsPatch,
     /// Reading the file failed.
     Io {
         /// The OS error's message.
@@ -143,6 +146,10 @@ impl fmt::Display for ParcelError {
             ParcelError::BadPatch { name, what } => {
                 write!(f, "corrupt parcel patch: resource `{name}`: {what}")
             }
+            ParcelError::IsPatch => f.write_str(
+                "a parcel patch, not a parcel: it is read through the parcel it patches \
+                 (`PatchedBuf::open(parcel, Some(patch))`)",
+            ),
             ParcelError::Missing { id } => {
                 write!(f, "the parcel has no resource with id {:016x}", id.raw())
             }

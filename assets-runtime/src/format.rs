@@ -13,7 +13,7 @@
 //!  0   8  magic            "CAPARCEL"
 //!  8   2  version          2; a reader rejects any other
 //! 10   2  header_len       64
-//! 12   4  flags            0 (reserved)
+//! 12   4  flags            0, or FLAG_PATCH (1) in a patch whose sprites and fonts may lie on its base's pages
 //! 16   4  count            number of entries
 //! 20   4  bucket_bits      B = 2^bucket_bits buckets; an id's bucket is its top bucket_bits bits
 //! 24   8  names_offset
@@ -49,13 +49,18 @@
 //!
 //! | when                  | what |
 //! |-----------------------|------|
-//! | `Parcel::from_bytes`  | magic, version, every offset and length (with overflow checks), the table checksum, buckets consistent with ids, ids strictly increasing, names and kinds UTF-8, resources inside the data area, 16-aligned, not overlapping, zero padding in the tables and names, known compression and zero reserved bytes, lengths and checksums equal when not compressed, no compressed image or sprite, a compressed length within what its codec can expand to, text and shader resources UTF-8 (when not compressed), image headers consistent with their length, sprite frames well-formed and inside an image resource of the parcel |
+//! | `Parcel::from_bytes`  | magic, version, every offset and length (with overflow checks), the table checksum, buckets consistent with ids, ids strictly increasing, names and kinds UTF-8, resources inside the data area, 16-aligned, not overlapping, zero padding in the tables and names, known compression and zero reserved bytes, lengths and checksums equal when not compressed, no compressed image or sprite, a compressed length within what its codec can expand to, text and shader resources UTF-8 (when not compressed), image headers consistent with their length, sprite frames well-formed and inside an image resource of the parcel (a patch's: of the patch, or of its base when `Patched::new` joins them) |
 //! | reading a compressed resource | its stored checksum, that it decompresses to exactly `len` bytes with `checksum`, and (text, shader) UTF-8 |
 //! | `Parcel::verify`      | each resource's stored checksum, each compressed resource as when read, and the zero padding between resources (reading every byte of the data area, so it is not done at open) |
 //!
 //! Every byte of a file is therefore covered: the header and tables by the
 //! table checksum, padding by the zero checks (the tables' at open, the data
 //! area's by `verify`), resource bytes by their checksums.
+
+/// Header flag of a patch (see [`crate::patch`]) that holds only the pages
+/// that changed: its sprites and fonts may lie on its base's pages, so it
+/// is read through its base, never alone. Any other flag is rejected.
+pub const FLAG_PATCH: u32 = 1;
 
 /// The first eight bytes of every parcel.
 pub const MAGIC: [u8; 8] = *b"CAPARCEL";

@@ -16,7 +16,7 @@ use crate::codec::{self, DecodeError};
 use crate::error::ParcelError;
 use crate::font::Font;
 use crate::format::{
-    Compression, DATA_ALIGN, ENTRY_LEN, HEADER_LEN, KIND_FONT, KIND_IMAGE, KIND_SHADER,
+    Compression, DATA_ALIGN, ENTRY_LEN, FLAG_PATCH, HEADER_LEN, KIND_FONT, KIND_IMAGE, KIND_SHADER,
     KIND_SPRITE, KIND_TEXT, KIND_TEXTURE, MAGIC, MAX_BUCKET_BITS, VERSION, bucket_of,
     data_checksum, stored_uncompressed, table_checksum, u16_at, u32_at, u64_at,
 };
@@ -35,6 +35,14 @@ struct Layout {
     entries_at: usize,
     names_at: usize,
     data_at: usize,
+}
+
+/// What bytes are validated as: a parcel read on its own, or a patch read
+/// through its base (see [`crate::patch`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Whole,
+    Patch,
 }
 
 /// A validated parcel borrowing its bytes.
@@ -211,10 +219,28 @@ fn to_usize(v: u64, what: &'static str) -> Result<usize, ParcelError> {
 }
 
 impl<'a> Parcel<'a> {
-    /// Validates `bytes` as a parcel. See [`crate::format`] for what is checked.
+    /// Validates `bytes` as a parcel. See [`crate::format`] for what is
+    /// checked. A patch is refused ([`ParcelError::IsPatch`]): it is read
+    /// through its base.
     pub fn from_bytes(bytes: &'a [u8]) -> Result<Parcel<'a>, ParcelError> {
-        let layout = validate(bytes)?;
+        let layout = validate(bytes, Role::Whole)?;
         Ok(Parcel { bytes, layout })
+    }
+
+    /// Validates `bytes` as a patch: as [`Parcel::from_bytes`] does, except
+    /// that a sprite's or font's page may be missing, to be found in the
+    /// base. Use it through [`crate::Patched::new`], which checks those
+    /// pages there; alone, such a sprite has no page
+    /// ([`Parcel::sprite`] gives `None`).
+    pub fn patch_from_bytes(bytes: &'a [u8]) -> Result<Parcel<'a>, ParcelError> {
+        let layout = validate(bytes, Role::Patch)?;
+        Ok(Parcel { bytes, layout })
+    }
+
+    /// Whether it is a patch whose sprites and fonts may lie on its base's
+    /// pages (header flag [`FLAG_PATCH`]).
+    pub fn is_patch(&self) -> bool {
+        u32_at(self.bytes, 12) & FLAG_PATCH != 0
     }
 
     /// How many resources it holds.
@@ -292,7 +318,8 @@ impl<'a> Parcel<'a> {
     }
 
     /// The sprite `id` with its page, if it is a `sprite` resource. A valid
-    /// parcel's sprites always have their page (checked at open).
+    /// parcel's sprites always have their page (checked at open), unless it
+    /// is a patch: read a patch's sprites through [`crate::Patched`].
     pub fn sprite(&self, id: impl IdOf<kind::Sprite>) -> Option<Sprite<'a>> {
         let frame = self.get(id.resource_id())?.sprite_frame()?;
         let page = self.image(frame.page)?;
@@ -374,8 +401,10 @@ impl<'a> Parcel<'a> {
     }
 }
 
-/// Every check of [`crate::format`] except resource checksums.
-fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
+/// Every check of [`crate::format`] except resource checksums; as `role`
+/// has it, a patch's sprites and fonts may lack their pages, which
+/// [`crate::Patched::new`] looks for in the base.
+fn validate(bytes: &[u8], role: Role) -> Result<Layout, ParcelError> {
     let header = |what| ParcelError::BadHeader { what };
     if bytes.len() < HEADER_LEN {
         return Err(ParcelError::TooShort { len: bytes.len() });
@@ -393,9 +422,13 @@ fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
     if usize::from(u16_at(bytes, 10)) != HEADER_LEN {
         return Err(header("header length is not 64"));
     }
-    if u32_at(bytes, 12) != 0 {
-        return Err(header("unknown flags"));
+    let flags = u32_at(bytes, 12);
+    match (flags, role) {
+        (0, _) | (FLAG_PATCH, Role::Patch) => {}
+        (FLAG_PATCH, Role::Whole) => return Err(ParcelError::IsPatch),
+        _ => return Err(header("unknown flags")),
     }
+    let own_pages = flags & FLAG_PATCH == 0;
     let count = u32_at(bytes, 16) as usize;
     let bucket_bits = u32_at(bytes, 20);
     if bucket_bits > MAX_BUCKET_BITS {
@@ -557,16 +590,19 @@ fn validate(bytes: &[u8]) -> Result<Layout, ParcelError> {
         names_at,
         data_at,
     };
-    // Everything above holds, so lookups are safe: check each sprite's page.
+    // Everything above holds, so lookups are safe: check each sprite's page
+    // (a patch's may be its base's: checked with the base).
     let parcel = Parcel { bytes, layout };
     for (index, frame) in sprites {
         let bad = |what| ParcelError::BadSprite {
             name: parcel.entry(index).name.to_owned(),
             what,
         };
-        let page = parcel
-            .image(frame.page)
-            .ok_or_else(|| bad("its page is not an image resource of the parcel"))?;
+        let page = match parcel.get(frame.page) {
+            None if !own_pages => continue,
+            found => found.and_then(|r| r.image()),
+        };
+        let page = page.ok_or_else(|| bad("its page is not an image resource of the parcel"))?;
         if !frame.fits_in(page.header.width, page.header.height) {
             return Err(bad("its rectangle lies outside its page"));
         }
@@ -583,9 +619,18 @@ pub struct ParcelBuf {
 }
 
 impl ParcelBuf {
-    /// Validates `bytes`.
+    /// Validates `bytes` (as [`Parcel::from_bytes`]).
     pub fn from_vec(bytes: Vec<u8>) -> Result<ParcelBuf, ParcelError> {
-        let layout = validate(&bytes)?;
+        ParcelBuf::from_vec_as(bytes, Role::Whole)
+    }
+
+    /// Validates `bytes` as a patch (as [`Parcel::patch_from_bytes`]).
+    pub fn patch_from_vec(bytes: Vec<u8>) -> Result<ParcelBuf, ParcelError> {
+        ParcelBuf::from_vec_as(bytes, Role::Patch)
+    }
+
+    fn from_vec_as(bytes: Vec<u8>, role: Role) -> Result<ParcelBuf, ParcelError> {
+        let layout = validate(&bytes, role)?;
         Ok(ParcelBuf {
             bytes: Backing::Owned(bytes),
             layout,
@@ -599,26 +644,41 @@ impl ParcelBuf {
     /// place while the `ParcelBuf` lives; cargo-assets replaces parcels by
     /// rename, which is safe (see the stance in `mapped.rs`'s docs).
     pub fn open(path: &Path) -> Result<ParcelBuf, ParcelError> {
+        ParcelBuf::open_as(path, Role::Whole)
+    }
+
+    /// Opens the patch at `path` as [`ParcelBuf::open`] opens a parcel,
+    /// validated as [`Parcel::patch_from_bytes`] validates one: to be read
+    /// through its base ([`crate::PatchedBuf`]).
+    pub fn open_patch(path: &Path) -> Result<ParcelBuf, ParcelError> {
+        ParcelBuf::open_as(path, Role::Patch)
+    }
+
+    fn open_as(path: &Path, role: Role) -> Result<ParcelBuf, ParcelError> {
         let io = |e: std::io::Error| ParcelError::Io {
             message: format!("{}: {e}", path.display()),
         };
         let file = std::fs::File::open(path).map_err(io)?;
         match Backing::map(&file) {
             Some(bytes) => {
-                let layout = validate(&bytes)?;
+                let layout = validate(&bytes, role)?;
                 Ok(ParcelBuf { bytes, layout })
             }
-            None => ParcelBuf::read(path),
+            None => ParcelBuf::read_as(path, role),
         }
     }
 
     /// Reads the whole parcel at `path` into memory and validates it: for
     /// files another program may rewrite in place while they are open.
     pub fn read(path: &Path) -> Result<ParcelBuf, ParcelError> {
+        ParcelBuf::read_as(path, Role::Whole)
+    }
+
+    fn read_as(path: &Path, role: Role) -> Result<ParcelBuf, ParcelError> {
         let bytes = std::fs::read(path).map_err(|e| ParcelError::Io {
             message: format!("{}: {e}", path.display()),
         })?;
-        ParcelBuf::from_vec(bytes)
+        ParcelBuf::from_vec_as(bytes, role)
     }
 
     /// The parcel, without validating again.

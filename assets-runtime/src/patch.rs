@@ -14,21 +14,30 @@
 //! the patch. Unreal's patch paks and Godot's `load_resource_pack` with
 //! `replace_files` layer packs the same way.
 //!
-//! A patch is a valid parcel on its own (its sprites' pages and its fonts'
-//! pages come with them), so it is validated like any other; [`Patched`]
-//! only adds that a removal mark is empty. Lookups try the patch first: a
-//! resource there wins, a removal mark hides the base's, anything else is
-//! the base's.
+//! A patch holds only the pages that changed: a frame it holds may lie on
+//! a page of the base, and a page it replaces may hold frames of the base.
+//! So it is validated as a parcel except for its sprites' and fonts' pages
+//! (header flag [`FLAG_PATCH`](crate::format::FLAG_PATCH), [`Parcel::patch_from_bytes`]), and
+//! [`Patched::new`] checks what joining the two makes: a removal mark is
+//! empty; each frame of the patch lies inside its page, the patch's or the
+//! base's; and where the patch replaces a page with a smaller one (or with
+//! something else, or removes it), each frame of the base on that page
+//! still lies inside it. Before this, a patch carried every page of each
+//! atlas it touched, and an edit to a sprite on one page of a four-page
+//! atlas wrote all four. Lookups try the patch first: a resource there
+//! wins, a removal mark hides the base's, anything else is the base's.
 //!
 //! `include_parcel!` and build scripts never see patches: only the watcher
 //! writes them, and only into the cache.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::format::{KIND_REMOVED, KIND_SHADER};
 use crate::id::ResourceId;
 use crate::image::Image;
+use crate::sprite::SpriteFrame;
 use crate::typed::{IdOf, kind};
 use crate::{Font, Parcel, ParcelBuf, ParcelError, Resource, Sprite, Texture};
 
@@ -47,11 +56,15 @@ pub struct Patched<'a> {
 
 impl<'a> Patched<'a> {
     /// `base` seen through `patch`. Fails if a removal mark of the patch
-    /// holds bytes.
+    /// holds bytes, or if a frame of either, seen through the patch, does
+    /// not lie inside its page (see the module's docs).
     pub fn new(base: Parcel<'a>, patch: Option<Parcel<'a>>) -> Result<Patched<'a>, ParcelError> {
+        let patched = Patched { base, patch };
+        let Some(patch) = patch else {
+            return Ok(patched);
+        };
         if let Some(mark) = patch
             .iter()
-            .flat_map(Parcel::iter)
             .find(|r| r.kind == KIND_REMOVED && !r.is_empty())
         {
             return Err(ParcelError::BadPatch {
@@ -59,7 +72,62 @@ impl<'a> Patched<'a> {
                 what: "a removal mark holds bytes",
             });
         }
-        Ok(Patched { base, patch })
+        patched.check_pages(base, patch)?;
+        Ok(patched)
+    }
+
+    /// The checks of [`Patched::new`] on frames and pages. Validation
+    /// checked the patch's frames on its own pages and the base's on
+    /// the base's; what is left is the patch's frames on the base's
+    /// pages, and the base's frames on pages the patch makes smaller (or
+    /// takes away).
+    fn check_pages(&self, base: Parcel<'a>, patch: Parcel<'a>) -> Result<(), ParcelError> {
+        let fits = |r: &Resource<'_>, frame: &SpriteFrame| {
+            let page = self
+                .image(frame.page)
+                .ok_or_else(|| ParcelError::BadPatch {
+                    name: r.name.to_owned(),
+                    what: "its page is an image resource of neither the patch nor its base",
+                })?;
+            if frame.fits_in(page.header.width, page.header.height) {
+                Ok(())
+            } else {
+                Err(ParcelError::BadPatch {
+                    name: r.name.to_owned(),
+                    what: "its rectangle lies outside its page as the patch has it",
+                })
+            }
+        };
+        if patch.is_patch() {
+            for r in patch.iter() {
+                for frame in frames(&r).filter(|f| patch.get(f.page).is_none()) {
+                    fits(&r, &frame)?;
+                }
+            }
+        }
+        let shrunk: HashSet<ResourceId> = patch
+            .iter()
+            .filter(|r| {
+                base.get(r.id)
+                    .and_then(|old| old.image())
+                    .is_some_and(|old| {
+                        r.image().is_none_or(|new| {
+                            new.header.width < old.header.width
+                                || new.header.height < old.header.height
+                        })
+                    })
+            })
+            .map(|r| r.id)
+            .collect();
+        if shrunk.is_empty() {
+            return Ok(());
+        }
+        for r in base.iter().filter(|r| patch.get(r.id).is_none()) {
+            for frame in frames(&r).filter(|f| shrunk.contains(&f.page)) {
+                fits(&r, &frame)?;
+            }
+        }
+        Ok(())
     }
 
     /// The base parcel.
@@ -185,6 +253,12 @@ impl<'a> Patched<'a> {
     }
 }
 
+/// The frames a resource places on pages: a sprite's, or a font's glyphs'.
+fn frames(r: &Resource<'_>) -> impl Iterator<Item = SpriteFrame> + use<> {
+    let glyphs: Vec<SpriteFrame> = r.font().map(|f| f.frames().collect()).unwrap_or_default();
+    r.sprite_frame().into_iter().chain(glyphs)
+}
+
 /// A parcel and its patch, owned: what [`crate::reload::Notice::open`]
 /// gives.
 #[derive(Debug, Clone)]
@@ -195,15 +269,16 @@ pub struct PatchedBuf {
 
 impl PatchedBuf {
     /// Opens the parcel at `base` and, if given, the patch at `patch`, as
-    /// [`ParcelBuf::open`] does, and checks the patch's removal marks.
+    /// [`ParcelBuf::open`] and [`ParcelBuf::open_patch`] do, and checks
+    /// them together as [`Patched::new`] does.
     pub fn open(base: &Path, patch: Option<&Path>) -> Result<PatchedBuf, ParcelError> {
         PatchedBuf::new(
             ParcelBuf::open(base)?,
-            patch.map(ParcelBuf::open).transpose()?,
+            patch.map(ParcelBuf::open_patch).transpose()?,
         )
     }
 
-    /// `base` with `patch` over it.
+    /// `base` with `patch` over it, checked as [`Patched::new`] does.
     pub fn new(base: ParcelBuf, patch: Option<ParcelBuf>) -> Result<PatchedBuf, ParcelError> {
         Patched::new(base.parcel(), patch.as_ref().map(ParcelBuf::parcel))?;
         Ok(PatchedBuf { base, patch })
@@ -233,6 +308,22 @@ mod tests {
         ParcelBuf::from_vec(w.finish().unwrap()).unwrap()
     }
 
+    /// A patch with the patch flag: its frames may lie on the base's pages.
+    fn flagged(resources: &[(&str, &str, Vec<u8>)]) -> ParcelBuf {
+        let mut w = ParcelWriter::new().patch();
+        for (name, kind, bytes) in resources {
+            w.add(name, kind, bytes.clone());
+        }
+        let bytes = w.finish().unwrap();
+        assert_eq!(
+            ParcelBuf::from_vec(bytes.clone()).unwrap_err(),
+            ParcelError::IsPatch
+        );
+        let patch = Parcel::patch_from_bytes(&bytes).unwrap();
+        assert!(patch.is_patch());
+        ParcelBuf::patch_from_vec(bytes).unwrap()
+    }
+
     fn text(s: &str) -> Vec<u8> {
         s.as_bytes().to_vec()
     }
@@ -250,19 +341,24 @@ mod tests {
     }
 
     fn frame(page: &str, page_w: u32) -> Vec<u8> {
+        frame_of(page, page_w, 2)
+    }
+
+    /// A frame `w` pixels wide and two high at the corner of `page`.
+    fn frame_of(page: &str, page_w: u32, w: u32) -> Vec<u8> {
         crate::SpriteFrame {
             page: ResourceId::of_runtime(page),
             page_index: 0,
             x: 0,
             y: 0,
-            w: 2,
+            w,
             h: 2,
             rotated: false,
             trim_x: 0,
             trim_y: 0,
             source_width: 2,
             source_height: 2,
-            uv: [0.0, 0.0, 2.0 / page_w as f32, 0.5],
+            uv: [0.0, 0.0, w as f32 / page_w as f32, 0.5],
         }
         .encode()
         .to_vec()
@@ -331,6 +427,79 @@ mod tests {
         let p = Patched::new(base.parcel(), Some(repainted.parcel())).unwrap();
         let hero = p.sprite(ResourceId::of("hero.png")).unwrap();
         assert_eq!(hero.page.pixels().unwrap()[0], 9);
+    }
+
+    #[test]
+    fn a_frame_of_the_patch_lies_on_a_page_of_the_base() {
+        let base = base();
+        // The sprite moved on a page that kept its size: only the frame.
+        let patch = flagged(&[("hero.png", KIND_SPRITE, frame("atlas:ui#0", 4))]);
+        assert!(
+            patch.parcel().sprite(ResourceId::of("hero.png")).is_none(),
+            "alone, it has no page"
+        );
+        let p = Patched::new(base.parcel(), Some(patch.parcel())).unwrap();
+        let hero = p.sprite(ResourceId::of("hero.png")).unwrap();
+        assert_eq!(hero.page.pixels().unwrap()[0], 1, "the base's page");
+
+        let lost = flagged(&[("hero.png", KIND_SPRITE, frame("atlas:ui#9", 4))]);
+        let error = Patched::new(base.parcel(), Some(lost.parcel())).unwrap_err();
+        assert!(
+            matches!(&error, ParcelError::BadPatch { name, .. } if name == "hero.png"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_page_the_patch_shrinks_or_removes_must_still_hold_the_bases_frames() {
+        let base = base();
+        // Wider: the base's frame still lies inside it.
+        let wider = flagged(&[("atlas:ui#0", KIND_IMAGE, page(8, 3))]);
+        let p = Patched::new(base.parcel(), Some(wider.parcel())).unwrap();
+        assert_eq!(
+            p.sprite(ResourceId::of("hero.png"))
+                .unwrap()
+                .page
+                .header
+                .width,
+            8
+        );
+        // Narrower than the frame, removed, or no longer an image.
+        for (name, patch) in [
+            (
+                "narrower",
+                flagged(&[("atlas:ui#0", KIND_IMAGE, page(1, 3))]),
+            ),
+            (
+                "removed",
+                flagged(&[("atlas:ui#0", KIND_REMOVED, Vec::new())]),
+            ),
+            (
+                "text",
+                flagged(&[("atlas:ui#0", KIND_TEXT, text("no page"))]),
+            ),
+        ] {
+            let error = Patched::new(base.parcel(), Some(patch.parcel())).unwrap_err();
+            assert!(
+                matches!(&error, ParcelError::BadPatch { name, .. } if name == "hero.png"),
+                "{name}: {error}"
+            );
+        }
+        // Narrower, with the frame made to fit what is left of it.
+        let both = flagged(&[
+            ("atlas:ui#0", KIND_IMAGE, page(1, 3)),
+            ("hero.png", KIND_SPRITE, frame_of("atlas:ui#0", 1, 1)),
+        ]);
+        Patched::new(base.parcel(), Some(both.parcel())).unwrap();
+    }
+
+    #[test]
+    fn a_flag_this_reader_does_not_know_is_refused() {
+        let mut bytes = base().parcel().as_bytes().to_vec();
+        bytes[12] = 2;
+        for result in [Parcel::from_bytes(&bytes), Parcel::patch_from_bytes(&bytes)] {
+            assert!(matches!(result, Err(ParcelError::BadHeader { .. })));
+        }
     }
 
     #[test]

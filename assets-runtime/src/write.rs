@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use crate::codec;
 use crate::format::{
-    Compression, DATA_ALIGN, ENTRY_LEN, HEADER_LEN, MAGIC, VERSION, bucket_bits_for, bucket_of,
-    data_checksum, stored_uncompressed, table_checksum,
+    Compression, DATA_ALIGN, ENTRY_LEN, FLAG_PATCH, HEADER_LEN, MAGIC, VERSION, bucket_bits_for,
+    bucket_of, data_checksum, stored_uncompressed, table_checksum,
 };
 use crate::id::ResourceId;
 use crate::parcel::Resource;
@@ -39,6 +39,8 @@ pub const MIN_COMPRESSED: usize = 64;
 pub struct ParcelWriter {
     resources: Vec<Pending>,
     compression: Option<Compression>,
+    /// The header's flags: [`FLAG_PATCH`] or none.
+    flags: u32,
 }
 
 #[derive(Debug)]
@@ -135,7 +137,16 @@ impl ParcelWriter {
         ParcelWriter {
             resources: Vec::new(),
             compression: Some(compression).filter(|&c| c != Compression::None),
+            flags: 0,
         }
+    }
+
+    /// Marks what it writes as a patch whose sprites and fonts may lie on
+    /// its base's pages ([`FLAG_PATCH`]): it is then read only through
+    /// its base (see [`crate::patch`]).
+    pub fn patch(mut self) -> ParcelWriter {
+        self.flags |= FLAG_PATCH;
+        self
     }
 
     /// Adds a resource with its bytes.
@@ -267,6 +278,7 @@ impl ParcelWriter {
         head[..8].copy_from_slice(&MAGIC);
         head[8..10].copy_from_slice(&VERSION.to_le_bytes());
         head[10..12].copy_from_slice(&(HEADER_LEN as u16).to_le_bytes());
+        head[12..16].copy_from_slice(&self.flags.to_le_bytes());
         head[16..20].copy_from_slice(&(count as u32).to_le_bytes());
         head[20..24].copy_from_slice(&bits.to_le_bytes());
         head[24..32].copy_from_slice(&(names_at as u64).to_le_bytes());

@@ -735,6 +735,15 @@ fn inspect_sees_a_parcel_through_the_patch_an_edit_left_beside_it() {
     assert!(!base.stderr.contains("Patched"), "{}", base.stderr);
     assert_eq!(resources(&base)[0], ("readme.txt".to_owned(), 6, false));
 
+    // The patch alone is no parcel: the error names the parcel to inspect.
+    let alone = p.run(&["inspect", patch.to_str().unwrap()]);
+    assert_ne!(alone.code, Some(0));
+    assert!(
+        alone.stderr.contains("is a patch") && alone.stderr.contains(parcel.to_str().unwrap()),
+        "{}",
+        alone.stderr
+    );
+
     // A damaged patch (a byte of its table) is named, as a damaged parcel is.
     let mut bytes = std::fs::read(&patch).unwrap();
     bytes[80] ^= 0xff;

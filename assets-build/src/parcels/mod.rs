@@ -198,11 +198,6 @@ struct Planned {
     shows: Option<ContentHash>,
     /// Its rule's `compression`, over the parcel's.
     compression: Option<Compression>,
-    /// The atlas step whose page, frame or completed member it is: a patch
-    /// that holds a frame holds its atlas's pages too.
-    atlas: Option<usize>,
-    /// Whether it is a page of `atlas`.
-    page: bool,
 }
 
 /// The resources of the parcel that selects the steps `selected` (see
@@ -245,8 +240,6 @@ fn select(
                 },
                 shows: None,
                 compression: None,
-                atlas: Some(atlas),
-                page: true,
             });
         }
     }
@@ -327,8 +320,6 @@ fn select_run(
                 source,
                 shows: Some(own.outputs_hash()),
                 compression: step.compression,
-                atlas: Some(atlas),
-                page: false,
             });
             continue;
         }
@@ -342,8 +333,6 @@ fn select_run(
                 },
                 shows: None,
                 compression: step.compression,
-                atlas: None,
-                page: false,
             });
         }
     }

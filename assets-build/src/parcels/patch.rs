@@ -6,9 +6,11 @@
 //! only `cargo assets watch` sets. Files beside `<name>.parcel`:
 //!
 //! - `<name>.parcel.patch`: the resources whose content differs from the
-//!   base's (by their `.sums` contents), the pages of every atlas one of
-//!   whose frames is among them (so the patch is a valid parcel alone), and
-//!   a removal mark for each name the base holds and the build does not;
+//!   base's (by their `.sums` contents), and a removal mark for each name
+//!   the base holds and the build does not. An atlas's pages are among them
+//!   only when they changed: a frame in the patch may lie on a page of the
+//!   base, so the patch is written with the patch flag and read only
+//!   through its base;
 //! - `<name>.parcel.patch.sums`: what each resource of the patch holds, in
 //!   the `.sums` format (a removal mark's content is `-`), its header naming
 //!   the patch's table checksum: with the base's `.sums`, what a game holds,
@@ -190,16 +192,7 @@ pub(super) fn write(
             changed.push(p.name.clone());
         }
     }
-    // The atlases with a frame in the patch bring all their pages.
-    let reframed: HashSet<usize> = (0..planned.len())
-        .filter(|&i| !planned[i].page && differs[i])
-        .filter_map(|i| planned[i].atlas)
-        .collect();
-    let taken: Vec<usize> = (0..planned.len())
-        .filter(|&i| {
-            differs[i] || planned[i].page && planned[i].atlas.is_some_and(|a| reframed.contains(&a))
-        })
-        .collect();
+    let taken: Vec<usize> = (0..planned.len()).filter(|&i| differs[i]).collect();
     // Names gone since the base, or since what the game holds: counted on
     // the way, and only then looked for in a set of the planned names.
     let seen_len = match &before {
@@ -289,7 +282,7 @@ fn write_files(
     compression: Compression,
 ) -> Result<Option<PathBuf>, StoreError> {
     remove_if_present(&files.key)?;
-    let mut writer = ParcelWriter::compressed(compression);
+    let mut writer = ParcelWriter::compressed(compression).patch();
     declare(&mut writer, taken.iter().map(|&i| &planned[i]));
     for name in removed {
         writer.add_later(name, KIND_REMOVED, 0);

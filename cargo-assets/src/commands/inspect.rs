@@ -75,6 +75,12 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
     let buf = PatchedBuf::open(path, patch.as_deref()).map_err(|e| match e {
         // The message names the file.
         ParcelError::Io { .. } => anyhow::anyhow!("{e}"),
+        ParcelError::IsPatch => anyhow::anyhow!(
+            "`{}` is a patch `cargo assets watch` wrote over a parcel; inspect the parcel \
+             beside it (`{}`), which is read through it",
+            path.display(),
+            path.with_extension("").display()
+        ),
         _ => match &patch {
             Some(patch) => anyhow::anyhow!(
                 "`{}` with its patch `{}` is not a valid parcel: {e}",
