@@ -18,6 +18,7 @@
 //! another parcel's checksum, and neither reader trusts them.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
@@ -70,6 +71,98 @@ pub(crate) fn contents(text: &str) -> HashMap<Cow<'_, str>, &str> {
     let mut map = HashMap::with_capacity(line_count(text));
     map.extend(lines(text).map(|(content, name)| (unescape(name), content)));
     map
+}
+
+/// The resource lines of a `.sums` text, looked up by name in the order
+/// they were written. A build plans a parcel's resources in the order the
+/// last one did, so a lookup first tries the line after the last one
+/// found, and hashes nothing; a name found elsewhere (a resource added,
+/// removed or moved) is looked up in a map of every line, made on first
+/// need. A patch compares 10,000 resources with its base's lines on every
+/// edit: through the map alone, making it was ~2.4 ms of it.
+pub(crate) struct InOrder<'s> {
+    text: &'s str,
+    /// Where the line after the last one found starts.
+    next: usize,
+    /// Every resource line: name to content and where the next line starts.
+    map: OnceCell<HashMap<Cow<'s, str>, (&'s str, usize)>>,
+}
+
+impl<'s> InOrder<'s> {
+    pub(crate) fn new(text: &'s str) -> InOrder<'s> {
+        InOrder {
+            text,
+            next: 0,
+            map: OnceCell::new(),
+        }
+    }
+
+    /// The content of the resource `name`.
+    pub(crate) fn get(&mut self, name: &str) -> Option<&'s str> {
+        let mut at = self.next;
+        while let Some((line, next)) = line_at(self.text, at) {
+            at = next;
+            if line.starts_with('#') {
+                continue;
+            }
+            if let Some((content, escaped)) = line.split_once(' ')
+                && unescape(escaped) == name
+            {
+                self.next = next;
+                return Some(content);
+            }
+            break;
+        }
+        let &(content, next) = self.map().get(name)?;
+        self.next = next;
+        Some(content)
+    }
+
+    /// Whether it holds a line for `name` (see [`InOrder::get`]).
+    pub(crate) fn contains(&mut self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// How many resource lines it holds: counted, not hashed.
+    pub(crate) fn len(&self) -> usize {
+        let mut count = 0;
+        let mut at = 0;
+        while let Some((line, next)) = line_at(self.text, at) {
+            at = next;
+            count += usize::from(!line.starts_with('#') && line.contains(' '));
+        }
+        count
+    }
+
+    /// The names of its resource lines, in no order.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
+        self.map().keys().map(|n| n.as_ref())
+    }
+
+    fn map(&self) -> &HashMap<Cow<'s, str>, (&'s str, usize)> {
+        self.map.get_or_init(|| {
+            let mut map = HashMap::with_capacity(line_count(self.text));
+            let mut at = 0;
+            while let Some((line, next)) = line_at(self.text, at) {
+                at = next;
+                if let Some((content, name)) = line.split_once(' ')
+                    && !line.starts_with('#')
+                {
+                    map.insert(unescape(name), (content, next));
+                }
+            }
+            map
+        })
+    }
+}
+
+/// The line of `text` that starts at `at`, and where the next one starts.
+fn line_at(text: &str, at: usize) -> Option<(&str, usize)> {
+    let rest = text.get(at..).filter(|r| !r.is_empty())?;
+    Some(match rest.find('\n') {
+        Some(end) => (&rest[..end], at + end + 1),
+        None => (rest, text.len()),
+    })
 }
 
 /// The number of lines of `text`, at most one more than there are
@@ -128,5 +221,30 @@ mod tests {
         assert_eq!(blob("sprites/hero.png"), None, "a frame is a slice");
         assert_eq!(blob("fonts/mono.ttf"), Some(b));
         assert!(header("").is_none() && header("b3 name\n").is_none());
+    }
+
+    #[test]
+    fn lines_are_found_in_order_out_of_order_and_not_at_all() {
+        let names = ["a.txt", "b c.txt", "d\ne.txt", "f.txt"];
+        let text = write(
+            "lz4",
+            7,
+            names.iter().zip(["1", "2", "3", "4"]).map(|(n, c)| (c, *n)),
+        );
+        let mut sums = InOrder::new(&text);
+        assert_eq!(sums.len(), 4);
+        // In order: each the line after the last found, escapes and all.
+        let found: Vec<_> = names.iter().map(|n| sums.get(n)).collect();
+        assert_eq!(found, [Some("1"), Some("2"), Some("3"), Some("4")]);
+        assert_eq!(sums.get("a.txt"), Some("1"), "back to the start");
+        assert_eq!(sums.get("b c.txt"), Some("2"), "and on in order again");
+        assert_eq!(sums.get("new.txt"), None);
+        assert_eq!(sums.get("f.txt"), Some("4"), "past a line not asked for");
+        assert!(sums.contains("d\ne.txt") && !sums.contains("#parcel"));
+        let mut all: Vec<&str> = sums.names().collect();
+        all.sort_unstable();
+        assert_eq!(all, ["a.txt", "b c.txt", "d\ne.txt", "f.txt"]);
+        assert_eq!(InOrder::new("").len(), 0);
+        assert_eq!(InOrder::new("").get("a.txt"), None);
     }
 }

@@ -164,13 +164,17 @@ pub(super) fn write(
     if written_with != compression.name() || !parcel_sums::describes(checksum, path) {
         return None;
     }
-    let base = parcel_sums::contents(&base_sums);
+    // In the order the base's resources were written, which is the order
+    // they are planned in again (see `InOrder`).
+    let mut base = parcel_sums::InOrder::new(&base_sums);
+    let base_len = base.len();
     // What the game holds now: the base through the patch, if any.
     let before = files.sums();
     let before = before.as_deref().map(parcel_sums::contents);
     // What the patch says of `name`: a content, `REMOVED`, or nothing.
     let in_patch = |name: &str| before.as_ref().and_then(|b| b.get(name)).copied();
-    let seen = |name: &str| through(in_patch(name), base.get(name).copied());
+    // Whether the base holds each name the patch does, as found below.
+    let mut patched_in_base: HashMap<&str, bool> = HashMap::new();
     // One pass, each content written into one buffer (10,000 resources at
     // 10k assets, each line a hash or two in hex): which resources differ
     // from the base (the patch), and which from what the game holds (the
@@ -182,11 +186,14 @@ pub(super) fn write(
     for (i, p) in planned.iter().enumerate() {
         content.clear();
         p.write_content(&mut content);
-        let was = base.get(p.name.as_str()).copied();
+        let was = base.get(&p.name);
         in_base += usize::from(was.is_some());
         differs[i] = was != Some(content.as_str());
-        // As `seen`, with the base's content at hand.
-        let seen = through(in_patch(&p.name), was);
+        let patched = in_patch(&p.name);
+        if patched.is_some() {
+            patched_in_base.insert(&p.name, was.is_some());
+        }
+        let seen = through(patched, was);
         in_seen += usize::from(seen.is_some());
         if seen != Some(content.as_str()) {
             changed.push(p.name.clone());
@@ -196,9 +203,13 @@ pub(super) fn write(
     // Names gone since the base, or since what the game holds: counted on
     // the way, and only then looked for in a set of the planned names.
     let seen_len = match &before {
-        None => base.len(),
-        Some(b) => b.iter().fold(base.len(), |n, (name, &content)| {
-            match (base.contains_key(name), content == REMOVED) {
+        None => base_len,
+        Some(b) => b.iter().fold(base_len, |n, (name, &content)| {
+            let held = match patched_in_base.get(name.as_ref()) {
+                Some(&held) => held,
+                None => base.contains(name),
+            };
+            match (held, content == REMOVED) {
                 (true, true) => n - 1,
                 (false, false) => n + 1,
                 _ => n,
@@ -206,25 +217,24 @@ pub(super) fn write(
         }),
     };
     let mut removed = Vec::new();
-    if in_base != base.len() || in_seen != seen_len {
+    if in_base != base_len || in_seen != seen_len {
         let planned_names: HashSet<&str> = planned.iter().map(|p| p.name.as_str()).collect();
         let gone = |name: &&str| !planned_names.contains(name);
-        removed.extend(
-            base.keys()
-                .map(|n| n.as_ref())
-                .filter(gone)
-                .map(str::to_owned),
-        );
+        removed.extend(base.names().filter(gone).map(str::to_owned));
         let added = before.iter().flat_map(|b| b.iter());
         let added = added
             .filter(|&(_, c)| *c != REMOVED)
             .map(|(n, _)| n.as_ref());
-        let was_seen = base.keys().map(|n| n.as_ref()).chain(added);
-        changed.extend(
-            was_seen
-                .filter(|n| gone(n) && seen(n).is_some())
-                .map(str::to_owned),
-        );
+        // Owned: looking each up moves the base's cursor (a rare path).
+        let was_seen: Vec<String> = (base.names().chain(added))
+            .filter(gone)
+            .map(str::to_owned)
+            .collect();
+        for name in was_seen {
+            if through(in_patch(&name), base.get(&name)).is_some() {
+                changed.push(name);
+            }
+        }
     }
     removed.sort_unstable();
     changed.sort_unstable();
