@@ -36,7 +36,7 @@ use crate::parcels::ParcelBound;
 use crate::plan::Plan;
 use crate::processor::{
     Context, ProcessError,
-    context::{Dependencies, StepInfo},
+    context::{Dependencies, Emitted, StepInfo},
 };
 use crate::record::{
     DependencyUse, DirtyReason, OutputRecord, RECORD_FORMAT, Record, system_time_ns,
@@ -566,7 +566,7 @@ impl<'a> Scheduler<'a> {
         let bound = self.parcel_bound(i);
         let keep = |hash: ContentHash, kind: &str, bytes: Vec<u8>| {
             if bound.holds(kind) {
-                self.store.put_deferred(hash, bytes)
+                self.store.put_deferred(hash, Arc::new(bytes))
             } else {
                 self.store.put_checked(hash, &bytes).map(drop)
             }
@@ -707,16 +707,15 @@ impl<'a> Scheduler<'a> {
         // every core; a few small ones are not worth the threads.
         let bound = self.parcel_bound(i);
         let upload = self.remote.filter(|r| r.writes());
-        // Outputs a parcel will hold are only hashed here, and kept for it
-        // below, their bytes moved.
-        let put = |(_, kind, bytes): &(String, String, Vec<u8>)| {
-            if bound.holds(kind) {
-                Ok(ContentHash::of(bytes))
-            } else {
-                self.store.put(bytes)
-            }
+        // Outputs a parcel will hold are only hashed here (unless the step
+        // knew their hash), and kept for it below, their bytes shared.
+        let put = |o: &Emitted| match o.hash {
+            Some(hash) if bound.holds(&o.kind) => Ok(hash),
+            None if bound.holds(&o.kind) => Ok(ContentHash::of(&o.bytes)),
+            Some(hash) => self.store.put_checked(hash, &o.bytes),
+            None => self.store.put(&o.bytes),
         };
-        let total: usize = recorded.outputs.iter().map(|(_, _, b)| b.len()).sum();
+        let total: usize = recorded.outputs.iter().map(|o| o.bytes.len()).sum();
         let hashes: Vec<_> = if total >= PARALLEL_PUT_BYTES {
             parallel::map(&recorded.outputs, put)
         } else {
@@ -724,17 +723,19 @@ impl<'a> Scheduler<'a> {
         };
         let mut outputs = Vec::with_capacity(recorded.outputs.len());
         let mut uploaded = Vec::new();
-        for ((label, kind, bytes), hash) in recorded.outputs.into_iter().zip(hashes) {
+        for (o, hash) in recorded.outputs.into_iter().zip(hashes) {
+            let Emitted {
+                label, kind, bytes, ..
+            } = o;
             let hash = hash.map_err(|e| Failure::Error(e.into()))?;
             let size = bytes.len() as u64;
-            let bytes = match (bound.holds(&kind), upload.is_some()) {
-                (true, true) => self.store.put_deferred(hash, bytes.clone()).map(|()| bytes),
-                (true, false) => self.store.put_deferred(hash, bytes).map(|()| Vec::new()),
-                (false, _) => Ok(bytes),
-            }
-            .map_err(|e| Failure::Error(e.into()))?;
-            if upload.is_some() {
-                uploaded.push(bytes);
+            if bound.holds(&kind) {
+                if upload.is_some() {
+                    uploaded.push(bytes.to_vec());
+                }
+                (self.store.put_deferred(hash, bytes)).map_err(|e| Failure::Error(e.into()))?;
+            } else if upload.is_some() {
+                uploaded.push(Arc::unwrap_or_clone(bytes));
             }
             outputs.push(OutputRecord {
                 label,

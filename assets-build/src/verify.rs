@@ -15,6 +15,7 @@
 use crate::asset_path::AssetPath;
 use crate::hash::ContentHash;
 use crate::processor::ProcessError;
+use crate::processor::context::Emitted;
 use crate::record::Record;
 
 /// Which fresh steps a build checks.
@@ -73,14 +74,15 @@ pub struct OutputMismatch {
     pub rebuilt: Option<ContentHash>,
 }
 
-/// Compares `record`'s outputs with `rebuilt` ones (label, kind, bytes).
-pub(crate) fn compare(record: &Record, rebuilt: &[(String, String, Vec<u8>)]) -> Verification {
+/// Compares `record`'s outputs with `rebuilt` ones, each hashed here
+/// (whatever hash the step emitted with them).
+pub(crate) fn compare(record: &Record, rebuilt: &[Emitted]) -> Verification {
     let mut mismatches = Vec::new();
     for o in &record.outputs {
         let again = rebuilt
             .iter()
-            .find(|(label, kind, _)| *label == o.label && *kind == o.kind);
-        let hash = again.map(|(_, _, bytes)| ContentHash::of(bytes));
+            .find(|r| r.label == o.label && r.kind == o.kind);
+        let hash = again.map(|r| ContentHash::of(&r.bytes));
         if hash != Some(o.hash) {
             mismatches.push(OutputMismatch {
                 label: o.label.clone(),
@@ -89,16 +91,16 @@ pub(crate) fn compare(record: &Record, rebuilt: &[(String, String, Vec<u8>)]) ->
             });
         }
     }
-    for (label, kind, bytes) in rebuilt {
+    for r in rebuilt {
         if !record
             .outputs
             .iter()
-            .any(|o| o.label == *label && o.kind == *kind)
+            .any(|o| o.label == r.label && o.kind == r.kind)
         {
             mismatches.push(OutputMismatch {
-                label: label.clone(),
+                label: r.label.clone(),
                 cached: None,
-                rebuilt: Some(ContentHash::of(bytes)),
+                rebuilt: Some(ContentHash::of(&r.bytes)),
             });
         }
     }

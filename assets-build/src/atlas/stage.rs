@@ -99,9 +99,10 @@ impl Processor for AtlasPacker {
         let encoding = spec
             .encoding
             .unwrap_or_else(|| Encoding::default_for(ctx.variant()));
-        // Each page is drawn and compressed once for what it holds: a
-        // watched re-pack after an edit takes every page whose sprites kept
-        // their places from memory, as the last build made it.
+        // Each page is drawn, compressed and hashed once for what it holds:
+        // a watched re-pack after an edit takes every page whose sprites
+        // kept their places from memory, as the last build made it, and
+        // emits it as it is kept (not copied, not hashed again).
         let memo = ctx.memo();
         let identities: Vec<(ContentHash, usize)> = (members.iter())
             .flat_map(|m| (0..m.sprites.len()).map(|k| (m.hash, k)))
@@ -116,14 +117,22 @@ impl Processor for AtlasPacker {
                     let buffers = memo.buffers();
                     let mut page = ImageResource::new_in(size.w, size.h, buffers);
                     draw_page(&layout, i, &sources, spec.extrude, page.pixels_mut());
-                    page.finish_in(spec.premultiply, encoding, Some(buffers))
+                    let bytes = page.finish_in(spec.premultiply, encoding, Some(buffers))?;
+                    let hash = ContentHash::of(&bytes);
+                    Ok((Arc::new(bytes), hash))
                 },
-                Vec::len,
+                |(bytes, _)| bytes.len(),
             )
         });
         for (i, page) in pages.into_iter().enumerate() {
-            let page = Arc::unwrap_or_clone(page?);
-            ctx.emit_labeled(&i.to_string(), assets_runtime::format::KIND_IMAGE, page)?;
+            let (bytes, hash) = &*page?;
+            let (bytes, hash) = (Arc::clone(bytes), *hash);
+            ctx.emit_shared(
+                &i.to_string(),
+                assets_runtime::format::KIND_IMAGE,
+                bytes,
+                hash,
+            )?;
         }
         let mut frames = layout.frames.iter().zip(&sources).map(|(frame, source)| {
             sprite_frame(&name, layout.pages[frame.page as usize], frame, source).encode()

@@ -46,9 +46,21 @@ pub(crate) struct StepInfo<'a> {
 pub(crate) struct Recorded {
     pub inputs: Vec<Input>,
     pub dependencies: Vec<DependencyUse>,
-    pub outputs: Vec<(String, String, Vec<u8>)>,
+    pub outputs: Vec<Emitted>,
     /// Set when a dependency failed: the step is then skipped, not failed.
     pub failed_dependency: Option<AssetPath>,
+}
+
+/// One output a processor emitted.
+#[derive(Debug)]
+pub(crate) struct Emitted {
+    pub label: String,
+    pub kind: String,
+    /// Shared when something else keeps them too (an atlas page that a
+    /// watched pipeline remembers, [`Memo::remembered`]).
+    pub bytes: Arc<Vec<u8>>,
+    /// Their hash, when it was worked out as they were made.
+    pub hash: Option<ContentHash>,
 }
 
 /// The handle a [`super::Processor`] works through. Every file it reads and
@@ -371,14 +383,40 @@ impl<'a> Context<'a> {
         kind: &str,
         bytes: Vec<u8>,
     ) -> Result<(), ProcessError> {
-        if self.recorded.outputs.iter().any(|(l, _, _)| l == label) {
+        self.push_output(label, kind, Arc::new(bytes), None)
+    }
+
+    /// [`Context::emit_labeled`] of bytes kept elsewhere too, whose hash
+    /// was worked out as they were made: neither copied nor hashed again.
+    pub(crate) fn emit_shared(
+        &mut self,
+        label: &str,
+        kind: &str,
+        bytes: Arc<Vec<u8>>,
+        hash: ContentHash,
+    ) -> Result<(), ProcessError> {
+        debug_assert_eq!(hash, ContentHash::of(&bytes));
+        self.push_output(label, kind, bytes, Some(hash))
+    }
+
+    fn push_output(
+        &mut self,
+        label: &str,
+        kind: &str,
+        bytes: Arc<Vec<u8>>,
+        hash: Option<ContentHash>,
+    ) -> Result<(), ProcessError> {
+        if self.recorded.outputs.iter().any(|o| o.label == label) {
             return Err(ProcessError::DuplicateOutput {
                 label: label.to_owned(),
             });
         }
-        self.recorded
-            .outputs
-            .push((label.to_owned(), kind.to_owned(), bytes));
+        self.recorded.outputs.push(Emitted {
+            label: label.to_owned(),
+            kind: kind.to_owned(),
+            bytes,
+            hash,
+        });
         Ok(())
     }
 

@@ -129,8 +129,9 @@ impl Default for BlobMemory {
 
 #[derive(Default)]
 struct MemoryInner {
-    /// Bytes, and the generation that last used them.
-    blobs: HashMap<ContentHash, (Arc<[u8]>, u64)>,
+    /// Bytes, and the generation that last used them. Shared with the
+    /// build that keeps them for a parcel ([`Store::put_deferred`]).
+    blobs: HashMap<ContentHash, (Arc<Vec<u8>>, u64)>,
     /// What blobs decode to, for readers that would decode them again each
     /// build (an atlas's sprites' pixels), with its size and the generation
     /// that last used it ([`Store::decoded`]).
@@ -207,20 +208,28 @@ impl BlobMemory {
     }
 
     fn get(&self, hash: &ContentHash) -> Option<Vec<u8>> {
-        let bytes = {
-            let mut inner = self.lock();
-            let generation = inner.generation;
-            inner.blobs.get_mut(hash).map(|(bytes, used)| {
-                *used = generation;
-                Arc::clone(bytes)
-            })
-        };
         // Copied outside the lock: an atlas reads its members on every core.
-        bytes.map(|b| b.to_vec())
+        self.get_shared(hash).map(|b| b.to_vec())
+    }
+
+    /// The bytes of blob `hash`, if kept, not copied.
+    fn get_shared(&self, hash: &ContentHash) -> Option<Arc<Vec<u8>>> {
+        let mut inner = self.lock();
+        let generation = inner.generation;
+        inner.blobs.get_mut(hash).map(|(bytes, used)| {
+            *used = generation;
+            Arc::clone(bytes)
+        })
     }
 
     fn keep(&self, hash: ContentHash, bytes: &[u8]) {
-        if bytes.len() > Self::MAX_BLOB {
+        self.keep_shared(hash, || Arc::new(bytes.to_vec()), bytes.len());
+    }
+
+    /// [`BlobMemory::keep`] of `len` bytes that `bytes` gives, shared (made
+    /// only if they are to be kept).
+    fn keep_shared(&self, hash: ContentHash, bytes: impl FnOnce() -> Arc<Vec<u8>>, len: usize) {
+        if len > Self::MAX_BLOB {
             return;
         }
         let mut inner = self.lock();
@@ -229,11 +238,11 @@ impl BlobMemory {
             *used = inner.generation;
             return;
         }
-        if !inner.make_room(bytes.len(), self.capacity) {
+        if !inner.make_room(len, self.capacity) {
             return;
         }
-        inner.bytes += bytes.len();
-        inner.blobs.insert(hash, (bytes.into(), inner.generation));
+        inner.bytes += len;
+        inner.blobs.insert(hash, (bytes(), inner.generation));
     }
 
     /// What blob `hash` decoded to, if kept.
@@ -448,19 +457,25 @@ impl Store {
     /// runs their steps again, as after any kill.
     ///
     /// `hash` is the bytes' hash, which the caller has just computed.
+    ///
+    /// The bytes are shared, not copied: with the long-lived pipeline's
+    /// memory, and with whoever else holds them (the page memory of an
+    /// atlas, `Memo::remembered`).
     pub(crate) fn put_deferred(
         &self,
         hash: ContentHash,
-        mut bytes: Vec<u8>,
+        mut bytes: Arc<Vec<u8>>,
     ) -> Result<(), StoreError> {
         debug_assert_eq!(hash, ContentHash::of(&bytes));
         if self.has_stored(&hash, bytes.len() as u64) {
             return Ok(());
         }
         // Kept until the end of the build: no spare capacity.
-        bytes.shrink_to_fit();
+        if let Some(bytes) = Arc::get_mut(&mut bytes) {
+            bytes.shrink_to_fit();
+        }
         if let Some(memory) = &self.memory {
-            memory.keep(hash, &bytes);
+            memory.keep_shared(hash, || Arc::clone(&bytes), bytes.len());
         }
         let mut deferred = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
         if deferred.blobs.contains_key(&hash) {
@@ -471,7 +486,7 @@ impl Store {
             return self.put_checked(hash, &bytes).map(drop);
         }
         deferred.bytes += bytes.len();
-        deferred.blobs.insert(hash, Arc::new(bytes));
+        deferred.blobs.insert(hash, bytes);
         self.deferring.store(true, Ordering::Relaxed);
         Ok(())
     }
@@ -576,11 +591,17 @@ impl Store {
     /// a parcel of this build ([`Store::put_deferred`]): the parcel stage
     /// writes tens of megabytes of them, and copying each first was a
     /// tenth of its time.
+    /// So are blobs a long-lived pipeline keeps in memory: a patch holds
+    /// the pages every edit since the last whole write changed, most of
+    /// them made by earlier builds.
     pub(crate) fn get_shared(&self, hash: &ContentHash) -> Result<Arc<Vec<u8>>, StoreError> {
-        match self.deferred(hash, Arc::clone) {
-            Some(bytes) => Ok(bytes),
-            None => self.read(hash).map(Arc::new),
+        if let Some(bytes) = self.deferred(hash, Arc::clone) {
+            return Ok(bytes);
         }
+        if let Some(bytes) = self.memory.as_ref().and_then(|m| m.get_shared(hash)) {
+            return Ok(bytes);
+        }
+        self.read(hash).map(Arc::new)
     }
 
     /// What blob `hash` decodes to: `load` reads and decodes it, and is to
@@ -928,8 +949,10 @@ mod tests {
         let (held, left) = (ContentHash::of(&level), ContentHash::of(b"left out"));
         {
             let store = Store::open(dir.path()).unwrap();
-            store.put_deferred(held, level.clone()).unwrap();
-            store.put_deferred(left, b"left out".to_vec()).unwrap();
+            store.put_deferred(held, Arc::new(level.clone())).unwrap();
+            store
+                .put_deferred(left, Arc::new(b"left out".to_vec()))
+                .unwrap();
             assert!(store.has(&held, 5000) && store.get(&held).unwrap() == level);
             assert!(store.locate(&held).is_none(), "in memory until the flush");
             // The parcel stage writes a parcel holding one of them.
