@@ -84,6 +84,8 @@ pub(crate) struct InOrder<'s> {
     text: &'s str,
     /// Where the line after the last one found starts.
     next: usize,
+    /// How many lookups found their line there.
+    in_order: usize,
     /// Every resource line: name to content and where the next line starts.
     map: OnceCell<HashMap<Cow<'s, str>, (&'s str, usize)>>,
 }
@@ -93,12 +95,28 @@ impl<'s> InOrder<'s> {
         InOrder {
             text,
             next: 0,
+            in_order: 0,
             map: OnceCell::new(),
         }
     }
 
     /// The content of the resource `name`.
     pub(crate) fn get(&mut self, name: &str) -> Option<&'s str> {
+        // The common case, without looking for the line's end first: the
+        // next line's content, a space, and `name` as it is written (a
+        // name without a backslash is written as it is, and no written
+        // name holds a line break).
+        let rest = &self.text[self.next..];
+        if let Some((content, after)) = rest.split_once(' ')
+            && !content.starts_with('#')
+            && !name.contains('\\')
+            && let Some(end) = after.strip_prefix(name)
+            && (end.is_empty() || end.starts_with('\n'))
+        {
+            self.next = self.text.len() - end.len() + usize::from(!end.is_empty());
+            self.in_order += 1;
+            return Some(content);
+        }
         let mut at = self.next;
         while let Some((line, next)) = line_at(self.text, at) {
             at = next;
@@ -109,6 +127,7 @@ impl<'s> InOrder<'s> {
                 && unescape(escaped) == name
             {
                 self.next = next;
+                self.in_order += 1;
                 return Some(content);
             }
             break;
@@ -123,8 +142,13 @@ impl<'s> InOrder<'s> {
         self.get(name).is_some()
     }
 
-    /// How many resource lines it holds: counted, not hashed.
+    /// How many resource lines it holds: counted, not hashed, unless every
+    /// lookup so far found its line in order and no line is left after the
+    /// last (then it is how many were found).
     pub(crate) fn len(&self) -> usize {
+        if self.map.get().is_none() && self.text[self.next..].trim().is_empty() {
+            return self.in_order;
+        }
         let mut count = 0;
         let mut at = 0;
         while let Some((line, next)) = line_at(self.text, at) {

@@ -167,7 +167,6 @@ pub(super) fn write(
     // In the order the base's resources were written, which is the order
     // they are planned in again (see `InOrder`).
     let mut base = parcel_sums::InOrder::new(&base_sums);
-    let base_len = base.len();
     // What the game holds now: the base through the patch, if any.
     let before = files.sums();
     let before = before.as_deref().map(parcel_sums::contents);
@@ -200,6 +199,8 @@ pub(super) fn write(
         }
     }
     let taken: Vec<usize> = (0..planned.len()).filter(|&i| differs[i]).collect();
+    // Counted now: when every resource was found in order, that is all.
+    let base_len = base.len();
     // Names gone since the base, or since what the game holds: counted on
     // the way, and only then looked for in a set of the planned names.
     let seen_len = match &before {
