@@ -34,16 +34,15 @@
 //! script, `watch` once idle) leaves the base alone, byte for byte what a
 //! cold build writes.
 
-use std::collections::HashSet;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use assets_runtime::Compression;
 use assets_runtime::format::KIND_REMOVED;
 use assets_runtime::write::{ParcelWriter, Payload};
-
-use std::borrow::Cow;
-use std::collections::HashMap;
 
 use super::{FromStore, Planned, Source, declare, place, remove_if_present, sums_describe};
 use crate::hash::ContentHash;
@@ -178,7 +177,9 @@ pub(super) fn write(
     // 10k assets, each line a hash or two in hex): which resources differ
     // from the base (the patch), and which from what the game holds (the
     // notice).
-    let mut differs = vec![false; planned.len()];
+    // What differs from the base, with its content for the patch's `.sums`.
+    let mut taken = Vec::new();
+    let mut taken_contents = Vec::new();
     let mut changed = Vec::new();
     let (mut in_base, mut in_seen) = (0, 0);
     let mut content = String::with_capacity(192);
@@ -187,7 +188,10 @@ pub(super) fn write(
         p.write_content(&mut content);
         let was = base.get(&p.name);
         in_base += usize::from(was.is_some());
-        differs[i] = was != Some(content.as_str());
+        if was != Some(content.as_str()) {
+            taken.push(i);
+            taken_contents.push(content.clone());
+        }
         let patched = in_patch(&p.name);
         if patched.is_some() {
             patched_in_base.insert(&p.name, was.is_some());
@@ -198,7 +202,6 @@ pub(super) fn write(
             changed.push(p.name.clone());
         }
     }
-    let taken: Vec<usize> = (0..planned.len()).filter(|&i| differs[i]).collect();
     // Counted now: when every resource was found in order, that is all.
     let base_len = base.len();
     // Names gone since the base, or since what the game holds: counted on
@@ -261,9 +264,17 @@ pub(super) fn write(
     if bytes.saturating_mul(MAX_SHARE) > base_len {
         return None;
     }
-    let written = write_files(store, &files, planned, &taken, &removed, compression)
-        .map(|replaced| retired.0.extend(replaced))
-        .and_then(|()| store.write_atomic(&files.key, format!("{key}\n").as_bytes()));
+    let written = write_files(
+        store,
+        &files,
+        planned,
+        &taken,
+        &taken_contents,
+        &removed,
+        compression,
+    )
+    .map(|replaced| retired.0.extend(replaced))
+    .and_then(|()| store.write_atomic(&files.key, format!("{key}\n").as_bytes()));
     if let Err(e) = written {
         return Some(Err(e));
     }
@@ -282,16 +293,21 @@ pub(super) fn write(
     }))
 }
 
-/// Writes the patch file holding `planned[taken]` and the marks of
-/// `removed`, then its `.sums`; returns the old patch, retired.
+/// Writes the patch file holding `planned[taken]` (whose contents are
+/// `contents`) and the marks of `removed`, then its `.sums`; returns the
+/// files they replace, retired. Both are swapped in, not renamed over
+/// the old ones: a rename that replaces a file makes ext4 write the new
+/// one out at once (see [`Store::replace_keeping_old`]), ~2 ms for the
+/// `.sums` of a patch of 5,000 frames.
 fn write_files(
     store: &Store,
     files: &PatchFiles,
     planned: &[Planned],
     taken: &[usize],
+    contents: &[String],
     removed: &[String],
     compression: Compression,
-) -> Result<Option<PathBuf>, StoreError> {
+) -> Result<Vec<PathBuf>, StoreError> {
     remove_if_present(&files.key)?;
     let mut writer = ParcelWriter::compressed(compression).patch();
     declare(&mut writer, taken.iter().map(|&i| &planned[i]));
@@ -303,7 +319,6 @@ fn write_files(
         None => Ok(Payload::Bytes(Vec::new())),
     };
     let (written, replaced) = place(store, &files.patch, writer, fetch)?;
-    let contents: Vec<String> = taken.iter().map(|&i| planned[i].content()).collect();
     let names = taken.iter().map(|&i| planned[i].name.as_str());
     let held = contents.iter().map(String::as_str).zip(names);
     let marks = removed.iter().map(|name| (REMOVED, name.as_str()));
@@ -312,6 +327,7 @@ fn write_files(
         written.table_checksum,
         held.chain(marks),
     );
-    store.write_atomic(&files.sums, sums.as_bytes())?;
-    Ok(replaced)
+    let ((), old_sums) =
+        store.replace_keeping_old(&files.sums, |out| out.write_all(sums.as_bytes()))?;
+    Ok(replaced.into_iter().chain(old_sums).collect())
 }
