@@ -126,6 +126,19 @@ impl Game {
         path
     }
 
+    /// Eight 16-pixel sprites `sprites/s0.png`... in atlas `main`, whose
+    /// pages of at most 40 pixels square hold a few each.
+    fn many_page_atlas(&self) -> Vec<PathBuf> {
+        let manifest = MANIFEST.replace(
+            "[package.metadata.assets.parcels]",
+            "[package.metadata.assets.atlases.main]\nmax-size = 40\n\n[package.metadata.assets.parcels]",
+        );
+        self.write("Cargo.toml", &manifest);
+        (0..8u8)
+            .map(|i| self.sprite(&format!("sprites/s{i}.png"), 16, i + 1))
+            .collect()
+    }
+
     /// A watched build told `changed`, then the oracle's fresh build; the
     /// number of steps the watched one ran.
     fn build_after(&mut self, changed: &[PathBuf]) -> usize {
@@ -385,14 +398,7 @@ fn told_what_changed(mut game: Game) -> Game {
 fn a_watched_atlas_of_several_pages_draws_again_only_what_changed() {
     let mut game = Game::new();
     game.watched.keep_state_in_memory();
-    let manifest = MANIFEST.replace(
-        "[package.metadata.assets.parcels]",
-        "[package.metadata.assets.atlases.main]\nmax-size = 40\n\n[package.metadata.assets.parcels]",
-    );
-    game.write("Cargo.toml", &manifest);
-    let sprites: Vec<PathBuf> = (0..8u8)
-        .map(|i| game.sprite(&format!("sprites/s{i}.png"), 16, i + 1))
-        .collect();
+    let sprites = game.many_page_atlas();
     assert_eq!(game.build(Changes::Unknown), 16);
     let cache = tempfile::tempdir().unwrap();
     let mut cold = BuildOptions::new(game.path("Cargo.toml"), cache.path());
@@ -425,14 +431,7 @@ fn a_patch_holds_only_the_page_that_changed() {
     game.watched.keep_state_in_memory();
     // Patches over the first build's parcel, to be looked at.
     game.settle = false;
-    let manifest = MANIFEST.replace(
-        "[package.metadata.assets.parcels]",
-        "[package.metadata.assets.atlases.main]\nmax-size = 40\n\n[package.metadata.assets.parcels]",
-    );
-    game.write("Cargo.toml", &manifest);
-    let sprites: Vec<PathBuf> = (0..8u8)
-        .map(|i| game.sprite(&format!("sprites/s{i}.png"), 16, i + 1))
-        .collect();
+    let sprites = game.many_page_atlas();
     game.build(Changes::Unknown);
     let parcel = game
         .dir
