@@ -105,10 +105,8 @@ pub(crate) fn write_parcels(
                         .unwrap_or_else(|| {
                             let outcome =
                                 write_one(store, &path, &selection, compression, &key, retired)?;
-                            held.extend(selection.iter().filter_map(|p| match p.source {
-                                Source::Blob { hash, .. } => Some(hash),
-                                Source::Slice { .. } => None,
-                            }));
+                            held.reserve(selection.len());
+                            held.extend(selection.iter().filter_map(Planned::whole_blob));
                             Ok((outcome, false))
                         })
                         .unwrap_or_else(|error| (ParcelOutcome::Failed { error }, false))
@@ -444,6 +442,14 @@ impl Planned {
         match self.source {
             Source::Blob { len, .. } => len,
             Source::Slice { len, .. } => len as u64,
+        }
+    }
+
+    /// The blob it is whole (not a slice of one).
+    fn whole_blob(&self) -> Option<ContentHash> {
+        match self.source {
+            Source::Blob { hash, .. } => Some(hash),
+            Source::Slice { .. } => None,
         }
     }
 

@@ -44,7 +44,7 @@ use assets_runtime::Compression;
 use assets_runtime::format::KIND_REMOVED;
 use assets_runtime::write::{ParcelWriter, Payload};
 
-use super::{FromStore, Planned, Source, declare, place, remove_if_present, sums_describe};
+use super::{FromStore, Planned, declare, place, remove_if_present, sums_describe};
 use crate::hash::ContentHash;
 use crate::parcel_sums;
 use crate::report::{ParcelOutcome, Retired};
@@ -278,15 +278,14 @@ pub(super) fn write(
     if let Err(e) = written {
         return Some(Err(e));
     }
-    let taken: HashSet<usize> = taken.into_iter().collect();
-    held.extend(
-        (0..planned.len())
-            .filter(|i| !taken.contains(i))
-            .filter_map(|i| match planned[i].source {
-                Source::Blob { hash, .. } => Some(hash),
-                Source::Slice { .. } => None,
-            }),
-    );
+    // What the patch does not take, the base holds (`taken` is in order).
+    let mut taken = taken.iter().peekable();
+    held.reserve(planned.len());
+    for (i, p) in planned.iter().enumerate() {
+        if taken.next_if_eq(&&i).is_none() {
+            held.extend(p.whole_blob());
+        }
+    }
     Some(Ok(Patched {
         outcome: ParcelOutcome::Written { resources, changed },
         in_force: true,
