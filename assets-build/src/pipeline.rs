@@ -407,6 +407,9 @@ impl Pipeline {
         } else {
             Vec::new()
         };
+        // Out of the kept state while the scheduler borrows it, and put
+        // back after the parcels are written.
+        let mut choices = warm.as_deref_mut().map(|w| std::mem::take(&mut w.choices));
         let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events)
             .verifying(o.verify)
             .with_remote(remote.as_ref())
@@ -429,6 +432,7 @@ impl Pipeline {
                 o.patch_parcels,
                 retired,
                 &mut held,
+                choices.as_mut(),
             )
         };
         let mut parcels = write(&steps, &mut retired);
@@ -454,6 +458,7 @@ impl Pipeline {
         records.compact_if_worthwhile(&store, steps.iter().map(|s| &s.asset))?;
         match warm {
             Some(w) => {
+                w.choices = choices.unwrap_or_default();
                 w.packed.extend(
                     (steps.iter())
                         .filter(|s| {

@@ -33,6 +33,10 @@
 //! - **Verdicts**: each step's report is kept with the plan, and reused
 //!   without a check by a build that no change reaches it in
 //!   (`verdicts.rs`).
+//! - **Parcel choices**: each parcel's resources, as the last build chose
+//!   them from those reports, are kept with the plan; a build chooses
+//!   again only in the runs of steps whose reports are not the very ones
+//!   it chose from (`parcels/select.rs`).
 //!
 //! Changes are applied before anything else in a build. A build that
 //! fails part-way has still forgotten what they made stale.
@@ -54,6 +58,7 @@ use crate::asset_path::AssetPath;
 use crate::discover::{self, Discovered, discover};
 use crate::manifest::AssetRoot;
 use crate::manifest::Manifest;
+use crate::parcels::KeptChoices;
 use crate::plan::Plan;
 use crate::record_log::RecordLog;
 use crate::stat_cache::StatCache;
@@ -86,6 +91,9 @@ pub(crate) struct Warm {
     /// The record log as the last build left it.
     pub records: Option<RecordLog>,
     pub stats: StatCache,
+    /// Each parcel's last choice of resources, by parcel name, remade
+    /// only where step reports changed (`parcels/select.rs`).
+    pub choices: KeptChoices,
     /// The atlas steps this pipeline has run or warmed
     /// ([`crate::Pipeline::warm_up`]): their sprites and pages are in
     /// its memory.
@@ -188,6 +196,7 @@ impl Warm {
                 self.stats.clear();
                 self.walk = None;
                 self.plan = None;
+                self.choices = KeptChoices::default();
                 self.verdicts = None;
                 self.manifest = None;
             }
@@ -206,6 +215,7 @@ impl Warm {
                 if !survives {
                     self.walk = None;
                     self.plan = None;
+                    self.choices = KeptChoices::default();
                 }
             }
         }

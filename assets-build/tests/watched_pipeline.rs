@@ -465,6 +465,50 @@ fn a_patch_holds_only_the_page_that_changed() {
     }
 }
 
+/// An atlas whose sprites span more than one run of the steps a parcel
+/// is chosen from (256): an edit that re-packs it changes the frames of
+/// sprites whose own reports the watched pipeline reused, so the runs
+/// they are in are chosen again (`parcels/select.rs`). Built without the
+/// oracle's fresh build in between (which would leave the watched
+/// pipeline nothing to reuse), then compared with a cold build.
+#[test]
+fn an_atlas_across_runs_of_steps_brings_its_new_frames_to_every_run() {
+    let mut game = Game::new();
+    game.watched.keep_state_in_memory();
+    // Three runs: the edited sprites in the first, the atlas step (planned
+    // last) in the third, and in the second only sprites left as they are.
+    let sprites: Vec<PathBuf> = (0..600u32)
+        .map(|i| game.sprite(&format!("sprites/many/s{i:03}.png"), 4, 1 + (i % 7) as u8))
+        .collect();
+    let quiet = |_: &Event<'_>| {};
+    succeed(game.watched.build_after(Changes::Unknown, &quiet));
+    // A no-op: every step checked, so the next build reuses the reports.
+    let nothing = HashSet::new();
+    succeed(game.watched.build_after(Changes::At(&nothing), &quiet));
+    // Larger: placed first, each moves every other sprite, also those in
+    // the second run, whose reports stay the same.
+    for (i, size) in [(0, 9), (1, 11)] {
+        game.sprite(&format!("sprites/many/s{i:03}.png"), size, 3);
+        let changed = HashSet::from([sprites[i].clone()]);
+        let report = succeed(game.watched.build_after(Changes::At(&changed), &quiet));
+        assert_eq!(report.ran(), 2, "the sprite and its atlas");
+        let cache = tempfile::tempdir().unwrap();
+        let cold = BuildOptions::new(game.path("Cargo.toml"), cache.path());
+        let cold = succeed(Pipeline::new(cold).build(&quiet));
+        assert!(
+            fs::read(&report.parcels[0].path).unwrap() == fs::read(&cold.parcels[0].path).unwrap(),
+            "the watched parcel is the cold build's"
+        );
+    }
+    // And its key and `.sums` say so: a fresh pipeline rewrites nothing.
+    let fresh = succeed(Pipeline::new(options(game.dir.path())).build(&quiet));
+    assert_eq!(fresh.ran(), 0);
+    assert!(matches!(
+        fresh.parcels[0].outcome,
+        ParcelOutcome::Unchanged { .. }
+    ));
+}
+
 /// `watch` started on a built project: its pipeline's first build finds
 /// the atlas fresh and holds none of it in memory. `warm_up` (called once
 /// idle) packs it into memory once, storing and writing nothing, and the

@@ -33,28 +33,27 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::io::{BufRead, BufReader};
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use assets_runtime::Compression;
-use assets_runtime::format::{KIND_IMAGE, KIND_SPRITE};
-use assets_runtime::sprite::SPRITE_LEN;
+use assets_runtime::format::KIND_IMAGE;
 use assets_runtime::toc;
 use assets_runtime::write::{ParcelWriter, Payload, WriteError, Written};
 use assets_runtime::{ParcelBuf, Resource};
 
 use crate::asset_path::AssetPath;
-use crate::atlas::{FRAMES_LABEL, SPRITES_LABEL, member_label};
 use crate::hash::ContentHash;
 use crate::manifest::Manifest;
-use crate::parallel;
 use crate::parcel_sums;
 use crate::plan::{Group, Plan};
 use crate::report::{ParcelOutcome, ParcelReport, Retired, StepReport};
 use crate::store::{Store, StoreError};
 
 mod patch;
+mod select;
+
+pub(crate) use select::KeptChoices;
 
 /// Where the parcels of `package`'s `variant` go by default, under the
 /// cache directory: `<cache>/parcels/<package>/<variant>/`.
@@ -66,7 +65,9 @@ pub fn default_parcel_dir(cache_dir: &Path, package: &str, variant: &str) -> Pat
 /// (in plan order): whole, or as patches over the parcels there when
 /// `patches` (see [`patch`]). Adds to `held` the blobs that the parcels
 /// now in `dir` hold whole, each described by its `.sums` (what
-/// [`Store::flush_deferred`] need not store).
+/// [`Store::flush_deferred`] need not store). A watched pipeline passes
+/// `choices`, each parcel's last choice of resources, to be chosen again
+/// only where reports changed (see [`select`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write_parcels(
     manifest: &Manifest,
@@ -78,21 +79,24 @@ pub(crate) fn write_parcels(
     patches: bool,
     retired: &mut Retired,
     held: &mut HashSet<ContentHash>,
+    mut choices: Option<&mut KeptChoices>,
 ) -> Vec<ParcelReport> {
     let selected = plan.selected(manifest);
     (manifest.parcels.iter().zip(selected))
         .map(|(spec, selected)| {
             let path = dir.join(format!("{}.parcel", spec.name));
-            let (outcome, patched) = match select(selected, plan, steps) {
-                Ok(selection) => {
+            let last = choices.as_deref_mut().and_then(|c| c.take(&spec.name));
+            let (outcome, patched) = match select::choose(selected, plan, steps, last) {
+                Ok(chosen) => {
+                    let selection = chosen.planned();
                     let compression = spec.compression_for(variant);
-                    let key = parcel_key(&selection, compression);
+                    let key = parcel_key(selection, compression);
                     let as_patch = patches
                         .then(|| {
                             let r = patch::write(
                                 store,
                                 &path,
-                                &selection,
+                                selection,
                                 compression,
                                 &key,
                                 retired,
@@ -101,15 +105,19 @@ pub(crate) fn write_parcels(
                             r.map(|r| r.map(|p| (p.outcome, p.in_force)))
                         })
                         .flatten();
-                    as_patch
+                    let written = as_patch
                         .unwrap_or_else(|| {
                             let outcome =
-                                write_one(store, &path, &selection, compression, &key, retired)?;
+                                write_one(store, &path, selection, compression, &key, retired)?;
                             held.reserve(selection.len());
                             held.extend(selection.iter().filter_map(Planned::whole_blob));
                             Ok((outcome, false))
                         })
-                        .unwrap_or_else(|error| (ParcelOutcome::Failed { error }, false))
+                        .unwrap_or_else(|error| (ParcelOutcome::Failed { error }, false));
+                    if let Some(choices) = choices.as_deref_mut() {
+                        choices.keep(&spec.name, chosen);
+                    }
+                    written
                 }
                 Err(failed) => (ParcelOutcome::Blocked { failed }, false),
             };
@@ -196,149 +204,6 @@ struct Planned {
     shows: Option<ContentHash>,
     /// Its rule's `compression`, over the parcel's.
     compression: Option<Compression>,
-}
-
-/// The resources of the parcel that selects the steps `selected` (see
-/// [`Plan::selected`]), sorted as planned; or the failed and skipped steps
-/// that stop it from being written.
-fn select(
-    selected: &[bool],
-    plan: &Plan,
-    steps: &[Arc<StepReport>],
-) -> Result<Vec<Planned>, Vec<String>> {
-    // In runs of steps on every core, joined in plan order: on one core,
-    // following 10,000 records' outputs was a tenth of a no-op build.
-    const RUN: usize = 256;
-    let runs: Vec<Range<usize>> = (0..plan.steps.len())
-        .step_by(RUN)
-        .map(|start| start..(start + RUN).min(plan.steps.len()))
-        .collect();
-    let picked = parallel::map(&runs, |run| select_run(selected, plan, steps, run.clone()));
-    let mut planned = Vec::with_capacity(picked.iter().map(|p| p.planned.len()).sum());
-    let mut failed = Vec::new();
-    let mut atlases = BTreeSet::new();
-    for p in picked {
-        planned.extend(p.planned);
-        failed.extend(p.failed);
-        atlases.extend(p.atlases);
-    }
-    for atlas in atlases {
-        let Some(r) = steps[atlas].record.as_deref() else {
-            continue;
-        };
-        // Its pages; the frame table and completed member resources are
-        // planned with their members above.
-        for o in r.outputs.iter().filter(|o| o.kind == KIND_IMAGE) {
-            planned.push(Planned {
-                name: resource_name(&r.asset, &o.label),
-                kind: o.kind.clone(),
-                source: Source::Blob {
-                    hash: o.hash,
-                    len: o.size,
-                },
-                shows: None,
-                compression: None,
-            });
-        }
-    }
-    failed.sort();
-    failed.dedup();
-    if failed.is_empty() {
-        Ok(planned)
-    } else {
-        Err(failed)
-    }
-}
-
-/// What the steps of one run bring to a parcel, in plan order: resources,
-/// the failed or skipped assets that stop it, and the atlases whose pages
-/// it needs.
-struct Picked {
-    planned: Vec<Planned>,
-    failed: Vec<String>,
-    atlases: BTreeSet<usize>,
-}
-
-/// [`select`] over the steps `run` of the plan (every atlas's pages aside).
-fn select_run(
-    selected: &[bool],
-    plan: &Plan,
-    steps: &[Arc<StepReport>],
-    run: Range<usize>,
-) -> Picked {
-    let mut planned = Vec::new();
-    let mut failed = Vec::new();
-    let mut atlases = BTreeSet::new();
-    let record = |i: usize, failed: &mut Vec<String>| {
-        let r = steps[i].record.as_deref();
-        if r.is_none() {
-            failed.push(steps[i].asset.to_string());
-        }
-        r
-    };
-    for (i, step) in run.clone().zip(&plan.steps[run]) {
-        if !selected[i] {
-            continue;
-        }
-        let Some(own) = record(i, &mut failed) else {
-            continue;
-        };
-        if let Group::Sprite { atlas, slot } = step.group {
-            atlases.insert(atlas);
-            let Some(packed) = record(atlas, &mut failed) else {
-                continue;
-            };
-            // A member with several sprites (a font): the atlas completed
-            // its resource; a sprite: its frame, a slice of the table.
-            let several = own.output(SPRITES_LABEL).is_some();
-            let (kind, source) = match (several, packed.output(FRAMES_LABEL)) {
-                (true, _) => match packed.output(&member_label(slot)) {
-                    Some(o) => (
-                        o.kind.clone(),
-                        Source::Blob {
-                            hash: o.hash,
-                            len: o.size,
-                        },
-                    ),
-                    None => continue,
-                },
-                (false, Some(table)) => (
-                    KIND_SPRITE.to_owned(),
-                    Source::Slice {
-                        hash: table.hash,
-                        start: slot * SPRITE_LEN,
-                        len: SPRITE_LEN,
-                    },
-                ),
-                (false, None) => continue,
-            };
-            planned.push(Planned {
-                name: step.asset.as_str().to_owned(),
-                kind,
-                source,
-                shows: Some(own.outputs_hash()),
-                compression: step.compression,
-            });
-            continue;
-        }
-        for o in &own.outputs {
-            planned.push(Planned {
-                name: resource_name(&step.asset, &o.label),
-                kind: o.kind.clone(),
-                source: Source::Blob {
-                    hash: o.hash,
-                    len: o.size,
-                },
-                shows: None,
-                compression: step.compression,
-            });
-        }
-    }
-    Picked {
-        planned,
-        failed,
-        atlases,
-    }
 }
 
 /// `asset`, or `asset#label` for a labelled output.
