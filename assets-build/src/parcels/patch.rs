@@ -175,9 +175,8 @@ pub(super) fn write(
     let mut patched_in_base: HashMap<&str, bool> = HashMap::new();
     // One pass, each content written into one buffer (10,000 resources at
     // 10k assets, each line a hash or two in hex): which resources differ
-    // from the base (the patch), and which from what the game holds (the
-    // notice).
-    // What differs from the base, with its content for the patch's `.sums`.
+    // from the base (the patch, with their contents for its `.sums`), and
+    // which from what the game holds (the notice).
     let mut taken = Vec::new();
     let mut taken_contents = Vec::new();
     let mut changed = Vec::new();
@@ -203,12 +202,12 @@ pub(super) fn write(
         }
     }
     // Counted now: when every resource was found in order, that is all.
-    let base_len = base.len();
+    let base_lines = base.len();
     // Names gone since the base, or since what the game holds: counted on
     // the way, and only then looked for in a set of the planned names.
     let seen_len = match &before {
-        None => base_len,
-        Some(b) => b.iter().fold(base_len, |n, (name, &content)| {
+        None => base_lines,
+        Some(b) => b.iter().fold(base_lines, |n, (name, &content)| {
             let held = match patched_in_base.get(name.as_ref()) {
                 Some(&held) => held,
                 None => base.contains(name),
@@ -221,7 +220,7 @@ pub(super) fn write(
         }),
     };
     let mut removed = Vec::new();
-    if in_base != base_len || in_seen != seen_len {
+    if in_base != base_lines || in_seen != seen_len {
         let planned_names: HashSet<&str> = planned.iter().map(|p| p.name.as_str()).collect();
         let gone = |name: &&str| !planned_names.contains(name);
         removed.extend(base.names().filter(gone).map(str::to_owned));
