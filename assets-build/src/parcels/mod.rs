@@ -115,7 +115,7 @@ pub(crate) fn write_parcels(
                         })
                         .unwrap_or_else(|error| (ParcelOutcome::Failed { error }, false));
                     if let Some(choices) = choices.as_deref_mut() {
-                        choices.keep(&spec.name, chosen);
+                        choices.keep(&spec.name, chosen, selected, steps);
                     }
                     written
                 }

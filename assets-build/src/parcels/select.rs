@@ -40,9 +40,23 @@ impl KeptChoices {
         self.0.remove(name)
     }
 
-    /// Keeps `chosen` as the last choice for the parcel `name`.
-    pub(super) fn keep(&mut self, name: &str, chosen: Chosen) {
-        self.0.insert(name.to_owned(), chosen.kept);
+    /// Keeps `chosen`, made from the reports `steps` of the steps
+    /// `selected`, as the last choice for the parcel `name`. Only a
+    /// watched pipeline keeps choices, so only it copies the reports.
+    pub(super) fn keep(
+        &mut self,
+        name: &str,
+        chosen: Chosen,
+        selected: &[bool],
+        steps: &[Arc<StepReport>],
+    ) {
+        let kept = Kept {
+            selected: selected.to_vec(),
+            steps: steps.to_vec(),
+            runs: chosen.runs,
+            planned: chosen.planned,
+        };
+        self.0.insert(name.to_owned(), kept);
     }
 }
 
@@ -59,13 +73,15 @@ pub(super) struct Kept {
 
 /// A parcel's resources, as [`choose`] chose them.
 pub(super) struct Chosen {
-    kept: Kept,
+    /// What each run brought (as [`Kept::runs`]).
+    runs: Vec<(usize, BTreeSet<usize>)>,
+    planned: Vec<Planned>,
 }
 
 impl Chosen {
     /// The resources, sorted as planned.
     pub(super) fn planned(&self) -> &[Planned] {
-        &self.kept.planned
+        &self.planned
     }
 }
 
@@ -146,12 +162,8 @@ pub(super) fn choose(
         return Err(failed);
     }
     Ok(Chosen {
-        kept: Kept {
-            selected: selected.to_vec(),
-            steps: steps.to_vec(),
-            runs: kept_runs,
-            planned,
-        },
+        runs: kept_runs,
+        planned,
     })
 }
 
