@@ -33,6 +33,8 @@
 //!   runs, and the protocol it reads.
 //! - [`toc`]: the parcel's text table of contents; [`line_escape`]: the
 //!   escaping both text formats share.
+//! - [`uri`]: references from one resource to another by relative URI,
+//!   as a glTF model names its textures.
 //! - [`typed`]: ids that carry their resource's kind, as `include_parcel!` generates them.
 //! - `write` (feature `write`): the writer the pipeline uses, so that reader
 //!   and writer share one definition of the format. The same feature holds
@@ -68,6 +70,7 @@ mod static_parcel;
 pub mod texture;
 pub mod toc;
 pub mod typed;
+pub mod uri;
 #[cfg(feature = "write")]
 pub mod write;
 

@@ -284,6 +284,22 @@ impl<'a> Parcel<'a> {
             .filter(|r| r.name == name)
     }
 
+    /// The resource that `uri`, written in the resource named `base`,
+    /// refers to, as a glTF model's images name their textures: see
+    /// [`crate::uri::resolve`]. `None` when it names none of this parcel's.
+    ///
+    /// ```
+    /// # fn textures(parcel: &assets_runtime::Parcel<'_>, model: &str, uri: &str) {
+    /// // `model` = "models/FlightHelmet/FlightHelmet.gltf", `uri` = "Leather%20Parts.png"
+    /// if let Some(texture) = parcel.by_uri(model, uri) {
+    ///     assert_eq!(texture.name, "models/FlightHelmet/Leather Parts.png");
+    /// }
+    /// # }
+    /// ```
+    pub fn by_uri(&self, base: &str, uri: &str) -> Option<Resource<'a>> {
+        self.by_name(&crate::uri::resolve(base, uri).ok()?)
+    }
+
     /// The resource with `id`, or [`ParcelError::Missing`].
     fn require(&self, id: ResourceId) -> Result<Resource<'a>, ParcelError> {
         self.get(id).ok_or(ParcelError::Missing { id })
