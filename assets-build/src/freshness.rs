@@ -21,7 +21,8 @@
 //!    cheap again. An input recorded as absent must still be absent;
 //! 3. every dependency, built first if needed: its outputs must hash as they
 //!    did when used. A dependency that rebuilt to identical bytes does not
-//!    make this step stale (early cutoff);
+//!    make this step stale (early cutoff); every reference (a model's
+//!    texture) must still be an asset, whatever its contents;
 //! 4. the outputs are still in the store. Last, though it is usually a
 //!    lookup in memory: an output that a parcel holds (an atlas page) is
 //!    found through the parcels' `.sums`, which the store reads on its
@@ -34,6 +35,7 @@
 //! seen, nor one hidden by a clock that runs backwards; `cargo assets clean`
 //! recovers. On Unix the ctime, which user space cannot set, catches both.
 
+use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
 
@@ -82,6 +84,8 @@ pub(crate) struct Current<'a> {
     pub now_ns: u64,
     /// Where a watched pipeline keeps its stats, if it does.
     pub stats: Option<&'a StatCache>,
+    /// The assets of the build, for the step's references.
+    pub assets: &'a HashMap<AssetPath, usize>,
 }
 
 /// Checks `record` against the world now. See the module docs for the order.
@@ -169,6 +173,17 @@ pub(crate) fn check_inputs(
             }
             DependencyState::Failed => return Verdict::DependencyFailed(dep.asset.clone()),
         }
+    }
+    // A reference names an asset's resources: whatever they are now, they
+    // are the ones named, as long as it is an asset.
+    if let Some(gone) = record
+        .references
+        .iter()
+        .find(|r| !current.assets.contains_key(*r))
+    {
+        return Verdict::Stale(DirtyReason::DependencyChanged {
+            asset: gone.clone(),
+        });
     }
     // A refreshed record moves `started_ns` to now, which only widens the
     // margin of the inputs trusted by stamp above.

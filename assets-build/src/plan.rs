@@ -42,21 +42,24 @@ pub(crate) struct Step {
     pub compression: Option<Compression>,
 }
 
-impl Step {
-    /// The step as the freshness check compares it with its record, now.
+impl Plan {
+    /// Step `i` as the freshness check compares it with its record, now.
     pub fn current<'a>(
         &'a self,
+        i: usize,
         package_dir: &'a std::path::Path,
         stats: Option<&'a crate::stat_cache::StatCache>,
     ) -> Current<'a> {
+        let step = &self.steps[i];
         Current {
-            key: self.key,
-            processor: self.processor.name(),
-            version: self.processor.version(),
-            settings_json: &self.settings_json,
+            key: step.key,
+            processor: step.processor.name(),
+            version: step.processor.version(),
+            settings_json: &step.settings_json,
             package_dir,
             now_ns: system_time_ns(std::time::SystemTime::now()),
             stats,
+            assets: &self.index,
         }
     }
 }

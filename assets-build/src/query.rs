@@ -69,6 +69,9 @@ pub struct Deps {
     pub inputs: Vec<(String, bool)>,
     /// Assets whose outputs it used.
     pub dependencies: Vec<AssetPath>,
+    /// Assets whose resources its outputs name (a model's textures), which
+    /// go into every parcel that holds it.
+    pub references: Vec<AssetPath>,
 }
 
 /// How an asset is used by another step.
@@ -76,6 +79,9 @@ pub struct Deps {
 pub enum Use {
     /// Through `ctx.dependency`: its outputs.
     Outputs,
+    /// Through `ctx.reference`: the user's outputs name its resources (a
+    /// model its textures), so they go into the same parcels.
+    Refers,
     /// By reading its file directly (an `#include`, say).
     File,
     /// By looking for its file when it did not exist.
@@ -187,6 +193,7 @@ impl Database {
                 .iter()
                 .map(|d| d.asset.clone())
                 .collect(),
+            references: record.references.clone(),
         })
     }
 
@@ -200,6 +207,9 @@ impl Database {
             }
             if record.dependencies.iter().any(|d| &d.asset == asset) {
                 users.insert((user.clone(), Use::Outputs));
+            }
+            if record.references.contains(asset) {
+                users.insert((user.clone(), Use::Refers));
             }
             for input in record
                 .inputs
@@ -240,6 +250,9 @@ impl Database {
             }
             for d in &record.dependencies {
                 edges.insert((user.clone(), d.asset.clone(), Use::Outputs));
+            }
+            for r in &record.references {
+                edges.insert((user.clone(), r.clone(), Use::Refers));
             }
             for input in &record.inputs {
                 let Some(&used) = files.get(&input.path) else {
@@ -286,7 +299,7 @@ impl Database {
             (_, None) => Some(DirtyReason::NoRecord),
             (None, Some(_)) => None,
             (Some(&i), Some(record)) => {
-                let current = self.plan.steps[i].current(&self.manifest.package_dir, None);
+                let current = self.plan.current(i, &self.manifest.package_dir, None);
                 let check = freshness::check(record, &current, &self.store, |dep| {
                     if !self.plan.index.contains_key(dep) {
                         return DependencyState::Gone;

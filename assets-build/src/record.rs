@@ -98,7 +98,7 @@ impl fmt::Display for DirtyReason {
 
 /// Bumped when the record layout or the key scheme changes; older records
 /// are then treated as absent.
-pub const RECORD_FORMAT: u32 = 1;
+pub const RECORD_FORMAT: u32 = 2;
 
 /// The persisted facts about one build step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -125,6 +125,13 @@ pub struct Record {
     pub inputs: Vec<Input>,
     /// Every other asset whose outputs the step used, in order of first use.
     pub dependencies: Vec<DependencyUse>,
+    /// Every asset whose resources the step's outputs name, as a model
+    /// names its textures ([`crate::processor::Context::reference`]), in
+    /// order of first reference: a parcel holding the step's outputs holds
+    /// theirs too. Not inputs: their contents do not change the step's
+    /// outputs; an asset that is gone reruns the step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<AssetPath>,
     /// What the step produced.
     pub outputs: Vec<OutputRecord>,
     /// Why the step last ran (`cargo assets why`); absent in records written

@@ -24,6 +24,7 @@
 //!                         1 absent:    u8 bool
 //!                         2 unsettled: u8 bool
 //! list of dependencies: str asset, hash outputs_hash
+//! list of references:   str asset
 //! list of outputs:      str label, str kind, u64 size, hash
 //! option reason:        u8 kind (the order of `DirtyReason`'s variants), its fields
 //! option fetched_from:  str
@@ -81,6 +82,10 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
     for d in &record.dependencies {
         w.str(d.asset.as_str());
         w.hash(&d.outputs_hash);
+    }
+    w.len(record.references.len());
+    for r in &record.references {
+        w.str(r.as_str());
     }
     w.len(record.outputs.len());
     for o in &record.outputs {
@@ -144,6 +149,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Record> {
                 outputs_hash: r.hash()?,
             })
         })?,
+        references: r.list(Reader::asset)?,
         outputs: r.list(|r| {
             Some(OutputRecord {
                 label: r.string()?,
@@ -359,6 +365,7 @@ mod tests {
                 asset: AssetPath::from_name("atlas:main").unwrap(),
                 outputs_hash: ContentHash::of(b"outputs"),
             }],
+            references: vec![AssetPath::new("models/Leather Parts.png").unwrap()],
             outputs: vec![
                 OutputRecord {
                     label: String::new(),

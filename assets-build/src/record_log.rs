@@ -613,6 +613,7 @@ mod tests {
             started_ns: 1,
             inputs: vec![],
             dependencies: vec![],
+            references: vec![],
             outputs: vec![OutputRecord {
                 label: String::new(),
                 kind: "bytes".into(),

@@ -438,7 +438,7 @@ impl<'a> Scheduler<'a> {
     }
 
     fn check(&self, i: usize, record: &Record) -> Verdict {
-        let current = self.plan.steps[i].current(&self.manifest.package_dir, self.stats);
+        let current = self.plan.current(i, &self.manifest.package_dir, self.stats);
         freshness::check(record, &current, self.store, |asset| {
             self.dependency_state(i, asset)
         })
@@ -551,7 +551,7 @@ impl<'a> Scheduler<'a> {
         if !same_step {
             return None;
         }
-        let current = step.current(&self.manifest.package_dir, self.stats);
+        let current = self.plan.current(i, &self.manifest.package_dir, self.stats);
         let record = match freshness::check_inputs(&record, &current, |asset| {
             self.dependency_state(i, asset)
         }) {
@@ -755,6 +755,7 @@ impl<'a> Scheduler<'a> {
             started_ns,
             inputs: recorded.inputs,
             dependencies: recorded.dependencies,
+            references: recorded.references,
             outputs,
             reason: Some(reason.clone()),
             fetched_from: None,

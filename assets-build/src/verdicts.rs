@@ -26,6 +26,10 @@
 //!   it since);
 //! - every asset it depends on is reused too.
 //!
+//! The assets a step refers to (a model's textures) are not walked: a
+//! reference changes the step only when its asset is gone, and that is a
+//! new plan, which keeps no verdict.
+//!
 //! All other steps are checked as before. Those are the changed steps and
 //! everything that depends on them. The early cutoff still applies: a
 //! dependent whose dependency rebuilt to the same bytes stays fresh.

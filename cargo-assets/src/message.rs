@@ -142,6 +142,10 @@ pub enum Message {
         inputs: Vec<InputMessage>,
         /// Assets whose outputs it used.
         dependencies: Vec<AssetPath>,
+        /// Assets whose resources its outputs name (a model's textures),
+        /// held by every parcel that holds it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        references: Vec<AssetPath>,
     },
     /// The answer of `rdeps`.
     Rdeps {
@@ -370,6 +374,8 @@ pub struct EdgeMessage {
 pub enum Via {
     /// Its outputs, through `ctx.dependency`.
     Outputs,
+    /// Its resources, named by the user's outputs (`ctx.reference`).
+    Refers,
     /// Its file, read directly.
     File,
     /// Its file, looked for when it did not exist.
@@ -381,6 +387,7 @@ impl Via {
     pub fn as_str(self) -> &'static str {
         match self {
             Via::Outputs => "outputs",
+            Via::Refers => "refers",
             Via::File => "file",
             Via::LookedFor => "looked-for",
         }
@@ -391,6 +398,7 @@ impl From<&Use> for Via {
     fn from(u: &Use) -> Via {
         match u {
             Use::Outputs => Via::Outputs,
+            Use::Refers => Via::Refers,
             Use::File => Via::File,
             Use::LookedFor => Via::LookedFor,
         }

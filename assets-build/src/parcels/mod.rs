@@ -86,6 +86,7 @@ pub(crate) fn write_parcels(
         .map(|(spec, selected)| {
             let path = dir.join(format!("{}.parcel", spec.name));
             let last = choices.as_deref_mut().and_then(|c| c.take(&spec.name));
+            let selected = &*select::with_references(selected, plan, steps);
             let (outcome, patched) = match select::choose(selected, plan, steps, last) {
                 Ok(chosen) => {
                     let selection = chosen.planned();
@@ -164,7 +165,9 @@ impl ParcelBound {
 
 /// For each step of `plan`, which outputs the parcels of `manifest` hold
 /// whole when written: the same choice [`select`] makes, from the plan
-/// alone, before any step runs.
+/// alone, before any step runs. A step that only a reference brings (a
+/// model's texture outside the parcel's globs) is not bound: references
+/// are known once steps ran, so the store keeps its outputs as well.
 pub(crate) fn parcel_bound(manifest: &Manifest, plan: &Plan) -> Vec<ParcelBound> {
     let mut bound = vec![ParcelBound::None; plan.steps.len()];
     let selected = plan.selected(manifest);

@@ -11,7 +11,12 @@
 //! sprites are on, brings what it brought before, moved over, not chosen
 //! again. After a one-sprite edit at 10k that is every run but those
 //! holding the atlas's sprites.
+//!
+//! A parcel's steps are those its globs select and those they refer to
+//! ([`with_references`]): a model's textures are resources of their own,
+//! which the model names, so they go wherever the model goes.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 use std::sync::Arc;
@@ -83,6 +88,39 @@ impl Chosen {
     pub(super) fn planned(&self) -> &[Planned] {
         &self.planned
     }
+}
+
+/// `selected`, with every step that a selected step refers to (see
+/// [`crate::record::Record::references`]), and so on: a parcel
+/// holding a model holds the textures it names, whatever its globs say.
+/// Borrowed when no selected step refers to anything.
+pub(super) fn with_references<'s>(
+    selected: &'s [bool],
+    plan: &Plan,
+    steps: &[Arc<StepReport>],
+) -> Cow<'s, [bool]> {
+    let references = |i: usize| {
+        let record = steps[i].record.as_deref();
+        record.into_iter().flat_map(|r| &r.references)
+    };
+    let mut todo: Vec<usize> = (0..steps.len())
+        .filter(|&i| selected[i] && references(i).next().is_some())
+        .collect();
+    if todo.is_empty() {
+        return Cow::Borrowed(selected);
+    }
+    let mut with = selected.to_vec();
+    while let Some(i) = todo.pop() {
+        for asset in references(i) {
+            if let Some(&t) = plan.index.get(asset)
+                && !with[t]
+            {
+                with[t] = true;
+                todo.push(t);
+            }
+        }
+    }
+    Cow::Owned(with)
 }
 
 /// The resources of the parcel that selects the steps `selected` (see

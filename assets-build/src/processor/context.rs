@@ -46,6 +46,7 @@ pub(crate) struct StepInfo<'a> {
 pub(crate) struct Recorded {
     pub inputs: Vec<Input>,
     pub dependencies: Vec<DependencyUse>,
+    pub references: Vec<AssetPath>,
     pub outputs: Vec<Emitted>,
     /// Set when a dependency failed: the step is then skipped, not failed.
     pub failed_dependency: Option<AssetPath>,
@@ -201,6 +202,13 @@ impl<'a> Context<'a> {
             self.record(name, InputState::Absent { absent: true });
         }
         found
+    }
+
+    /// Whether `path` is an asset of this build under this step's root
+    /// (a file discovery found; hidden files are not assets), which
+    /// [`Context::reference`] can then name.
+    pub fn is_asset(&self, path: &AssetPath) -> bool {
+        self.deps.discovered(self.step.index, path)
     }
 
     fn read_asset(&mut self, path: &AssetPath) -> Result<Vec<u8>, ProcessError> {
@@ -369,6 +377,25 @@ impl<'a> Context<'a> {
             record,
             store: self.store,
         })
+    }
+
+    /// Says that this step's outputs name the resources of `asset` (an
+    /// asset of this build, see [`Context::is_asset`]), as a model names its
+    /// textures, instead of holding a copy: every parcel that holds this
+    /// step's outputs holds that asset's too, whatever its globs say. The
+    /// asset is not built first, and its contents are not an input: when
+    /// they change, this step does not rerun; when it stops being an asset,
+    /// it does.
+    pub fn reference(&mut self, asset: &AssetPath) -> Result<(), ProcessError> {
+        if !self.is_asset(asset) {
+            return Err(ProcessError::NoSuchAsset {
+                asset: asset.clone(),
+            });
+        }
+        if !self.recorded.references.contains(asset) {
+            self.recorded.references.push(asset.clone());
+        }
+        Ok(())
     }
 
     /// Emits the main output of the asset.

@@ -118,6 +118,7 @@ mod tests {
             started_ns: 1,
             inputs: vec![],
             dependencies: vec![],
+            references: vec![],
             outputs: sizes
                 .iter()
                 .map(|&size| OutputRecord {

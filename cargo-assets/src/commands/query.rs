@@ -109,6 +109,9 @@ pub fn exec(
             for d in &deps.dependencies {
                 shell.print(&format!("{asset} uses the outputs of {d}"));
             }
+            for r in &deps.references {
+                shell.print(&format!("{asset} refers to {r}"));
+            }
             let inputs: Vec<_> = deps
                 .inputs
                 .iter()
@@ -121,6 +124,7 @@ pub fn exec(
                 asset: asset.clone(),
                 inputs,
                 dependencies: deps.dependencies,
+                references: deps.references,
             });
         }
         Question::Rdeps => {
@@ -131,6 +135,7 @@ pub fn exec(
             for (user, u) in &users {
                 let what = match u {
                     Use::Outputs => "uses the outputs of",
+                    Use::Refers => "refers to",
                     Use::File => "reads the file of",
                     Use::LookedFor => "looked for (and would read) the file of",
                 };
@@ -175,6 +180,7 @@ pub fn graph(
         for (from, to, u) in &edges {
             let style = match u {
                 Use::Outputs => "",
+                Use::Refers => " [style=bold]",
                 Use::File => " [style=dashed]",
                 Use::LookedFor => " [style=dotted]",
             };
