@@ -91,9 +91,11 @@ impl Game {
         );
         game.write("notes.txt", "one");
         game.write("models/ship.bin", "12345678");
+        game.sprite("models/hull.png", 6, 5);
         game.write(
             "models/ship.gltf",
-            r#"{"asset": {"version": "2.0"}, "buffers": [{"uri": "ship.bin", "byteLength": 8}]}"#,
+            r#"{"asset": {"version": "2.0"}, "buffers": [{"uri": "ship.bin", "byteLength": 8}],
+                "images": [{"uri": "hull.png"}]}"#,
         );
         game
     }
@@ -269,6 +271,34 @@ fn succeed(report: Result<BuildReport, assets_build::BuildError>) -> BuildReport
 }
 
 #[test]
+fn a_model_whose_texture_is_gone_runs_again_and_fails_by_name() {
+    // The model's record is kept, and nothing it uses changed: only its
+    // reference to the texture says it must run again.
+    let mut game = Game::new();
+    game.watched.keep_state_in_memory();
+    game.build(Changes::Unknown);
+    let hull = game.path("models/hull.png");
+    fs::remove_file(&hull).unwrap();
+    let changed: HashSet<PathBuf> = [hull].into();
+    let report = game
+        .watched
+        .build_after(Changes::At(&changed), &|_: &Event<'_>| {});
+    let report = report.expect("the build runs");
+    let failed: Vec<(&str, String)> = (report.steps.iter())
+        .filter_map(|s| match &s.outcome {
+            Outcome::Failed { error, .. } => Some((s.asset.as_str(), error.to_string())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0].0, "models/ship.gltf");
+    assert!(
+        failed[0].1.contains("`models/hull.png` does not exist"),
+        "{failed:?}"
+    );
+}
+
+#[test]
 fn a_watched_pipeline_told_what_changed_leaves_what_a_fresh_one_would() {
     let game = told_what_changed(Game::new());
     assert_eq!(game.patched, 0);
@@ -312,8 +342,8 @@ fn told_what_changed(mut game: Game) -> Game {
     let sound = usize::from(game.watched.options().patch_parcels);
     assert_eq!(
         game.build(Changes::Unknown),
-        8 + sound,
-        "two sprites, an atlas, two shaders, a text, a model and its buffer"
+        9 + sound,
+        "two sprites, an atlas, two shaders, a text, a model, its buffer and texture"
     );
     assert_eq!(game.build_after(&[]), 0, "nothing changed");
 
@@ -338,8 +368,11 @@ fn told_what_changed(mut game: Game) -> Game {
     assert_eq!(
         game.build_after(&[buffer]),
         2,
-        "the buffer and the model that reads it"
+        "the buffer and the model that uses it"
     );
+    // A file that a step names but does not use: the model's texture.
+    let hull = game.sprite("models/hull.png", 6, 6);
+    assert_eq!(game.build_after(&[hull]), 1, "the texture alone");
 
     // A file where the shader looked for its include first: nearer wins.
     let nearer = game.write("shaders/common.wgsl", "fn nearer() {}\n");
@@ -399,7 +432,7 @@ fn a_watched_atlas_of_several_pages_draws_again_only_what_changed() {
     let mut game = Game::new();
     game.watched.keep_state_in_memory();
     let sprites = game.many_page_atlas();
-    assert_eq!(game.build(Changes::Unknown), 16);
+    assert_eq!(game.build(Changes::Unknown), 17);
     let cache = tempfile::tempdir().unwrap();
     let mut cold = BuildOptions::new(game.path("Cargo.toml"), cache.path());
     cold.jobs = 1;
@@ -516,7 +549,7 @@ fn an_atlas_across_runs_of_steps_brings_its_new_frames_to_every_run() {
 #[test]
 fn warming_up_packs_a_fresh_atlas_into_memory_once_and_writes_nothing() {
     let mut game = Game::new();
-    assert_eq!(game.build(Changes::Unknown), 8, "built, keeping nothing");
+    assert_eq!(game.build(Changes::Unknown), 9, "built, keeping nothing");
     game.watched.keep_state_in_memory();
     assert_eq!(game.build(Changes::Unknown), 0, "a built project");
     let files = |dir: &Path| -> BTreeMap<PathBuf, (u64, SystemTime)> {

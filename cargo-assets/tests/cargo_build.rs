@@ -276,7 +276,13 @@ fn main() {
     // CamelCase folders and files; a glTF beside its buffer and texture.
     use main::models::flight_helmet as helmet;
     let glb = parcel.bytes(helmet::FLIGHT_HELMET_GLTF).unwrap();
-    println!("helmet glb {:?} {} bytes", std::str::from_utf8(&glb[..4]).unwrap(), glb.len());
+    let embedded = glb.windows(8).any(|w| w == b"\x89PNG\r\n\x1a\n");
+    println!("helmet glb {:?} {} bytes, png inside: {embedded}", std::str::from_utf8(&glb[..4]).unwrap(), glb.len());
+    // Its texture, named by the URI the model keeps, is a resource of its own.
+    let model = "models/FlightHelmet/FlightHelmet.gltf";
+    let texture = parcel.by_uri(model, "FlightHelmet_Materials_LeatherPartsMat_BaseColor.png").unwrap();
+    let texture = texture.image().unwrap();
+    println!("helmet texture {}x{}", texture.header.width, texture.header.height);
     let _ = helmet::FLIGHT_HELMET_BIN;
     let _ = helmet::FLIGHT_HELMET_MATERIALS_LEATHER_PARTS_MAT_BASE_COLOR;
     // Spaces, dashes, leading digits.
@@ -329,17 +335,10 @@ fn an_engine_shaped_tree_compiles_with_include_parcel_on_the_first_try() {
     let (ok, _, stderr) = c.build();
     assert!(ok, "{stderr}");
     let out = c.run();
-    let glb_len = {
-        let line = out.lines().find(|l| l.starts_with("helmet glb")).unwrap();
-        line.split_whitespace()
-            .nth(3)
-            .unwrap()
-            .parse::<usize>()
-            .unwrap()
-    };
-    // The GLB holds the buffer and the texture's PNG bytes.
-    assert!(glb_len > 40 + png_bytes(8, 8, 2).len(), "{out}");
+    // The GLB holds the buffer and names the texture, stored once, beside it.
     assert!(out.contains("helmet glb \"glTF\""), "{out}");
+    assert!(out.contains("png inside: false"), "{out}");
+    assert!(out.contains("helmet texture 8x8"), "{out}");
     assert!(out.contains("bird png 16x8, svg 42 bytes"), "{out}");
     assert!(out.contains("hero 12x10"), "{out}");
 }

@@ -1,12 +1,16 @@
 //! glTF models through the real binary: a `.gltf` with its `.bin` buffer and
 //! a PNG texture (in a CamelCase folder, the texture's name percent-encoded
 //! in its URI, as exporters write them) becomes one GLB that the `gltf`
-//! crate loads from the parcel bytes alone; its buffer and texture are
-//! inputs, found while building.
+//! crate loads from the parcel bytes. It names its buffer and texture,
+//! which the parcel holds once, as the resources their URIs resolve to
+//! (`Parcel::by_uri`): the `.bin`'s bytes and a decoded image. With
+//! `embed = true` it holds the buffer and the texture's PNG itself. Buffer
+//! and texture are inputs, found while building.
 
 use assets_test_support::{Project, gltf_bin as bin, gltf_json, png_bytes};
 
 const MODEL: &str = "assets/models/FlightHelmet/FlightHelmet.gltf";
+const MODEL_NAME: &str = "models/FlightHelmet/FlightHelmet.gltf";
 const BIN: &str = "assets/models/FlightHelmet/FlightHelmet.bin";
 const TEXTURE: &str = "assets/models/FlightHelmet/Leather Parts.png";
 
@@ -18,54 +22,128 @@ fn project() -> Project {
     p
 }
 
-/// The model's GLB from the built parcel, and what it says: the texture's
-/// bytes and MIME type, and the vertex bytes.
-fn built_model(p: &Project, run: &assets_test_support::Run) -> (Vec<u8>, String, Vec<u8>) {
-    let parcel = std::fs::read(run.parcel("main")).unwrap();
-    let parcel = assets_runtime::Parcel::from_bytes(&parcel).unwrap();
-    let id = assets_runtime::ResourceId::of("models/FlightHelmet/FlightHelmet.gltf");
+/// What the packed model says of its texture.
+#[derive(Debug, PartialEq)]
+enum Texture {
+    /// In the GLB: its bytes and MIME type.
+    Embedded(Vec<u8>, String),
+    /// A resource of the parcel, which the URI the model kept names: its
+    /// name and RGBA8 pixels.
+    Referenced(String, Vec<u8>),
+}
+
+/// The decoded RGBA8 pixels of PNG bytes.
+fn pixels(png: &[u8]) -> Vec<u8> {
+    image::load_from_memory(png).unwrap().to_rgba8().into_raw()
+}
+
+/// The model's GLB from the parcel `parcel` of `run`, and what it says:
+/// its texture, the resource its buffer is (`None`: in the GLB), and the
+/// vertex bytes.
+fn built_model_in(
+    run: &assets_test_support::Run,
+    parcel: &str,
+) -> (Texture, Option<String>, Vec<u8>) {
+    let bytes = std::fs::read(run.parcel(parcel)).unwrap();
+    let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+    let id = assets_runtime::ResourceId::of(MODEL_NAME);
     assert_eq!(parcel.get(id).unwrap().kind, "gltf");
     let glb = parcel.bytes(id).unwrap();
     let model = gltf::Gltf::from_slice(&glb).expect("the gltf crate loads the packed model");
-    let blob = model.blob.as_deref().expect("a binary chunk");
-    assert!(
-        model
-            .buffers()
-            .all(|b| matches!(b.source(), gltf::buffer::Source::Bin))
-    );
-    let image = model.images().next().unwrap();
-    let gltf::image::Source::View { view, mime_type } = image.source() else {
-        panic!("the image still points at a file");
+    let named = |uri: &str| {
+        parcel
+            .by_uri(MODEL_NAME, uri)
+            .unwrap_or_else(|| panic!("`{uri}` names no resource of the parcel"))
     };
-    let texture = blob[view.offset()..view.offset() + view.length()].to_vec();
+    let buffers: Vec<(Option<String>, Vec<u8>)> = model
+        .buffers()
+        .map(|b| match b.source() {
+            gltf::buffer::Source::Bin => (None, model.blob.clone().expect("a binary chunk")),
+            gltf::buffer::Source::Uri(uri) => {
+                let resource = named(uri);
+                assert_eq!(resource.kind, "bytes");
+                (
+                    Some(resource.name.to_owned()),
+                    resource.bytes().unwrap().into_owned(),
+                )
+            }
+        })
+        .collect();
+    let image = model.images().next().unwrap();
+    let texture = match image.source() {
+        gltf::image::Source::View { view, mime_type } => Texture::Embedded(
+            buffers[view.buffer().index()].1[view.offset()..view.offset() + view.length()].to_vec(),
+            mime_type.to_owned(),
+        ),
+        gltf::image::Source::Uri { uri, .. } => {
+            let resource = named(uri);
+            assert_eq!(resource.kind, "image");
+            let pixels = resource.image().unwrap().pixels().unwrap().into_owned();
+            Texture::Referenced(resource.name.to_owned(), pixels)
+        }
+    };
     let accessor = model.accessors().next().unwrap();
     let view = accessor.view().unwrap();
     let at = view.offset() + accessor.offset();
-    let vertices = blob[at..at + 36].to_vec();
+    let (buffer, bytes) = &buffers[view.buffer().index()];
+    let vertices = bytes[at..at + 36].to_vec();
     // What the processor does not know passes through.
     let json = packed_json(run);
     assert_eq!(json["extensionsUsed"], serde_json::json!(["EXT_made_up"]));
     assert_eq!(json["materials"][0]["extensions"]["EXT_made_up"]["x"], 1);
     assert_eq!(json["images"][0]["name"], "leather");
-    let _ = p;
-    (texture, mime_type.to_owned(), vertices)
+    (texture, buffer.clone(), vertices)
+}
+
+fn built_model(run: &assets_test_support::Run) -> (Texture, Option<String>, Vec<u8>) {
+    built_model_in(run, "main")
+}
+
+/// The name of the buffer's resource, which the model names.
+const BIN_NAME: &str = "models/FlightHelmet/FlightHelmet.bin";
+
+/// The texture as the model names it: `Leather Parts.png` beside it.
+fn referenced(png: &[u8]) -> Texture {
+    Texture::Referenced("models/FlightHelmet/Leather Parts.png".into(), pixels(png))
 }
 
 #[test]
-fn a_gltf_with_its_buffer_and_texture_becomes_one_glb_with_the_original_png() {
+fn a_gltf_names_its_buffer_and_texture_which_the_parcel_holds_once() {
     let p = project();
     let run = p.build_ok();
-    let (texture, mime, vertices) = built_model(&p, &run);
-    assert_eq!(texture, p.read(TEXTURE), "the PNG's own bytes");
-    assert_eq!(mime, "image/png");
+    let (texture, buffer, vertices) = built_model(&run);
+    assert_eq!(texture, referenced(&p.read(TEXTURE)));
+    assert_eq!(buffer.as_deref(), Some(BIN_NAME));
     assert_eq!(vertices, bin(1.0)[4..]);
+    // Once: the image resource, not also the PNG inside the model.
+    let bytes = std::fs::read(run.parcel("main")).unwrap();
+    let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+    let glb = parcel
+        .bytes(assets_runtime::ResourceId::of(MODEL_NAME))
+        .unwrap();
+    let png = p.read(TEXTURE);
+    assert!(
+        !glb.windows(png.len()).any(|w| w == png),
+        "the PNG is in the GLB"
+    );
+    assert_eq!(packed_json(&run)["images"][0]["uri"], "Leather%20Parts.png");
+    assert_eq!(packed_json(&run)["buffers"][0]["uri"], "FlightHelmet.bin");
+    // The queries say so.
+    let rdeps = p.run(&["rdeps", "models/FlightHelmet/Leather Parts.png"]);
+    let answer = rdeps.messages.iter().find(|m| m["reason"] == "rdeps");
+    assert_eq!(
+        answer.map(|m| &m["users"]),
+        Some(&serde_json::json!([{"asset": MODEL_NAME, "via": "refers"}])),
+        "{:?}",
+        rdeps.messages
+    );
 
     // (what, edit, assets whose processor runs)
     type Case = (&'static str, fn(&Project), &'static [&'static str]);
     let cases: &[Case] = &[
         ("nothing changed", |_| {}, &[]),
         (
-            "editing the buffer reruns the model (and the buffer's own copy)",
+            "editing the buffer reruns it, and the model that refers to it",
             |p| {
                 p.file(BIN, bin(2.0));
             },
@@ -75,14 +153,11 @@ fn a_gltf_with_its_buffer_and_texture_becomes_one_glb_with_the_original_png() {
             ],
         ),
         (
-            "editing the texture reruns the model and the image",
+            "editing the texture reruns it alone: the model only names it",
             |p| {
                 p.png(TEXTURE, 8, 8, 8);
             },
-            &[
-                "models/FlightHelmet/FlightHelmet.gltf",
-                "models/FlightHelmet/Leather Parts.png",
-            ],
+            &["models/FlightHelmet/Leather Parts.png"],
         ),
         (
             "touching all three runs nothing",
@@ -97,9 +172,115 @@ fn a_gltf_with_its_buffer_and_texture_becomes_one_glb_with_the_original_png() {
         let run = p.build_ok();
         assert_eq!(run.processed(), ran, "{what}\n{}", run.stderr);
     }
-    let (texture, _, vertices) = built_model(&p, &p.build_ok());
-    assert_eq!(texture, p.read(TEXTURE));
+    let good = p.build_ok();
+    let (texture, _, vertices) = built_model(&good);
+    assert_eq!(texture, referenced(&p.read(TEXTURE)));
     assert_eq!(vertices, bin(2.0)[4..]);
+
+    // A texture that is gone reruns the model, which says so; the last
+    // good parcel stays.
+    let parcel = good.parcel("main");
+    let before = std::fs::read(&parcel).unwrap();
+    p.remove(TEXTURE);
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101));
+    let message = run.failure_message(MODEL_NAME);
+    assert!(
+        message.contains("`models/FlightHelmet/Leather Parts.png` does not exist"),
+        "{message}"
+    );
+    assert_eq!(std::fs::read(&parcel).unwrap(), before);
+}
+
+#[test]
+fn a_parcel_holding_a_model_holds_the_files_it_names_whatever_its_globs_say() {
+    let p = project();
+    p.metadata(
+        r#"
+[package.metadata.assets.parcels]
+models = ["models/**/*.gltf"]
+main = { include = ["**"], exclude = ["**/*.png"] }
+"#,
+    );
+    let run = p.build_ok();
+    for parcel in ["models", "main"] {
+        let (texture, buffer, vertices) = built_model_in(&run, parcel);
+        assert_eq!(texture, referenced(&p.read(TEXTURE)), "{parcel}");
+        assert_eq!(buffer.as_deref(), Some(BIN_NAME));
+        assert_eq!(vertices, bin(1.0)[4..]);
+    }
+    let names = |parcel: &str| {
+        let bytes = std::fs::read(run.parcel(parcel)).unwrap();
+        let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+        let mut names: Vec<String> = parcel.iter().map(|r| r.name.to_owned()).collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        names("models"),
+        [
+            BIN_NAME,
+            MODEL_NAME,
+            "models/FlightHelmet/Leather Parts.png"
+        ]
+    );
+    assert_eq!(
+        names("main"),
+        [
+            "models/FlightHelmet/FlightHelmet.bin",
+            MODEL_NAME,
+            "models/FlightHelmet/Leather Parts.png"
+        ]
+    );
+}
+
+#[test]
+fn embed_puts_the_buffer_and_the_original_png_in_the_glb() {
+    let p = project();
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "**/*.gltf"
+embed = true
+"#,
+    );
+    let run = p.build_ok();
+    let (texture, buffer, vertices) = built_model(&run);
+    assert_eq!(
+        texture,
+        Texture::Embedded(p.read(TEXTURE), "image/png".into()),
+        "the PNG's own bytes"
+    );
+    assert_eq!(buffer, None);
+    assert_eq!(vertices, bin(1.0)[4..]);
+    p.png(TEXTURE, 8, 8, 9);
+    let run = p.build_ok();
+    assert_eq!(
+        run.processed(),
+        [MODEL_NAME, "models/FlightHelmet/Leather Parts.png"]
+    );
+    let (texture, ..) = built_model(&run);
+    assert_eq!(
+        texture,
+        Texture::Embedded(png_bytes(8, 8, 9), "image/png".into())
+    );
+}
+
+#[test]
+fn a_texture_that_is_no_asset_is_embedded() {
+    // Hidden files are not assets: the model carries its own copy.
+    let p = project();
+    p.file(MODEL, gltf_json(".leather.png")).png(
+        "assets/models/FlightHelmet/.leather.png",
+        4,
+        4,
+        3,
+    );
+    let (texture, ..) = built_model(&p.build_ok());
+    assert_eq!(
+        texture,
+        Texture::Embedded(png_bytes(4, 4, 3), "image/png".into())
+    );
 }
 
 #[test]
@@ -108,7 +289,7 @@ fn a_missing_texture_names_the_uri_and_creating_it_rebuilds_the_model() {
     p.file(MODEL, gltf_json("Missing%20Metal.png"));
     let run = p.run(&["build"]);
     assert_eq!(run.code, Some(101));
-    let message = run.failure_message("models/FlightHelmet/FlightHelmet.gltf");
+    let message = run.failure_message(MODEL_NAME);
     assert!(
         message.contains("images[0] refers to `Missing%20Metal.png`")
             && message.contains("`models/FlightHelmet/Missing Metal.png` does not exist"),
@@ -118,13 +299,16 @@ fn a_missing_texture_names_the_uri_and_creating_it_rebuilds_the_model() {
     let run = p.build_ok();
     assert_eq!(
         run.processed(),
-        [
-            "models/FlightHelmet/FlightHelmet.gltf",
-            "models/FlightHelmet/Missing Metal.png"
-        ]
+        [MODEL_NAME, "models/FlightHelmet/Missing Metal.png"]
     );
-    let (texture, ..) = built_model(&p, &run);
-    assert_eq!(texture, png_bytes(4, 4, 1));
+    let (texture, ..) = built_model(&run);
+    assert_eq!(
+        texture,
+        Texture::Referenced(
+            "models/FlightHelmet/Missing Metal.png".into(),
+            pixels(&png_bytes(4, 4, 1))
+        )
+    );
 }
 
 #[test]
@@ -137,6 +321,11 @@ fn broken_models_fail_by_name_and_keep_the_last_good_parcel() {
         (
             "an index out of range",
             gltf_json("Leather%20Parts.png").replace("\"mesh\": 0", "\"mesh\": 5"),
+            "invalid glTF",
+        ),
+        (
+            "a view of a buffer that is not there",
+            gltf_json("Leather%20Parts.png").replace(r#""buffer": 0"#, r#""buffer": 7"#),
             "invalid glTF",
         ),
         (
@@ -159,7 +348,7 @@ fn broken_models_fail_by_name_and_keep_the_last_good_parcel() {
         p.file(MODEL, json);
         let run = p.run(&["build"]);
         assert_eq!(run.code, Some(101), "{what}");
-        let message = run.failure_message("models/FlightHelmet/FlightHelmet.gltf");
+        let message = run.failure_message(MODEL_NAME);
         assert!(message.contains(expected), "{what}: {message}");
         assert_eq!(
             std::fs::read(good.parcel("main")).unwrap(),
@@ -174,9 +363,7 @@ fn packed_json(run: &assets_test_support::Run) -> serde_json::Value {
     let parcel = std::fs::read(run.parcel("main")).unwrap();
     let parcel = assets_runtime::Parcel::from_bytes(&parcel).unwrap();
     let glb = parcel
-        .bytes(assets_runtime::ResourceId::of(
-            "models/FlightHelmet/FlightHelmet.gltf",
-        ))
+        .bytes(assets_runtime::ResourceId::of(MODEL_NAME))
         .unwrap();
     let json = gltf::binary::Glb::from_slice(&glb).unwrap().json;
     serde_json::from_slice(&json).unwrap()
@@ -206,28 +393,95 @@ fn a_glb_with_an_external_texture_is_packed_too() {
     let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
     // A GLB whose buffer is its BIN chunk and whose image is still a file.
     let json = gltf_json("Leather%20Parts.png").replace(r#""uri": "FlightHelmet.bin", "#, "");
-    let glb = {
-        let mut json = json.into_bytes();
-        json.resize(json.len().next_multiple_of(4), b' ');
-        let bin = bin(3.0);
-        let total = 12 + 8 + json.len() + 8 + bin.len();
-        let mut out = b"glTF".to_vec();
-        for n in [2, total as u32, json.len() as u32, 0x4E4F_534A] {
-            out.extend_from_slice(&n.to_le_bytes());
-        }
-        out.extend_from_slice(&json);
-        for n in [bin.len() as u32, 0x004E_4942] {
-            out.extend_from_slice(&n.to_le_bytes());
-        }
-        out.extend_from_slice(&bin);
-        out
-    };
-    p.file("assets/models/FlightHelmet/FlightHelmet.gltf", glb)
+    p.file(MODEL, glb_file(&json, &bin(3.0)))
         .png(TEXTURE, 8, 8, 7);
     let run = p.build_ok();
-    let (texture, _, vertices) = built_model(&p, &run);
-    assert_eq!(texture, p.read(TEXTURE));
+    let (texture, buffer, vertices) = built_model(&run);
+    assert_eq!(texture, referenced(&p.read(TEXTURE)));
+    assert_eq!(buffer, None, "its own BIN chunk");
     assert_eq!(vertices, bin(3.0)[4..]);
+}
+
+/// A GLB file of `json` with the BIN chunk `bin`.
+fn glb_file(json: &str, bin: &[u8]) -> Vec<u8> {
+    let mut json = json.as_bytes().to_vec();
+    json.resize(json.len().next_multiple_of(4), b' ');
+    let total = 12 + 8 + json.len() + 8 + bin.len();
+    let mut out = b"glTF".to_vec();
+    for n in [2, total as u32, json.len() as u32, 0x4E4F_534A] {
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+    out.extend_from_slice(&json);
+    for n in [bin.len() as u32, 0x004E_4942] {
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+    out.extend_from_slice(bin);
+    out
+}
+
+#[test]
+fn a_glb_keeps_its_chunk_as_buffer_0_and_names_its_other_buffers_after_it() {
+    // Buffer 0 is the GLB's chunk, buffer 1 a file; views on each, and a
+    // second accessor on the chunk. Packed, the chunk stays buffer 0 and
+    // the file, referenced, is buffer 1; embedded, both are in the chunk.
+    let json = gltf_json("Leather%20Parts.png")
+        .replace(
+            r#""buffers": [{"uri": "FlightHelmet.bin", "byteLength": 40}]"#,
+            r#""buffers": [{"byteLength": 40}, {"uri": "FlightHelmet.bin", "byteLength": 40}]"#,
+        )
+        .replace(
+            r#""bufferViews": [{"buffer": 0, "byteOffset": 4, "byteLength": 36}]"#,
+            r#""bufferViews": [{"buffer": 1, "byteOffset": 4, "byteLength": 36},
+                              {"buffer": 0, "byteOffset": 4, "byteLength": 36}]"#,
+        )
+        .replace(
+            r#""accessors": ["#,
+            r#""accessors": [{"bufferView": 1, "componentType": 5126, "count": 3, "type": "VEC3",
+                              "min": [0, 0, 0], "max": [3, 3, 0]}, "#,
+        )
+        .replace(r#""POSITION": 0"#, r#""POSITION": 1"#);
+    for embed in [false, true] {
+        let p = project();
+        p.file(MODEL, glb_file(&json, &bin(3.0)));
+        if embed {
+            p.metadata("[[package.metadata.assets.rules]]\nmatch = \"**/*.gltf\"\nembed = true\n");
+        }
+        let run = p.build_ok();
+        let packed = packed_json(&run);
+        let bytes = std::fs::read(run.parcel("main")).unwrap();
+        let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+        let glb = parcel
+            .bytes(assets_runtime::ResourceId::of(MODEL_NAME))
+            .unwrap();
+        let model = gltf::Gltf::from_slice(&glb).unwrap();
+        let chunk = model.blob.clone().unwrap();
+        let vertices = |accessor: usize| {
+            let accessor = model.accessors().nth(accessor).unwrap();
+            let view = accessor.view().unwrap();
+            let buffer = match view.buffer().source() {
+                gltf::buffer::Source::Bin => chunk.clone(),
+                gltf::buffer::Source::Uri(uri) => parcel
+                    .by_uri(MODEL_NAME, uri)
+                    .unwrap()
+                    .bytes()
+                    .unwrap()
+                    .into_owned(),
+            };
+            let at = view.offset() + accessor.offset();
+            buffer[at..at + 36].to_vec()
+        };
+        assert_eq!(vertices(1), bin(1.0)[4..], "the file's (embed: {embed})");
+        assert_eq!(vertices(0), bin(3.0)[4..], "the chunk's (embed: {embed})");
+        let buffers = packed["buffers"].as_array().unwrap();
+        if embed {
+            assert_eq!(buffers.len(), 1, "{packed}");
+        } else {
+            assert_eq!(buffers[0], serde_json::json!({"byteLength": 40}));
+            assert_eq!(buffers[1]["uri"], "FlightHelmet.bin");
+            assert_eq!(packed["bufferViews"][0]["buffer"], 1);
+            assert_eq!(packed["bufferViews"][1]["buffer"], 0);
+        }
+    }
 }
 
 #[test]
@@ -244,7 +498,7 @@ fn a_model_with_an_application_specific_attribute_packs() {
         ),
     );
     let run = p.build_ok();
-    built_model(&p, &run);
+    built_model(&run);
     let json = packed_json(&run);
     let attributes = &json["meshes"][0]["primitives"][0]["attributes"];
     assert_eq!(attributes["__BARYCENTRIC"], 0, "{attributes}");

@@ -415,10 +415,10 @@ include-dirs = ["shaders/lib"]
     age(&p, BIN);
     check("buffer", &["models/FlightHelmet/FlightHelmet.gltf"]);
 
-    // The texture the model embeds.
+    // The texture the model names (the model only names it).
     p.png(TEXTURE, 8, 8, 8);
     age(&p, TEXTURE);
-    check("texture", &["models/FlightHelmet/FlightHelmet.gltf"]);
+    check("texture", &["models/FlightHelmet/Leather Parts.png"]);
 
     // A folder created where the include looked first, with the file in it.
     p.file("assets/shaders/Extra/Tint.wgsl", "fn nearer() {}\n");
