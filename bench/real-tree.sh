@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Parcel size against source bytes on a real asset tree, dev and release,
-# with the default manifest and with a model's textures left to its GLB.
+# with the default manifest (a model names its buffers and textures, stored
+# once as assets of their own) and with self-contained models (`embed =
+# true`, the files they name left out of the parcel).
 #
 #   bench/real-tree.sh ASSETS_DIR [CARGO_ASSETS_BINARY...]
 #
@@ -29,10 +31,11 @@ echo "$files files, $source_bytes bytes"
 echo
 echo "| manifest | binary | variant | parcel bytes | / source bytes | build, cold |"
 echo "|---|---|---|---:|---:|---:|"
-for manifest in default model-textures-in-glb; do
+for manifest in default self-contained-models; do
     printf '%s' "$package" > "$work/Cargo.toml"
-    if [ "$manifest" = model-textures-in-glb ]; then
-        printf '\n[package.metadata.assets.parcels]\nmain = { include = ["**"], exclude = ["models/**/*.{png,jpg,jpeg,ktx2}"] }\n' >> "$work/Cargo.toml"
+    if [ "$manifest" = self-contained-models ]; then
+        printf '\n[[package.metadata.assets.rules]]\nmatch = "**/*.{gltf,glb}"\nembed = true\n' >> "$work/Cargo.toml"
+        printf '\n[package.metadata.assets.parcels]\nmain = { include = ["**"], exclude = ["models/**/*.{png,jpg,jpeg,ktx2,bin}"] }\n' >> "$work/Cargo.toml"
     fi
     for bin in "$@"; do
         for variant in dev release; do
@@ -40,7 +43,10 @@ for manifest in default model-textures-in-glb; do
             flag=()
             [ "$variant" = release ] && flag=(--release)
             start=$(date +%s%N)
-            (cd "$work" && "$bin" assets build "${flag[@]}" -q >/dev/null)
+            if ! (cd "$work" && "$bin" assets build "${flag[@]}" -q >/dev/null 2>&1); then
+                echo "| $manifest | $bin | $variant | (the binary rejects this manifest) | | |"
+                continue
+            fi
             end=$(date +%s%N)
             bytes=$(stat -c %s "$work/target/assets/parcels/real-tree/$variant/main.parcel")
             awk -v m="$manifest" -v b="$bin" -v v="$variant" -v p="$bytes" -v s="$source_bytes" -v t=$(((end - start) / 1000000)) \
