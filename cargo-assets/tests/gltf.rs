@@ -102,6 +102,11 @@ fn built_model(run: &assets_test_support::Run) -> (Texture, Option<String>, Vec<
 /// The name of the buffer's resource, which the model names.
 const BIN_NAME: &str = "models/FlightHelmet/FlightHelmet.bin";
 
+/// A PNG texture inside the GLB, its bytes as they are.
+fn embedded(png: Vec<u8>) -> Texture {
+    Texture::Embedded(png, "image/png".into())
+}
+
 /// The texture as the model names it: `Leather Parts.png` beside it.
 fn referenced(png: &[u8]) -> Texture {
     Texture::Referenced("models/FlightHelmet/Leather Parts.png".into(), pixels(png))
@@ -246,11 +251,7 @@ embed = true
     );
     let run = p.build_ok();
     let (texture, buffer, vertices) = built_model(&run);
-    assert_eq!(
-        texture,
-        Texture::Embedded(p.read(TEXTURE), "image/png".into()),
-        "the PNG's own bytes"
-    );
+    assert_eq!(texture, embedded(p.read(TEXTURE)), "the PNG's own bytes");
     assert_eq!(buffer, None);
     assert_eq!(vertices, bin(1.0)[4..]);
     p.png(TEXTURE, 8, 8, 9);
@@ -260,10 +261,7 @@ embed = true
         [MODEL_NAME, "models/FlightHelmet/Leather Parts.png"]
     );
     let (texture, ..) = built_model(&run);
-    assert_eq!(
-        texture,
-        Texture::Embedded(png_bytes(8, 8, 9), "image/png".into())
-    );
+    assert_eq!(texture, embedded(png_bytes(8, 8, 9)));
 }
 
 #[test]
@@ -277,10 +275,7 @@ fn a_texture_that_is_no_asset_is_embedded() {
         3,
     );
     let (texture, ..) = built_model(&p.build_ok());
-    assert_eq!(
-        texture,
-        Texture::Embedded(png_bytes(4, 4, 3), "image/png".into())
-    );
+    assert_eq!(texture, embedded(png_bytes(4, 4, 3)));
 }
 
 #[test]
