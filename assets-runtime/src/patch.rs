@@ -163,6 +163,12 @@ impl<'a> Patched<'a> {
             .filter(|r| r.name == name)
     }
 
+    /// The resource that `uri`, written in the resource named `base`,
+    /// refers to (see [`Parcel::by_uri`]).
+    pub fn by_uri(&self, base: &str, uri: &str) -> Option<Resource<'a>> {
+        self.by_name(&crate::uri::resolve(base, uri).ok()?)
+    }
+
     fn require(&self, id: ResourceId) -> Result<Resource<'a>, ParcelError> {
         self.get(id).ok_or(ParcelError::Missing { id })
     }
@@ -396,6 +402,9 @@ mod tests {
             Err(ParcelError::Missing { .. })
         ));
         assert!(p.by_name("gone.txt").is_none());
+        // A relative reference, as a model in the same folder writes it.
+        assert_eq!(p.by_uri("model.gltf", "./c.txt").unwrap().name, "c.txt");
+        assert!(p.by_uri("model.gltf", "gone.txt").is_none());
         // In id order, as a parcel iterates: every name once, marks hidden.
         let mut expected = vec!["a.txt", "atlas:ui#0", "b.txt", "c.txt", "hero.png"];
         expected.sort_by_key(|n| ResourceId::of_runtime(n));

@@ -107,6 +107,16 @@ fn every_kind_reads_back_as_written() {
             (2, 3, 24)
         );
         assert_eq!(image.data[5], 5);
+        // What a file in `levels/` names by relative URI.
+        let two = p.by_uri("levels/one.lvl", "two.lvl").unwrap();
+        assert_eq!(two.name, "levels/two.lvl");
+        let hero = p.by_uri("levels/one.lvl", "../sprites/hero.png").unwrap();
+        assert_eq!(hero.name, "sprites/hero.png");
+        assert!(p.by_uri("levels/one.lvl", "three.lvl").is_none());
+        assert!(
+            p.by_uri("levels/one.lvl", "../../sprites/hero.png")
+                .is_none()
+        );
         let level = p.by_name("levels/one.lvl#collision").unwrap();
         assert_eq!(
             (level.kind, level.bytes().unwrap()),
