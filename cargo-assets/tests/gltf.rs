@@ -240,6 +240,21 @@ main = { include = ["**"], exclude = ["**/*.png"] }
 }
 
 #[test]
+fn a_broken_texture_fails_by_its_name_and_keeps_the_last_good_parcel() {
+    // The model is fine: it only names the texture. The parcel, which
+    // must hold the texture, is not written.
+    let p = project();
+    let good = p.build_ok();
+    let before = std::fs::read(good.parcel("main")).unwrap();
+    p.file(TEXTURE, b"\x89PNG\r\n\x1a\nnot really");
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101));
+    run.failure("models/FlightHelmet/Leather Parts.png");
+    assert_eq!(run.processed(), ["models/FlightHelmet/Leather Parts.png"]);
+    assert_eq!(std::fs::read(good.parcel("main")).unwrap(), before);
+}
+
+#[test]
 fn embed_puts_the_buffer_and_the_original_png_in_the_glb() {
     let p = project();
     p.metadata(
