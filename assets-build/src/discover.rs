@@ -1,6 +1,8 @@
 //! Discovery: the assets under each root, in a deterministic order.
 //!
-//! Hidden files and folders (names starting with `.`) are skipped. Every
+//! Hidden files and folders (names starting with `.`) are skipped, and so
+//! are those the manifest's `ignore` globs match (a matching folder with
+//! everything under it, unread). Every
 //! problem is collected, not just the first: a path that leaves the root
 //! through a symbolic link, a name that is not UTF-8 or not a portable asset
 //! path, two names that differ only by case (they would collide on Windows and
@@ -12,7 +14,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::asset_path::{AssetPath, AssetPathError};
-use crate::manifest::Manifest;
+use crate::manifest::{Ignore, Manifest};
 use crate::parallel;
 
 /// An asset found on disk.
@@ -109,7 +111,7 @@ pub fn discover(manifest: &Manifest) -> Result<Vec<Discovered>, Vec<DiscoveryErr
             });
             continue;
         }
-        walk_root(&root.dir, index, &mut found, &mut errors);
+        walk_root(&root.dir, index, &manifest.ignore, &mut found, &mut errors);
     }
     found.sort_by(|a: &Discovered, b| a.path.cmp(&b.path));
     let mut by_lowercase: HashMap<String, &Discovered> = HashMap::new();
@@ -142,6 +144,7 @@ pub fn discover(manifest: &Manifest) -> Result<Vec<Discovered>, Vec<DiscoveryErr
 fn walk_root(
     dir: &Path,
     root: usize,
+    ignore: &Ignore,
     found: &mut Vec<Discovered>,
     errors: &mut Vec<DiscoveryError>,
 ) {
@@ -164,7 +167,7 @@ fn walk_root(
     top.sort();
     let parts = parallel::map(&top, |name| {
         let (mut found, mut errors) = (Vec::new(), Vec::new());
-        walk(&dir.join(name), dir, root, &mut found, &mut errors);
+        walk(&dir.join(name), dir, root, ignore, &mut found, &mut errors);
         (found, errors)
     });
     for (f, e) in parts {
@@ -179,6 +182,7 @@ fn walk(
     start: &Path,
     dir: &Path,
     root: usize,
+    ignore: &Ignore,
     found: &mut Vec<Discovered>,
     errors: &mut Vec<DiscoveryError>,
 ) {
@@ -188,7 +192,7 @@ fn walk(
         .follow_root_links(false)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| !hidden(e.file_name()));
+        .filter_entry(|e| !hidden(e.file_name()) && !ignored(e.path(), dir, ignore));
     for entry in walker {
         let entry = match entry {
             Ok(e) => e,
@@ -232,6 +236,12 @@ fn walk(
 /// nor is anything under it.
 pub(crate) fn hidden(name: &std::ffi::OsStr) -> bool {
     name.to_str().is_some_and(|n| n.starts_with('.'))
+}
+
+/// Whether the `ignore` globs leave out `path`, a file or folder under the
+/// root `dir`.
+fn ignored(path: &Path, dir: &Path, ignore: &Ignore) -> bool {
+    !ignore.patterns.is_empty() && relative_str(path, dir).is_some_and(|r| ignore.matches(&r))
 }
 
 /// `path`, a file under `dir` that walkdir found, relative to `dir` with

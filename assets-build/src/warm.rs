@@ -56,8 +56,8 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::asset_path::AssetPath;
 use crate::discover::{self, Discovered, discover};
-use crate::manifest::AssetRoot;
 use crate::manifest::Manifest;
+use crate::manifest::{AssetRoot, Ignore};
 use crate::parcels::KeptChoices;
 use crate::plan::Plan;
 use crate::record_log::RecordLog;
@@ -139,8 +139,13 @@ impl Walk {
     /// Whether the walk of `roots` would still find what it found after
     /// `changed`: each changed path under a root is a listed asset that is
     /// still a regular file, or was not listed and is not there (or is
-    /// hidden, which a walk skips).
-    fn survives(&mut self, roots: &[AssetRoot], changed: &HashSet<PathBuf>) -> bool {
+    /// hidden or ignored, which a walk skips).
+    fn survives(
+        &mut self,
+        roots: &[AssetRoot],
+        ignore: &Ignore,
+        changed: &HashSet<PathBuf>,
+    ) -> bool {
         let listed = self.listed(roots);
         changed.iter().all(|path| {
             let Some(root) = roots.iter().find(|r| path.starts_with(&r.dir)) else {
@@ -151,9 +156,23 @@ impl Walk {
                 return now.is_ok_and(|m| m.is_file());
             }
             let gone = matches!(&now, Err(e) if e.kind() == io::ErrorKind::NotFound);
-            gone || hidden(path.strip_prefix(&root.dir).unwrap_or(path))
+            let relative = path.strip_prefix(&root.dir).unwrap_or(path);
+            gone || hidden(relative) || ignored(relative, ignore)
         })
     }
+}
+
+/// Whether a path under a root, or a folder on its way, is one that the
+/// `ignore` globs leave out of discovery.
+fn ignored(relative: &Path, ignore: &Ignore) -> bool {
+    let Some(relative) = relative.to_str() else {
+        return false;
+    };
+    let relative = relative.replace(std::path::MAIN_SEPARATOR, "/");
+    let folders = relative.match_indices('/').map(|(i, _)| &relative[..i]);
+    folders
+        .chain([relative.as_str()])
+        .any(|p| ignore.matches(p))
 }
 
 /// Whether a path under a root passes through a file or folder that
@@ -203,7 +222,9 @@ impl Warm {
             Changes::At(changed) => {
                 self.stats.forget(changed);
                 let survives = match (&mut self.walk, &self.manifest) {
-                    (Some(walk), Some(manifest)) => walk.survives(&manifest.roots, changed),
+                    (Some(walk), Some(manifest)) => {
+                        walk.survives(&manifest.roots, &manifest.ignore, changed)
+                    }
                     _ => false,
                 };
                 match (&mut self.verdicts, &self.manifest) {
@@ -250,6 +271,7 @@ mod tests {
             name: "assets".into(),
             dir: root.clone(),
         }];
+        let none = Ignore::default();
         let at =
             |names: &[&str]| -> HashSet<PathBuf> { names.iter().map(|n| root.join(n)).collect() };
         // An edit, an editor's temporary file come and gone, a hidden file,
@@ -258,15 +280,18 @@ mod tests {
         let outside = dir.path().join("Cargo.toml");
         let mut edits = at(&["sprites/a.png", "sprites/a.png~", ".b.txt.swp"]);
         edits.insert(outside);
-        assert!(walk.survives(&roots, &edits));
+        assert!(walk.survives(&roots, &none, &edits));
 
         fs::write(root.join("sprites/c.png"), "c").unwrap();
         assert!(
-            !walk.survives(&roots, &at(&["sprites/c.png"])),
+            !walk.survives(&roots, &none, &at(&["sprites/c.png"])),
             "a new file"
         );
         fs::remove_file(root.join("b.txt")).unwrap();
-        assert!(!walk.survives(&roots, &at(&["b.txt"])), "a removed file");
-        assert!(!walk.survives(&roots, &at(&["sprites"])), "a folder");
+        assert!(
+            !walk.survives(&roots, &none, &at(&["b.txt"])),
+            "a removed file"
+        );
+        assert!(!walk.survives(&roots, &none, &at(&["sprites"])), "a folder");
     }
 }

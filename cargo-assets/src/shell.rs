@@ -177,6 +177,13 @@ impl Shell {
         }
     }
 
+    /// `note: ...` on stderr, unless quiet.
+    pub fn note(&self, message: impl std::fmt::Display) {
+        if self.verbosity >= Verbosity::Normal {
+            self.line("note:", message, Style::Note);
+        }
+    }
+
     /// `error: ...` on stderr, always.
     pub fn error(&self, message: impl std::fmt::Display) {
         self.line("error:", message, Style::Bad);

@@ -320,3 +320,68 @@ fn asset_roots_cannot_leave_the_package() {
     p.metadata("[package.metadata.assets]\nroot = \"a/../assets\"\n");
     p.build_ok();
 }
+
+#[test]
+fn ignored_files_and_folders_are_no_assets_and_cannot_fail_a_build() {
+    let p = project();
+    p.metadata(
+        "[package.metadata.assets]\nignore = [\"drafts\", \"**/*.psd\", \"models/broken.gltf\"]\n",
+    )
+    .png("assets/good.png", 8, 8, 1)
+    .file("assets/drafts/wip.png", b"half an image")
+    .file("assets/drafts/deep/er.png", b"another")
+    .file("assets/ui/layers.psd", b"8BPS not ours")
+    .file("assets/models/broken.gltf", b"{ not json");
+    let run = p.run(&["build"]);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(run.processed(), ["good.png"]);
+    // Not in the parcel either.
+    let buf = assets_runtime::ParcelBuf::open(&run.parcel("main")).unwrap();
+    let names: Vec<&str> = buf.parcel().iter().map(|r| r.name).collect();
+    assert_eq!(names, ["good.png"]);
+    // A file that stops being ignored is an asset again, and fails by name
+    // with the advice to ignore it.
+    p.metadata("[package.metadata.assets]\nignore = [\"drafts\", \"**/*.psd\"]\n");
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("`ignore = [\"models/broken.gltf\"]` under [package.metadata.assets]"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn globs_too_long_for_the_matcher_are_errors_at_their_key_not_panics() {
+    let p = project();
+    p.png("assets/good.png", 8, 8, 1);
+    let stars = "*".repeat(200_000);
+    let long = "a".repeat(1_000_000);
+    for (toml, key) in [
+        (
+            format!("[package.metadata.assets]\nignore = [\"{stars}\"]\n"),
+            "package.metadata.assets.ignore",
+        ),
+        (
+            format!("[[package.metadata.assets.rules]]\nmatch = \"{long}\"\n"),
+            "package.metadata.assets.rules[0].match",
+        ),
+    ] {
+        p.metadata(&toml);
+        let run = p.run(&["build"]);
+        assert_eq!(run.code, Some(101), "{}", run.stderr);
+        assert_no_panic(&run.stderr);
+        assert!(run.stderr.contains("is too long"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains(key),
+            "`{key}` missing from:\n{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.len() < 10_000,
+            "the error repeats the glob:\n{}",
+            &run.stderr[..2000]
+        );
+    }
+}

@@ -79,11 +79,7 @@ impl ManifestError {
                 .count();
             err.line = Some(source[..start].matches('\n').count() + 1);
             err.column = Some(column + 1);
-            err.snippet = Some(Snippet {
-                line_text: line_text.to_owned(),
-                underline_start: column,
-                underline_len: underline_len.max(1),
-            });
+            err.snippet = Some(Snippet::around(line_text, column, underline_len.max(1)));
         }
         err
     }
@@ -106,6 +102,39 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
         i -= 1;
     }
     i
+}
+
+/// The most characters of a line a snippet shows: a line of a megabyte
+/// (a glob pasted by mistake) is shown around the error, not whole.
+const SNIPPET_CHARS: usize = 120;
+
+impl Snippet {
+    /// The part of `line` around `len` characters from character `column`,
+    /// at most [`SNIPPET_CHARS`] of it, with `...` where it is cut.
+    fn around(line: &str, column: usize, len: usize) -> Snippet {
+        let count = line.chars().count();
+        if count <= SNIPPET_CHARS {
+            return Snippet {
+                line_text: line.to_owned(),
+                underline_start: column,
+                underline_len: len,
+            };
+        }
+        let from = column.saturating_sub(20).min(count - SNIPPET_CHARS);
+        let shown: String = line.chars().skip(from).take(SNIPPET_CHARS).collect();
+        let before = if from > 0 { "..." } else { "" };
+        let after = if from + SNIPPET_CHARS < count {
+            "..."
+        } else {
+            ""
+        };
+        let start = column - from + before.len();
+        Snippet {
+            line_text: format!("{before}{shown}{after}"),
+            underline_start: start,
+            underline_len: len.min(SNIPPET_CHARS + before.len() - start).max(1),
+        }
+    }
 }
 
 impl fmt::Display for ManifestError {

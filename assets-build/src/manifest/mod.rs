@@ -15,6 +15,7 @@
 //! ```toml
 //! [package.metadata.assets]
 //! root = "assets"                      # or ["assets", "more-assets"]
+//! ignore = ["drafts", "**/*.psd"]      # not assets: discovery leaves them out
 //!
 //! [[package.metadata.assets.rules]]    # first match wins, in file order
 //! match = "sprites/**/*.png"           # glob relative to the root
@@ -48,8 +49,8 @@ use raw::RawCargoToml;
 use resolve::Resolver;
 pub use settings::{Encoding, Settings, SettingsError};
 pub use spec::{
-    AssetRoot, Assignment, AtlasSpec, DEFAULT_ATLAS, MAX_ATLAS_SIZE, Origin, Override, ParcelSpec,
-    Platform, PlatformSettings, Rule,
+    AssetRoot, Assignment, AtlasSpec, DEFAULT_ATLAS, Ignore, MAX_ATLAS_SIZE, Origin, Override,
+    ParcelSpec, Platform, PlatformSettings, Rule,
 };
 
 use crate::asset_path::AssetPath;
@@ -67,6 +68,8 @@ pub struct Manifest {
     pub package_name: String,
     /// Where assets are found, in the order written.
     pub roots: Vec<AssetRoot>,
+    /// What discovery leaves out under the roots (`ignore`).
+    pub ignore: Ignore,
     /// Rules in file order; the first that matches an asset wins.
     pub rules: Vec<Rule>,
     /// Per-asset settings merged over the matching rule's.

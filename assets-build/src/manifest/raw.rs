@@ -35,6 +35,9 @@ pub(crate) struct RawPackageMetadata {
 pub(crate) struct RawAssets {
     /// A string or an array of strings.
     pub root: Option<Spanned<toml::Value>>,
+    /// Globs of files (and folders) under the roots that are not assets.
+    #[serde(default)]
+    pub ignore: Vec<Spanned<String>>,
     #[serde(default)]
     pub rules: Vec<Spanned<RawTable>>,
     #[serde(default)]

@@ -13,10 +13,15 @@ use toml::Spanned;
 use super::diagnostic::{ManifestError, did_you_mean};
 use super::raw::{RawAssets, RawPlatform, RawTable};
 use super::{
-    ASSETS_KEY, AssetRoot, AtlasSpec, MAX_ATLAS_SIZE, Manifest, Origin, Override, ParcelSpec,
-    Platform, PlatformSettings, Rule, Settings,
+    ASSETS_KEY, AssetRoot, AtlasSpec, Ignore, MAX_ATLAS_SIZE, Manifest, Origin, Override,
+    ParcelSpec, Platform, PlatformSettings, Rule, Settings,
 };
 use crate::asset_path::AssetPath;
+
+/// The longest glob the manifest takes, in bytes.
+const MAX_GLOB_LEN: usize = 1024;
+/// The most wildcards (`*`, `?`, `[`, `{`) in one glob.
+const MAX_GLOB_WILDCARDS: usize = 64;
 
 pub(super) struct Resolver<'a> {
     pub(super) path: &'a Path,
@@ -35,9 +40,11 @@ impl Resolver<'_> {
     ) -> Result<Manifest, ManifestError> {
         let package_dir = self.path.parent().unwrap_or(Path::new(".")).to_owned();
         let assets = assets.map(Spanned::into_inner);
-        let (root, rules, overrides, atlases, parcels, processors, platforms) = match assets {
+        let (root, ignore, rules, overrides, atlases, parcels, processors, platforms) = match assets
+        {
             Some(a) => (
                 a.root,
+                a.ignore,
                 a.rules,
                 a.overrides,
                 a.atlases,
@@ -67,6 +74,7 @@ impl Resolver<'_> {
             })
             .collect::<Result<_, _>>()?;
         let roots = self.roots(&package_dir, root)?;
+        let ignore = self.ignore(ignore)?;
         let rules = rules
             .into_iter()
             .enumerate()
@@ -92,6 +100,7 @@ impl Resolver<'_> {
             package_dir,
             package_name,
             roots,
+            ignore,
             rules,
             overrides,
             atlases,
@@ -415,6 +424,23 @@ impl Resolver<'_> {
         self.compression(value.into_inner(), &span, key).map(Some)
     }
 
+    /// `ignore = ["drafts/**", "**/*.psd"]`: what discovery leaves out.
+    fn ignore(&self, globs: Vec<Spanned<String>>) -> Result<Ignore, ManifestError> {
+        let key = format!("{ASSETS_KEY}.ignore");
+        let mut set = GlobSetBuilder::new();
+        for glob in &globs {
+            set.add(self.glob(glob, &key)?);
+        }
+        let span = globs.first().map_or(0..0, Spanned::span);
+        let set = set
+            .build()
+            .map_err(|e| self.err(span, key, e.to_string()))?;
+        Ok(Ignore {
+            patterns: globs.into_iter().map(Spanned::into_inner).collect(),
+            set,
+        })
+    }
+
     /// Takes a rule's `inputs` key out: an array of globs.
     fn inputs(&self, table: &mut RawTable, key: &str) -> Result<Option<GlobSet>, ManifestError> {
         let Some(k) = table.keys().find(|k| k.get_ref() == "inputs").cloned() else {
@@ -565,7 +591,25 @@ impl Resolver<'_> {
     }
 
     fn glob(&self, pattern: &Spanned<String>, key: &str) -> Result<Glob, ManifestError> {
-        GlobBuilder::new(pattern.get_ref())
+        // globset compiles a glob into a regex and panics when the regex
+        // grows past its size limit (a pattern of 200,000 `*` does): a
+        // glob that long is a mistake, refused before it gets there.
+        let text = pattern.get_ref();
+        let wildcards = text
+            .chars()
+            .filter(|c| matches!(c, '*' | '?' | '[' | '{'))
+            .count();
+        if text.len() > MAX_GLOB_LEN || wildcards > MAX_GLOB_WILDCARDS {
+            return Err(self
+                .err(pattern.span(), key.to_owned(), format!(
+                    "glob of {} characters and {wildcards} wildcards is too long",
+                    text.len()
+                ))
+                .help(format!(
+                    "a glob has at most {MAX_GLOB_LEN} characters and {MAX_GLOB_WILDCARDS} wildcards; split it into several"
+                )));
+        }
+        GlobBuilder::new(text)
             .literal_separator(true)
             .build()
             .map_err(|e| {

@@ -22,6 +22,32 @@ pub struct AssetRoot {
     pub dir: PathBuf,
 }
 
+/// `ignore = [...]`: files under the roots that are not assets. Discovery
+/// leaves them out (a folder that matches, with everything under it), so
+/// no rule, processor or parcel ever sees them.
+#[derive(Debug, Clone)]
+pub struct Ignore {
+    /// The globs as written.
+    pub patterns: Vec<String>,
+    pub(super) set: GlobSet,
+}
+
+impl Default for Ignore {
+    fn default() -> Ignore {
+        Ignore {
+            patterns: Vec::new(),
+            set: GlobSet::empty(),
+        }
+    }
+}
+
+impl Ignore {
+    /// Whether `path` (relative to its root, `/`-separated) is ignored.
+    pub fn matches(&self, path: &str) -> bool {
+        !self.patterns.is_empty() && self.set.is_match(path)
+    }
+}
+
 /// Where a rule or override was written, for errors found after parsing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
