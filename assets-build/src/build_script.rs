@@ -14,9 +14,23 @@
 //!   and tells `include_parcel!` where with `cargo:rustc-env=CARGO_ASSETS_PARCELS`;
 //! - emits `rerun-if-changed` for `Cargo.toml` and each asset root directory
 //!   (Cargo scans a directory's files itself), not one line per file;
-//! - prints what it processed to stderr (Cargo shows it with `-vv`);
-//! - on failure prints every diagnostic to stderr, a one-line summary as a
-//!   `cargo:warning`, and returns the summary as its error.
+//! - prints what it did to stderr in one short line (Cargo shows it with
+//!   `-vv`);
+//! - when assets fail: every diagnostic goes to stderr in full, and each
+//!   failed asset gets one line for Cargo. In a debug build the parcels are
+//!   written anyway ([`OnFailure::StandIn`]: an asset's last good build
+//!   stands in for it, or it is left out), the lines are `cargo::warning`s
+//!   and the game compiles and runs. In a release build (or with
+//!   `CARGO_ASSETS_STRICT=1`, for CI) they are `cargo::error`s, which fail
+//!   the build, and the last good parcels are kept as they were.
+//!
+//! **Errors go to Cargo, not to the caller.** Whatever fails (an asset, the
+//! manifest, the cache), [`build`] tells Cargo with `cargo::error` lines,
+//! and Cargo fails the build with those messages once the script ends; the
+//! function then returns `Ok`, so that `build().unwrap()` adds no panic and
+//! backtrace to them. It returns an error only when it is not run by Cargo
+//! at all, or for a package whose `rust-version` is older than Cargo's
+//! `cargo::error` (1.84), where returning the error is the only way to fail.
 //!
 //! **Where the cache is.** Cargo tells build scripts where `OUT_DIR` is, not
 //! where the target directory is. In order:
@@ -43,30 +57,34 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::event::Event;
 use crate::pipeline::{BuildOptions, Pipeline};
 use crate::processor::{Processor, Registry};
 use crate::remote::RemoteConfig;
-use crate::report::{BuildReport, Outcome};
+use crate::report::{BuildReport, OnFailure, Outcome, ParcelOutcome, StandIn};
 
 /// The variable naming the cache directory explicitly.
 pub const CACHE_DIR_VAR: &str = "CARGO_ASSETS_CACHE_DIR";
 /// The variable through which `include_parcel!` finds the parcels.
 pub const PARCELS_VAR: &str = "CARGO_ASSETS_PARCELS";
 
-/// Why the build script's asset build failed.
+/// Set to `1` to fail a debug build's script on a failed asset, as a
+/// release build's does (for CI that runs `cargo build` or `cargo test`).
+pub const STRICT_VAR: &str = "CARGO_ASSETS_STRICT";
+
+/// Why the build script's asset build failed, when it cannot tell Cargo
+/// itself (see the [module docs](self)).
 #[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildScriptError {
     /// A variable Cargo sets for build scripts is missing: not run by Cargo.
     #[error("`{0}` is not set: assets_build::build() runs inside a build script (build.rs)")]
     NotInBuildScript(&'static str),
-    /// The build could not start (bad manifest, unreadable cache, ...).
-    #[error(transparent)]
-    Setup(#[from] crate::pipeline::BuildError),
-    /// Assets or parcels failed; details were printed to stderr.
+    /// The build failed, in a package whose `rust-version` predates
+    /// `cargo::error`; the details were printed to stderr.
     #[error("{0} (details above)")]
     Failed(String),
 }
@@ -164,6 +182,13 @@ impl Builder {
             Ok("release") => "release".into(),
             _ => "dev".into(),
         };
+        println!("cargo:rerun-if-env-changed={STRICT_VAR}");
+        let strict = std::env::var(STRICT_VAR).is_ok_and(|v| v == "1" || v == "true");
+        let on_failure = match strict {
+            true => OnFailure::KeepParcel,
+            false => OnFailure::for_variant(&options.variant),
+        };
+        options.on_failure = Some(on_failure);
         if let Some(jobs) = std::env::var("NUM_JOBS").ok().and_then(|j| j.parse().ok()) {
             options.jobs = jobs;
         }
@@ -196,13 +221,73 @@ impl Builder {
                 }
             }
         }
-        let report = report.map_err(|e| {
-            eprintln!("error: {e}");
-            println!("cargo:warning=cargo-assets: {}", first_line(&e.to_string()));
-            e
-        })?;
-        println!("cargo:rustc-env={PARCELS_VAR}={}", parcel_dir.display());
-        finish(&report)
+        let cargo = Cargo::from_env();
+        let report = match report {
+            Ok(report) => report,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return cargo.fail(&[format!("cargo-assets: {e}")]);
+            }
+        };
+        let strict = on_failure == OnFailure::KeepParcel;
+        let written = report.parcels.iter().all(|p| {
+            matches!(
+                p.outcome,
+                ParcelOutcome::Written { .. } | ParcelOutcome::Unchanged { .. }
+            )
+        });
+        if written {
+            println!("cargo:rustc-env={PARCELS_VAR}={}", parcel_dir.display());
+        }
+        let lines = finish(&report);
+        if lines.is_empty() {
+            Ok(())
+        } else if written && !strict {
+            for line in &lines {
+                println!("cargo::warning={line}");
+            }
+            Ok(())
+        } else {
+            cargo.fail(&lines)
+        }
+    }
+}
+
+/// What the Cargo running the script takes.
+struct Cargo {
+    /// Whether `cargo::error` can be used: not in a package whose
+    /// `rust-version` is older than 1.84, where Cargo refuses it.
+    has_error: bool,
+}
+
+impl Cargo {
+    fn from_env() -> Cargo {
+        let msrv = std::env::var("CARGO_PKG_RUST_VERSION").unwrap_or_default();
+        let mut parts = msrv.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+        let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+        Cargo {
+            has_error: msrv.is_empty() || (major, minor) >= (1, 84),
+        }
+    }
+
+    /// Fails the build with one message per line: through `cargo::error`
+    /// (then `Ok`, see the module docs), else as warnings and an error.
+    fn fail(&self, lines: &[String]) -> Result<(), BuildScriptError> {
+        let directive = if self.has_error {
+            "cargo::error"
+        } else {
+            "cargo:warning"
+        };
+        for line in lines {
+            // One line each: Cargo reads a directive up to the line's end.
+            println!("{directive}={}", first_line(line));
+        }
+        if self.has_error {
+            Ok(())
+        } else {
+            let first = lines.first().map_or("", |l| first_line(l));
+            Err(BuildScriptError::Failed(first.to_owned()))
+        }
     }
 }
 
@@ -218,20 +303,29 @@ fn on_event(event: &Event<'_>) {
     }
 }
 
-fn finish(report: &BuildReport) -> Result<(), BuildScriptError> {
-    // What ran, for `cargo build -vv` (which shows a build script's stderr).
+/// Prints the report's details to stderr; returns the lines for Cargo:
+/// one per failed asset, saying what the parcels hold instead, one per
+/// parcel not written, then a hint. None on success.
+fn finish(report: &BuildReport) -> Vec<String> {
+    // What ran, for `cargo build -vv` (which shows a build script's
+    // stderr): the counts, and the first few names.
     let ran: Vec<&str> = report
         .steps
         .iter()
         .filter(|s| matches!(s.outcome, Outcome::Ran { .. }))
         .map(|s| s.asset.as_str())
         .collect();
+    let shown = ran.len().min(SHOWN);
+    let more = match ran.len() - shown {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
     eprintln!(
-        "cargo-assets: {} fresh, {} fetched, {} processed: {}",
+        "cargo-assets: {} fresh, {} fetched, {} processed: {}{more}",
         report.fresh(),
         report.fetched(),
         ran.len(),
-        ran.join(", ")
+        ran[..shown].join(", "),
     );
     for step in &report.steps {
         match &step.outcome {
@@ -247,18 +341,64 @@ fn finish(report: &BuildReport) -> Result<(), BuildScriptError> {
         }
     }
     for parcel in &report.parcels {
-        if let crate::ParcelOutcome::Failed { error } = &parcel.outcome {
+        if let ParcelOutcome::Failed { error } = &parcel.outcome {
             eprintln!("error: could not write parcel `{}`: {error}", parcel.name);
         }
     }
-    match report.failure_summary() {
-        None => Ok(()),
-        Some(summary) => {
-            println!("cargo:warning=cargo-assets: {summary}");
-            Err(BuildScriptError::Failed(summary))
+    let Some(summary) = report.failure_summary() else {
+        return Vec::new();
+    };
+    // What the parcels hold instead of each failed asset.
+    let mut fate: HashMap<&str, &str> = HashMap::new();
+    for s in report.parcels.iter().flat_map(|p| &p.stand_ins) {
+        let instead = match s {
+            StandIn::LastGood { .. } => "its last good build is used",
+            StandIn::LeftOut { .. } => "the parcels go without it",
+        };
+        fate.insert(s.asset(), instead);
+    }
+    let mut lines = Vec::new();
+    let failed = report.steps.iter().filter(|s| s.record.is_none());
+    let failed: Vec<_> = failed.collect();
+    for step in failed.iter().take(SHOWN) {
+        let what = match &step.outcome {
+            Outcome::Failed { error, .. } => first_line(&error.to_string()).to_owned(),
+            Outcome::Skipped { dependency } => format!("its dependency `{dependency}` failed"),
+            _ => continue,
+        };
+        let instead = match fate.get(step.asset.as_str()) {
+            Some(instead) => format!("; {instead}"),
+            None => String::new(),
+        };
+        lines.push(format!(
+            "cargo-assets: `{}` ({}): {what}{instead}",
+            step.asset, step.processor
+        ));
+    }
+    if failed.len() > SHOWN {
+        lines.push(format!("cargo-assets: {summary}"));
+    }
+    for parcel in &report.parcels {
+        match &parcel.outcome {
+            ParcelOutcome::Blocked { .. } => lines.push(format!(
+                "cargo-assets: parcel `{}` not written: it holds assets that failed",
+                parcel.name
+            )),
+            ParcelOutcome::Failed { error } => lines.push(format!(
+                "cargo-assets: could not write parcel `{}`: {error}",
+                parcel.name
+            )),
+            _ => {}
         }
     }
+    if let Some(hint) = report.ignore_hint() {
+        lines.push(format!("cargo-assets: {hint}"));
+    }
+    lines
 }
+
+/// How many failed assets (and processed ones) are named one by one.
+const SHOWN: usize = 10;
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or_default()

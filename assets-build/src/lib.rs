@@ -112,7 +112,9 @@ pub use processor::{Context, ProcessError, Processor, Registry};
 pub use record::{DirtyReason, Record};
 pub use record_log::read_records;
 pub use remote::{RemoteConfig, RemoteStats};
-pub use report::{BuildReport, Outcome, ParcelOutcome, ParcelReport, StepReport};
+pub use report::{
+    BuildReport, OnFailure, Outcome, ParcelOutcome, ParcelReport, StandIn, StepReport,
+};
 pub use store::Store;
 pub use verify::{Verification, Verify};
 pub use warm::Changes;

@@ -26,7 +26,7 @@ use crate::plan::plan;
 use crate::processor::Registry;
 use crate::record_log::RecordLog;
 use crate::remote::{Remote, RemoteConfig, RemoteStats};
-use crate::report::{BuildReport, Outcome, ParcelOutcome, Retired, StepReport};
+use crate::report::{BuildReport, OnFailure, Outcome, ParcelOutcome, Retired, StepReport};
 use crate::scheduler::Scheduler;
 use crate::store::{BlobMemory, Store, StoreError};
 use crate::verdicts::Verdicts;
@@ -66,6 +66,10 @@ pub struct BuildOptions {
     /// a watcher whose game reads patches (`assets_runtime::patch`):
     /// `include_parcel!` and build scripts never see them.
     pub patch_parcels: bool,
+    /// What happens to a parcel holding an asset that failed: kept as it
+    /// was, or written with stand-ins (see [`OnFailure`]). By default
+    /// [`OnFailure::for_variant`] of `variant`, when the build starts.
+    pub on_failure: Option<OnFailure>,
 }
 
 impl BuildOptions {
@@ -83,6 +87,7 @@ impl BuildOptions {
             target: None,
             remote: None,
             patch_parcels: false,
+            on_failure: None,
         }
     }
 }
@@ -410,7 +415,9 @@ impl Pipeline {
         // Out of the kept state while the scheduler borrows it, and put
         // back after the parcels are written.
         let mut choices = warm.as_deref_mut().map(|w| std::mem::take(&mut w.choices));
+        let on_failure = (o.on_failure).unwrap_or_else(|| OnFailure::for_variant(&o.variant));
         let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events)
+            .on_failure(on_failure)
             .verifying(o.verify)
             .with_remote(remote.as_ref())
             .deferring(bound)
@@ -433,6 +440,7 @@ impl Pipeline {
                 retired,
                 &mut held,
                 choices.as_mut(),
+                on_failure,
             )
         };
         let mut parcels = write(&steps, &mut retired);

@@ -50,6 +50,85 @@ pub struct StepReport {
     /// For a fresh step the build was asked to check ([`crate::Verify`]):
     /// what building it again found.
     pub verification: Option<crate::Verification>,
+    /// For a failed or skipped step of a build that writes parcels anyway
+    /// ([`OnFailure::StandIn`]): its last good record, whose outputs are
+    /// still in the store, standing in for it in parcels (and in an atlas,
+    /// for a sprite).
+    pub stand_in: Option<Arc<Record>>,
+}
+
+impl StepReport {
+    /// A report of `outcome`, with no verification and no stand-in.
+    pub(crate) fn new(
+        asset: AssetPath,
+        processor: String,
+        outcome: Outcome,
+        record: Option<Arc<Record>>,
+    ) -> StepReport {
+        StepReport {
+            asset,
+            processor,
+            outcome,
+            record,
+            verification: None,
+            stand_in: None,
+        }
+    }
+}
+
+/// What a build does with a parcel that holds an asset that failed (or
+/// was skipped because one it depends on failed).
+///
+/// The asset fails the build either way (the report is not a success, the
+/// CLI exits non-zero). The difference is what a game sees meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnFailure {
+    /// Leave the parcel alone: the last good file stays, untouched. For
+    /// release builds, which must never ship a parcel short of an asset.
+    KeepParcel,
+    /// Write the parcel anyway, each failed asset's last good outputs
+    /// standing in for it, or without it if it never built (see
+    /// [`StandIn`]); an atlas packs the sprites that did build. For
+    /// development, so that one broken file does not stop the game.
+    StandIn,
+}
+
+impl OnFailure {
+    /// The default for a variant: [`OnFailure::KeepParcel`] for `release`,
+    /// [`OnFailure::StandIn`] for every other.
+    pub fn for_variant(variant: &str) -> OnFailure {
+        if variant == "release" {
+            OnFailure::KeepParcel
+        } else {
+            OnFailure::StandIn
+        }
+    }
+}
+
+/// A failed or skipped asset of a parcel written anyway
+/// ([`OnFailure::StandIn`]).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum StandIn {
+    /// Its last good outputs are in the parcel instead.
+    LastGood {
+        /// The asset.
+        asset: String,
+    },
+    /// It never built (or what it last built is gone): the parcel is
+    /// without it.
+    LeftOut {
+        /// The asset.
+        asset: String,
+    },
+}
+
+impl StandIn {
+    /// The asset.
+    pub fn asset(&self) -> &str {
+        match self {
+            StandIn::LastGood { asset } | StandIn::LeftOut { asset } => asset,
+        }
+    }
 }
 
 /// What happened to one parcel.
@@ -64,6 +143,10 @@ pub struct ParcelReport {
     pub patch: Option<PathBuf>,
     /// What happened.
     pub outcome: ParcelOutcome,
+    /// The failed assets it was written without, sorted (only with
+    /// [`OnFailure::StandIn`]; else such a parcel is
+    /// [`ParcelOutcome::Blocked`]).
+    pub stand_ins: Vec<StandIn>,
 }
 
 /// Whether a parcel was written.
@@ -236,6 +319,20 @@ impl BuildReport {
             }
         }
         Some(summary)
+    }
+
+    /// When an asset failed, how to leave it out of the build, naming the
+    /// first that failed: a file the game does not need (a draft, an
+    /// editor's backup, a model whose buffer is missing) should not stop it.
+    pub fn ignore_hint(&self) -> Option<String> {
+        let first = self.steps.iter().find(|s| {
+            matches!(s.outcome, Outcome::Failed { .. }) && s.asset.atlas_name().is_none()
+        })?;
+        Some(format!(
+            "a file that is not an asset can be left out of the build: \
+             `ignore = [\"{}\"]` under [package.metadata.assets] (globs, relative to the asset root)",
+            first.asset
+        ))
     }
 
     /// Inputs recorded outside every asset root (files an external tool

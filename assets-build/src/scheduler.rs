@@ -43,7 +43,7 @@ use crate::record::{
 };
 use crate::record_log::RecordLog;
 use crate::remote::{self, Remote};
-use crate::report::{Outcome, StepReport};
+use crate::report::{OnFailure, Outcome, StepReport};
 use crate::stat_cache::StatCache;
 use crate::store::Store;
 use crate::verify::{self, Verification, Verify};
@@ -71,6 +71,8 @@ pub(crate) struct Scheduler<'a> {
     parcel_bound: Vec<ParcelBound>,
     /// The result keys hashed for the remote's lookups, by step.
     result_keys: OnceLock<HashMap<usize, ContentHash>>,
+    /// Whether a failed step's last good record stands in for it.
+    on_failure: OnFailure,
     state: Mutex<State>,
     done: Condvar,
 }
@@ -115,6 +117,7 @@ impl<'a> Scheduler<'a> {
             stats: None,
             parcel_bound: Vec::new(),
             result_keys: OnceLock::new(),
+            on_failure: OnFailure::KeepParcel,
             state: Mutex::new(State {
                 slots,
                 waits_for: HashMap::new(),
@@ -126,6 +129,17 @@ impl<'a> Scheduler<'a> {
     /// Checks the fresh steps `verify` selects (see [`crate::verify`]).
     pub fn verifying(mut self, verify: Option<Verify>) -> Scheduler<'a> {
         self.verify = verify;
+        self
+    }
+
+    /// With [`OnFailure::StandIn`], a failed or skipped step's last good
+    /// record stands in for it (in its report for the parcels, and for the
+    /// steps that can do without it, see [`Context::dependency_if_built`]:
+    /// an atlas packs a broken sprite's last good pixels), and a step whose
+    /// dependency failed runs anyway rather than being skipped, so that such
+    /// a step can go on (the others fail asking for it, and are skipped).
+    pub fn on_failure(mut self, on_failure: OnFailure) -> Scheduler<'a> {
+        self.on_failure = on_failure;
         self
     }
 
@@ -353,13 +367,43 @@ impl<'a> Scheduler<'a> {
     }
 
     fn execute(&self, i: usize) -> StepReport {
+        let mut report = self.build_step(i);
+        if report.record.is_none() && self.on_failure == OnFailure::StandIn {
+            report.stand_in = self.stand_in(i);
+        }
+        report
+    }
+
+    /// The last good record of failed or skipped step `i`, if its outputs
+    /// are all still in the store. The record log keeps it: a failure
+    /// writes no record. An atlas's frames are the slots of its member
+    /// list, so only a record of the same list (the same key) lines up
+    /// with its sprites.
+    fn stand_in(&self, i: usize) -> Option<Arc<Record>> {
         let step = &self.plan.steps[i];
-        let report = |outcome, record| StepReport {
-            asset: step.asset.clone(),
-            processor: step.processor.name().to_owned(),
-            outcome,
-            record,
-            verification: None,
+        let record = self.records.get(&step.asset)?;
+        if step.asset.atlas_name().is_some() && record.key != step.key {
+            return None;
+        }
+        let stored = (record.outputs.iter()).all(|o| self.store.has(&o.hash, o.size));
+        stored.then(|| Arc::clone(record))
+    }
+
+    /// Whether a step whose dependency failed (with nothing standing in)
+    /// runs anyway rather than being skipped.
+    fn runs_without_failed(&self) -> bool {
+        self.on_failure == OnFailure::StandIn
+    }
+
+    fn build_step(&self, i: usize) -> StepReport {
+        let step = &self.plan.steps[i];
+        let report = |outcome, record| {
+            StepReport::new(
+                step.asset.clone(),
+                step.processor.name().to_owned(),
+                outcome,
+                record,
+            )
         };
         let fresh_report = |record: Arc<Record>| StepReport {
             verification: self
@@ -392,6 +436,9 @@ impl<'a> Scheduler<'a> {
                 Verdict::Fresh(None) => return fresh(Arc::clone(record)),
                 Verdict::Fresh(Some(refreshed)) => return adopt(*refreshed),
                 Verdict::Stale(why) => reason = Some(why),
+                Verdict::DependencyFailed(asset) if self.runs_without_failed() => {
+                    reason = Some(DirtyReason::DependencyChanged { asset });
+                }
                 Verdict::DependencyFailed(dependency) => {
                     return report(Outcome::Skipped { dependency }, None);
                 }
@@ -412,6 +459,9 @@ impl<'a> Scheduler<'a> {
             (None, None) => DirtyReason::NoRecord,
             (None, Some(record)) => match self.check(i, record) {
                 Verdict::Stale(why) => why,
+                Verdict::DependencyFailed(asset) if self.runs_without_failed() => {
+                    DirtyReason::DependencyChanged { asset }
+                }
                 Verdict::DependencyFailed(dependency) => {
                     return report(Outcome::Skipped { dependency }, None);
                 }
@@ -446,7 +496,7 @@ impl<'a> Scheduler<'a> {
 
     /// What dependency `asset` of step `i` is now, built first if needed.
     fn dependency_state(&self, i: usize, asset: &AssetPath) -> DependencyState {
-        match self.record_of(i, asset) {
+        match self.record_of(i, asset, false) {
             Ok(r) => DependencyState::Built(r.outputs_hash()),
             Err(ProcessError::NoSuchAsset { .. }) => DependencyState::Gone,
             Err(ProcessError::Cycle { .. }) => DependencyState::Cycle,
@@ -600,13 +650,12 @@ impl<'a> Scheduler<'a> {
             ..record
         };
         self.records.append(self.store, &record).ok()?;
-        Some(StepReport {
-            asset: step.asset.clone(),
-            processor: step.processor.name().to_owned(),
-            outcome: Outcome::Fetched,
-            record: Some(Arc::new(record)),
-            verification: None,
-        })
+        Some(StepReport::new(
+            step.asset.clone(),
+            step.processor.name().to_owned(),
+            Outcome::Fetched,
+            Some(Arc::new(record)),
+        ))
     }
 
     /// Runs fresh step `i`'s processor again, without looking at the cache
@@ -761,6 +810,12 @@ impl<'a> Scheduler<'a> {
             fetched_from: None,
             outputs_hash: Default::default(),
         };
+        // Made without a dependency that failed (see
+        // `Context::dependency_if_built`): good for this build's parcels,
+        // never kept or shared, so the next build runs it again.
+        if recorded.left_out {
+            return Ok(record);
+        }
         self.records
             .append(self.store, &record)
             .map_err(|e| Failure::Error(e.into()))?;
@@ -788,7 +843,12 @@ enum Failure {
 }
 
 impl Dependencies for Scheduler<'_> {
-    fn record_of(&self, requester: usize, asset: &AssetPath) -> Result<Arc<Record>, ProcessError> {
+    fn record_of(
+        &self,
+        requester: usize,
+        asset: &AssetPath,
+        stand_in: bool,
+    ) -> Result<Arc<Record>, ProcessError> {
         let &target = self
             .plan
             .index
@@ -799,12 +859,19 @@ impl Dependencies for Scheduler<'_> {
         let report = self
             .ensure(requester, target)
             .map_err(|cycle| ProcessError::Cycle { cycle })?;
-        report
-            .record
-            .clone()
+        let stand_in = || match self.on_failure {
+            OnFailure::StandIn if stand_in => report.stand_in.clone(),
+            _ => None,
+        };
+        (report.record.clone())
+            .or_else(stand_in)
             .ok_or_else(|| ProcessError::DependencyFailed {
                 asset: asset.clone(),
             })
+    }
+
+    fn runs_without_failed(&self) -> bool {
+        Scheduler::runs_without_failed(self)
     }
 
     fn discovered(&self, requester: usize, asset: &AssetPath) -> bool {

@@ -179,13 +179,12 @@ impl Verdicts {
                 let report = report.as_ref().filter(|_| ok)?;
                 Some(match report.outcome {
                     Outcome::Fresh if report.verification.is_none() => Arc::clone(report),
-                    _ => Arc::new(StepReport {
-                        asset: report.asset.clone(),
-                        processor: report.processor.clone(),
-                        outcome: Outcome::Fresh,
-                        record: report.record.clone(),
-                        verification: None,
-                    }),
+                    _ => Arc::new(StepReport::new(
+                        report.asset.clone(),
+                        report.processor.clone(),
+                        Outcome::Fresh,
+                        report.record.clone(),
+                    )),
                 })
             })
             .collect()

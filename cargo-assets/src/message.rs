@@ -93,6 +93,17 @@ pub enum Message {
         /// Resources added, changed or removed, sorted.
         changed: Vec<String>,
     },
+    /// A parcel written (or left unchanged) without some of its assets,
+    /// which failed: in a development build or under `watch`, so that a
+    /// running game keeps going (release builds keep the parcel as it was).
+    ParcelStandIns {
+        /// Its name in the manifest.
+        parcel: String,
+        /// Failed assets whose last good outputs it holds instead, sorted.
+        last_good: Vec<String>,
+        /// Failed assets it is without (they never built), sorted.
+        left_out: Vec<String>,
+    },
     /// The end of one package's build (the last line of `build`).
     BuildFinished(BuildFinished),
     /// One resource of an inspected parcel.

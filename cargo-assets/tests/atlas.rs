@@ -214,10 +214,11 @@ fn editing_one_sprite_redecodes_only_it_and_repacks_the_atlas() {
 }
 
 #[test]
-fn sprites_larger_than_a_page_fail_their_atlas_by_name_and_keep_the_last_parcel() {
+fn sprites_larger_than_a_page_fail_their_atlas_by_name_and_keep_the_last_release_parcel() {
     let p = project(&sprites()[..4]);
     p.metadata(&metadata("").replace("rotate = true", "rotate = false"));
-    let good = p.build_ok();
+    let good = p.run(&["build", "--release"]);
+    assert!(good.success(), "{}", good.stderr);
     let before = std::fs::read(good.parcel("main")).unwrap();
     p.file(
         "assets/sprites/huge.png",
@@ -227,7 +228,7 @@ fn sprites_larger_than_a_page_fail_their_atlas_by_name_and_keep_the_last_parcel(
         "assets/sprites/tall.png",
         encode_png(&sprite_image(10, 300, 0, 4)),
     );
-    let run = p.run(&["build"]);
+    let run = p.run(&["build", "--release"]);
     assert_eq!(run.code, Some(101), "{}", run.stderr);
     let message = run.failure_message("atlas:ui");
     // Both, in one build.
@@ -312,19 +313,80 @@ fn a_sprite_naming_an_undeclared_atlas_is_a_manifest_error_with_a_suggestion() {
 }
 
 #[test]
-fn a_corrupt_sprite_fails_by_name_its_atlas_is_skipped_and_the_parcel_kept() {
-    let p = project(&sprites()[..3]);
-    let good = p.build_ok();
-    let before = std::fs::read(good.parcel("main")).unwrap();
+fn a_corrupt_sprite_fails_by_name_and_its_last_good_pixels_stay_in_a_dev_parcel() {
+    let sprites = sprites()[..3].to_vec();
+    let p = project(&sprites);
+    p.build_ok();
     p.file("assets/sprites/s01.png", b"\x89PNG\r\n\x1a\n not really");
+    p.file("assets/sprites/new.png", b"never a PNG");
     let run = p.run(&["build"]);
     assert_eq!(run.code, Some(101), "{}", run.stderr);
     let message = run.failure_message("sprites/s01.png");
     assert!(message.contains("could not decode image"), "{message}");
-    let skipped = run
-        .with_reason("asset-skipped")
-        .find(|m| m["asset"] == "atlas:ui")
-        .expect("the atlas is skipped");
-    assert_eq!(skipped["dependency"], "sprites/s01.png");
-    assert_eq!(std::fs::read(good.parcel("main")).unwrap(), before);
+    // The atlas is not skipped: it packs the sprites that built, and the
+    // broken one as it last built.
+    assert_eq!(
+        run.with_reason("asset-skipped").count(),
+        0,
+        "{}",
+        run.stderr
+    );
+    let stand_ins = run
+        .with_reason("parcel-stand-ins")
+        .next()
+        .expect("the parcel says what stands in");
+    assert_eq!(
+        stand_ins["last_good"],
+        serde_json::json!(["sprites/s01.png"])
+    );
+    assert_eq!(
+        stand_ins["left_out"],
+        serde_json::json!(["sprites/new.png"])
+    );
+    for needle in [
+        "parcel `main` holds the last good build of 1 asset that failed: `sprites/s01.png`",
+        "parcel `main` is without 1 asset that failed and never built: `sprites/new.png`",
+        "ignore = [\"sprites/",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "`{needle}` missing from:\n{}",
+            run.stderr
+        );
+    }
+    let buf = ParcelBuf::open(&run.parcel("main")).unwrap();
+    let parcel = buf.parcel();
+    for (name, source) in &sprites {
+        let sprite = parcel
+            .sprite(ResourceId::of(name))
+            .unwrap_or_else(|| panic!("`{name}` is not in the parcel"));
+        let (x0, y0, x1, y1) = opaque_box(source).expect("these sprites have pixels");
+        let f = sprite.frame;
+        assert_eq!(f.content_size(), (x1 - x0, y1 - y0), "{name}");
+        let pixels = sprite.page.pixels().unwrap();
+        let (px, py) = if f.rotated {
+            (f.x + f.w - 1, f.y)
+        } else {
+            (f.x, f.y)
+        };
+        let at = ((py * sprite.page.header.width + px) * 4) as usize;
+        assert_eq!(pixels[at..at + 4], source.get_pixel(x0, y0).0, "{name}");
+    }
+    assert!(parcel.sprite(ResourceId::of("sprites/new.png")).is_none());
+
+    // A release build never writes a parcel short of an asset.
+    let release = p.run(&["build", "--release"]);
+    assert_eq!(release.code, Some(101), "{}", release.stderr);
+    assert!(release.build_finished().parcels.is_empty());
+    for needle in [
+        "parcel `main` not written",
+        "sprites/s01.png",
+        "there is no previous one",
+    ] {
+        assert!(
+            release.stderr.contains(needle),
+            "`{needle}` missing from:\n{}",
+            release.stderr
+        );
+    }
 }

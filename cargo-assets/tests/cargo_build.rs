@@ -185,13 +185,69 @@ fn a_crate_with_build_rs_and_include_parcel_builds_rebuilds_and_fails_as_it_shou
 }
 
 #[test]
-fn a_failing_asset_fails_the_build_script_with_a_summary_and_the_details() {
+fn a_broken_sprite_warns_in_a_debug_build_and_the_game_runs_with_the_rest() {
     let c = Crate::new("e2e-broken");
-    c.write("assets/sprites/broken.png", b"not a png at all");
+    // Built once with every sprite good...
     let (ok, _, stderr) = c.build();
-    assert!(!ok);
+    assert!(ok, "{stderr}");
+    // ...then the hero is saved broken, and a new sprite is broken from the start.
+    c.write("assets/sprites/hero.png", b"not a png at all");
+    c.write("assets/sprites/new.png", b"not a png either");
+    let (ok, ran_script, stderr) = c.build();
+    assert!(ok && ran_script, "a debug build goes on:\n{stderr}");
     for needle in [
-        "warning: e2e-broken@0.1.0: cargo-assets: could not build 1 of 5 assets (1 skipped): sprites/broken.png",
+        // One line per failed asset, saying what the parcel holds instead.
+        "warning: e2e-broken@0.1.0: cargo-assets: `sprites/hero.png` (sprite): not a PNG or JPEG image",
+        "; its last good build is used",
+        "warning: e2e-broken@0.1.0: cargo-assets: `sprites/new.png` (sprite): not a PNG or JPEG image",
+        "; the parcels go without it",
+        // How to leave such a file out.
+        "`ignore = [\"sprites/hero.png\"]` under [package.metadata.assets]",
+    ] {
+        assert!(
+            stderr.contains(needle),
+            "`{needle}` missing from:\n{stderr}"
+        );
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // The game runs: the hero as it last built, the tree packed as ever.
+    let out = c.run();
+    assert!(
+        out.contains("sprite sprites/hero.png 12x10 frame 10x8"),
+        "{out}"
+    );
+    assert!(
+        out.contains("sprite sprites/tree.png 9x14 frame 9x14"),
+        "{out}"
+    );
+    assert!(!out.contains("sprites/new.png"), "{out}");
+
+    // Ignored, the new file is no asset at all; the hero fixed, all is well.
+    c.manifest_with(
+        "",
+        "[package.metadata.assets]\nignore = [\"sprites/new.png\"]",
+    );
+    c.write(
+        "assets/sprites/hero.png",
+        encode_png(&sprite_image(12, 10, 2, 3)),
+    );
+    let (ok, _, stderr) = c.build();
+    assert!(ok && !stderr.contains("warning: e2e-broken"), "{stderr}");
+    assert!(c.run().contains("sprite sprites/hero.png 12x10 frame 8x6"));
+}
+
+#[test]
+fn a_broken_sprite_fails_a_strict_build_with_one_cargo_error_per_asset_and_no_panic() {
+    let c = Crate::new("e2e-strict");
+    c.write("assets/sprites/broken.png", b"not a png at all");
+    // What CI sets to fail on a broken asset in a debug build, as a release build does.
+    c.write(".cargo/config.toml", "[env]\nCARGO_ASSETS_STRICT = \"1\"\n");
+    let (ok, _, stderr) = c.build();
+    assert!(!ok, "{stderr}");
+    for needle in [
+        "error: e2e-strict@0.1.0: cargo-assets: `sprites/broken.png` (sprite): not a PNG or JPEG image",
+        "error: e2e-strict@0.1.0: cargo-assets: parcel `main` not written: it holds assets that failed",
+        // The details, on the script's stderr.
         "error: failed to process `sprites/broken.png` (sprite): not a PNG or JPEG image",
     ] {
         assert!(
@@ -199,6 +255,16 @@ fn a_failing_asset_fails_the_build_script_with_a_summary_and_the_details() {
             "`{needle}` missing from:\n{stderr}"
         );
     }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // A broken manifest is one error naming its key, no panic either.
+    c.manifest("atlas = 3");
+    let (ok, _, stderr) = c.build();
+    assert!(!ok, "{stderr}");
+    assert!(
+        stderr.contains("error: e2e-strict@0.1.0: cargo-assets: "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[test]

@@ -182,8 +182,8 @@ fn a_gltf_names_its_buffer_and_texture_which_the_parcel_holds_once() {
     assert_eq!(texture, referenced(&p.read(TEXTURE)));
     assert_eq!(vertices, bin(2.0)[4..]);
 
-    // A texture that is gone reruns the model, which says so; the last
-    // good parcel stays.
+    // A texture that is gone reruns the model, which says so; the dev
+    // parcel keeps the model's last good build.
     let parcel = good.parcel("main");
     let before = std::fs::read(&parcel).unwrap();
     p.remove(TEXTURE);
@@ -194,7 +194,15 @@ fn a_gltf_names_its_buffer_and_texture_which_the_parcel_holds_once() {
         message.contains("`models/FlightHelmet/Leather Parts.png` does not exist"),
         "{message}"
     );
-    assert_eq!(std::fs::read(&parcel).unwrap(), before);
+    let stand_ins = (run.with_reason("parcel-stand-ins").next()).expect("stand-ins named");
+    assert_eq!(stand_ins["last_good"], serde_json::json!([MODEL_NAME]));
+    let old = assets_runtime::Parcel::from_bytes(&before).unwrap();
+    let now = assets_runtime::ParcelBuf::open(&parcel).unwrap();
+    let model = assets_runtime::ResourceId::of(MODEL_NAME);
+    assert_eq!(
+        now.parcel().bytes(model).unwrap(),
+        old.bytes(model).unwrap()
+    );
 }
 
 #[test]

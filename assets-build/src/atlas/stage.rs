@@ -8,7 +8,11 @@
 //! - each sprite is a dependency: a sprite whose cached pixels changed reruns
 //!   the atlas, one touched but unchanged does not (early cutoff);
 //! - the sprites are read back from the store, never decoded here, so a
-//!   re-pack after one edit costs the packing and the page drawing only.
+//!   re-pack after one edit costs the packing and the page drawing only;
+//! - a sprite that failed takes its own last good pixels' place (the
+//!   scheduler's stand-in) or, in a build that writes parcels anyway
+//!   ([`crate::OnFailure::StandIn`]) and has none, leaves its slot empty:
+//!   the other sprites are packed all the same.
 //!
 //! Outputs: pages labelled `0`, `1`, … (kind `image`, resources
 //! `atlas:<name>#0`…), and `frames` (kind [`FRAMES_KIND`]): one 72-byte
@@ -74,10 +78,12 @@ impl Processor for AtlasPacker {
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
         let settings: AtlasStepSettings = ctx.settings()?;
         let spec = &settings.atlas;
+        // A sprite that failed leaves its slot empty (see
+        // `Context::dependency_if_built`): the others are still packed.
         let dependencies = settings
             .sprites
             .iter()
-            .map(|s| ctx.dependency(s))
+            .map(|s| ctx.dependency_if_built(s))
             .collect::<Result<Vec<_>, _>>()?;
         let members = read_members(&dependencies)?;
         // Every sprite of every member, in member order; `owner[i]` is the
@@ -139,9 +145,10 @@ impl Processor for AtlasPacker {
         });
         let mut table = Vec::with_capacity(members.len() * SPRITE_LEN);
         for (slot, member) in members.iter().enumerate() {
-            match &member.tables {
-                None => table.extend(frames.next().expect("one frame per sprite")),
-                Some((kind, tables)) => {
+            match &member.brings {
+                Brings::Nothing => table.extend([0; SPRITE_LEN]),
+                Brings::One => table.extend(frames.next().expect("one frame per sprite")),
+                Brings::Several(kind, tables) => {
                     table.extend([0; SPRITE_LEN]);
                     let mut resource = tables.clone();
                     for frame in frames.by_ref().take(member.sprites.len()) {
@@ -194,7 +201,20 @@ struct Member {
     /// The hash of the output they were decoded from: it names their
     /// pixels (see [`page_key`]).
     hash: ContentHash,
-    tables: Option<(String, Vec<u8>)>,
+    brings: Brings,
+}
+
+/// What a member's slot in the frame table and resources holds.
+enum Brings {
+    /// One sprite: the slot holds its frame.
+    One,
+    /// Several sprites and the tables their frames complete (the member's
+    /// main output, of this kind): the slot stays zero, and the atlas
+    /// emits the completed resource.
+    Several(String, Vec<u8>),
+    /// Nothing: the member failed (the slot stays zero, and the parcel
+    /// goes without it).
+    Nothing,
 }
 
 /// The error for sprites that fit no page: every one of them, so that one
@@ -247,8 +267,15 @@ fn too_large(
 /// runs alone at the end of a build, and thousands of small reads are most of
 /// its time after an edit. A watched pipeline keeps them decoded between
 /// builds, so a re-pack after one edit decodes only the edited sprite.
-fn read_members(members: &[DependencyOutputs<'_>]) -> Result<Vec<Member>, ProcessError> {
+fn read_members(members: &[Option<DependencyOutputs<'_>>]) -> Result<Vec<Member>, ProcessError> {
     parallel::map(members, |d| {
+        let Some(d) = d else {
+            return Ok(Member {
+                sprites: Arc::new(Vec::new()),
+                hash: ContentHash::from_bytes([0; 32]),
+                brings: Brings::Nothing,
+            });
+        };
         let several = d
             .outputs()
             .iter()
@@ -267,7 +294,7 @@ fn read_members(members: &[DependencyOutputs<'_>]) -> Result<Vec<Member>, Proces
             return Ok(Member {
                 sprites,
                 hash,
-                tables: None,
+                brings: Brings::One,
             });
         }
         let kind = (d.outputs().iter())
@@ -279,7 +306,7 @@ fn read_members(members: &[DependencyOutputs<'_>]) -> Result<Vec<Member>, Proces
         Ok(Member {
             sprites: d.decoded(SPRITES_LABEL, SpriteSource::decode_list, |s| pixel_bytes(s))?,
             hash,
-            tables: Some((kind, d.bytes("")?)),
+            brings: Brings::Several(kind, d.bytes("")?),
         })
     })
     .into_iter()

@@ -20,8 +20,11 @@
 //! [`assets_runtime::write`]); the choice is part of the parcel's key, so
 //! changing it rewrites the parcel.
 //!
-//! A parcel that holds a failed or skipped asset is not written: the last
-//! good one stays, and the report says why.
+//! A parcel that holds a failed or skipped asset is, as the build's
+//! [`OnFailure`] says, either not written (the last good one stays, and the
+//! report says why: release builds) or written anyway, the asset's last good
+//! outputs standing in for it, or without it if it never built (development
+//! builds and `watch`, so a game keeps running); the report lists each.
 //!
 //! Sprites are the exception to "an asset's outputs are its resources": a
 //! sprite's own output is an intermediate (decoded pixels for its atlas), and
@@ -47,7 +50,7 @@ use crate::hash::ContentHash;
 use crate::manifest::Manifest;
 use crate::parcel_sums;
 use crate::plan::{Group, Plan};
-use crate::report::{ParcelOutcome, ParcelReport, Retired, StepReport};
+use crate::report::{OnFailure, ParcelOutcome, ParcelReport, Retired, StepReport};
 use crate::store::{Store, StoreError};
 
 mod patch;
@@ -80,6 +83,7 @@ pub(crate) fn write_parcels(
     retired: &mut Retired,
     held: &mut HashSet<ContentHash>,
     mut choices: Option<&mut KeptChoices>,
+    on_failure: OnFailure,
 ) -> Vec<ParcelReport> {
     let selected = plan.selected(manifest);
     (manifest.parcels.iter().zip(selected))
@@ -87,8 +91,11 @@ pub(crate) fn write_parcels(
             let path = dir.join(format!("{}.parcel", spec.name));
             let last = choices.as_deref_mut().and_then(|c| c.take(&spec.name));
             let selected = &*select::with_references(selected, plan, steps);
-            let (outcome, patched) = match select::choose(selected, plan, steps, last) {
-                Ok(chosen) => {
+            let mut stand_ins = Vec::new();
+            let chosen = select::choose(selected, plan, steps, last, on_failure);
+            let (outcome, patched) = match chosen {
+                Ok(mut chosen) => {
+                    stand_ins = std::mem::take(&mut chosen.stand_ins);
                     let selection = chosen.planned();
                     let compression = spec.compression_for(variant);
                     let key = parcel_key(selection, compression);
@@ -115,7 +122,11 @@ pub(crate) fn write_parcels(
                             Ok((outcome, false))
                         })
                         .unwrap_or_else(|error| (ParcelOutcome::Failed { error }, false));
-                    if let Some(choices) = choices.as_deref_mut() {
+                    // A choice with stand-ins is made afresh next time:
+                    // kept runs do not remember them.
+                    if let Some(choices) = choices.as_deref_mut()
+                        && stand_ins.is_empty()
+                    {
                         choices.keep(&spec.name, chosen, selected, steps);
                     }
                     written
@@ -133,6 +144,7 @@ pub(crate) fn write_parcels(
                 path,
                 patch: in_force.then_some(patch),
                 outcome,
+                stand_ins,
             }
         })
         .collect()

@@ -28,7 +28,8 @@ use super::{Planned, Source, resource_name};
 use crate::atlas::{FRAMES_LABEL, SPRITES_LABEL, member_label};
 use crate::parallel;
 use crate::plan::{Group, Plan};
-use crate::report::StepReport;
+use crate::record::Record;
+use crate::report::{OnFailure, StandIn, StepReport};
 
 /// How many steps a run holds.
 const RUN: usize = 256;
@@ -81,6 +82,9 @@ pub(super) struct Chosen {
     /// What each run brought (as [`Kept::runs`]).
     runs: Vec<(usize, BTreeSet<usize>)>,
     planned: Vec<Planned>,
+    /// The failed assets whose last good outputs stand in, or that are
+    /// left out, sorted ([`OnFailure::StandIn`]).
+    pub stand_ins: Vec<StandIn>,
 }
 
 impl Chosen {
@@ -132,6 +136,7 @@ pub(super) fn choose(
     plan: &Plan,
     steps: &[Arc<StepReport>],
     last: Option<Kept>,
+    on_failure: OnFailure,
 ) -> Result<Chosen, Vec<String>> {
     let runs: Vec<Range<usize>> = (0..plan.steps.len())
         .step_by(RUN)
@@ -147,7 +152,7 @@ pub(super) fn choose(
         let reusable = last.as_ref().is_some_and(|k| {
             run.clone().all(|i| same(i, k)) && k.runs[*r].1.iter().all(|&a| same(a, k))
         });
-        (!reusable).then(|| select_run(selected, plan, steps, run.clone()))
+        (!reusable).then(|| select_run(selected, plan, steps, run.clone(), on_failure))
     });
     let (mut before, before_runs) = match last {
         Some(k) => (k.planned.into_iter(), k.runs),
@@ -156,6 +161,7 @@ pub(super) fn choose(
     let mut planned = Vec::with_capacity(before.len().max(steps.len()));
     let mut kept_runs = Vec::with_capacity(picked.len());
     let mut failed = Vec::new();
+    let mut stand_ins = Vec::new();
     let mut atlases = BTreeSet::new();
     for (r, p) in picked.into_iter().enumerate() {
         let was = before_runs.get(r).map_or(0, |(n, _)| *n);
@@ -171,12 +177,13 @@ pub(super) fn choose(
                 kept_runs.push((p.planned.len(), p.atlases.clone()));
                 planned.extend(p.planned);
                 failed.extend(p.failed);
+                stand_ins.extend(p.stand_ins);
                 atlases.extend(p.atlases);
             }
         }
     }
     for atlas in atlases {
-        let Some(r) = steps[atlas].record.as_deref() else {
+        let Some(r) = built(&steps[atlas], on_failure) else {
             continue;
         };
         // Its pages; the frame table and completed member resources are
@@ -199,10 +206,23 @@ pub(super) fn choose(
     if !failed.is_empty() {
         return Err(failed);
     }
+    stand_ins.sort();
+    stand_ins.dedup();
     Ok(Chosen {
         runs: kept_runs,
         planned,
+        stand_ins,
     })
+}
+
+/// The record whose outputs a parcel takes for `step`: its own, else
+/// (writing parcels anyway) the last good one standing in for it.
+fn built(step: &StepReport, on_failure: OnFailure) -> Option<&Record> {
+    match (&step.record, on_failure) {
+        (Some(r), _) => Some(r),
+        (None, OnFailure::StandIn) => step.stand_in.as_deref(),
+        (None, OnFailure::KeepParcel) => None,
+    }
 }
 
 /// What the steps of one run bring to a parcel, in plan order: resources,
@@ -211,6 +231,7 @@ pub(super) fn choose(
 struct Picked {
     planned: Vec<Planned>,
     failed: Vec<String>,
+    stand_ins: Vec<StandIn>,
     atlases: BTreeSet<usize>,
 }
 
@@ -220,14 +241,24 @@ fn select_run(
     plan: &Plan,
     steps: &[Arc<StepReport>],
     run: Range<usize>,
+    on_failure: OnFailure,
 ) -> Picked {
     let mut planned = Vec::new();
     let mut failed = Vec::new();
+    let mut stand_ins = Vec::new();
     let mut atlases = BTreeSet::new();
-    let record = |i: usize, failed: &mut Vec<String>| {
-        let r = steps[i].record.as_deref();
-        if r.is_none() {
-            failed.push(steps[i].asset.to_string());
+    // The record step `i` brings, noting a failed one: as what stops the
+    // parcel, or as what stands in or is left out.
+    let mut record = |i: usize| {
+        let step = &steps[i];
+        let r = built(step, on_failure);
+        if step.record.is_none() {
+            let asset = step.asset.to_string();
+            match (on_failure, r) {
+                (OnFailure::KeepParcel, _) => failed.push(asset),
+                (OnFailure::StandIn, Some(_)) => stand_ins.push(StandIn::LastGood { asset }),
+                (OnFailure::StandIn, None) => stand_ins.push(StandIn::LeftOut { asset }),
+            }
         }
         r
     };
@@ -235,12 +266,12 @@ fn select_run(
         if !selected[i] {
             continue;
         }
-        let Some(own) = record(i, &mut failed) else {
+        let Some(own) = record(i) else {
             continue;
         };
         if let Group::Sprite { atlas, slot } = step.group {
             atlases.insert(atlas);
-            let Some(packed) = record(atlas, &mut failed) else {
+            let Some(packed) = record(atlas) else {
                 continue;
             };
             // A member with several sprites (a font): the atlas completed
@@ -292,6 +323,7 @@ fn select_run(
     Picked {
         planned,
         failed,
+        stand_ins,
         atlases,
     }
 }

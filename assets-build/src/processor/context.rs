@@ -18,12 +18,22 @@ use crate::store::{Store, StoreError};
 
 /// Builds other assets on demand; implemented by the scheduler.
 pub(crate) trait Dependencies: Sync {
-    /// The record of `asset` once it is built, on behalf of the step `requester`.
-    fn record_of(&self, requester: usize, asset: &AssetPath) -> Result<Arc<Record>, ProcessError>;
+    /// The record of `asset` once it is built, on behalf of the step
+    /// `requester`; with `stand_in`, if it failed, the last good record
+    /// standing in for it (see [`Context::dependency_if_built`]).
+    fn record_of(
+        &self,
+        requester: usize,
+        asset: &AssetPath,
+        stand_in: bool,
+    ) -> Result<Arc<Record>, ProcessError>;
     /// Whether this build's discovery found `asset` under the root of the
     /// step `requester`. Its path then has no link on the way out of the
     /// root: discovery fails on a link to a folder or out of the root.
     fn discovered(&self, requester: usize, asset: &AssetPath) -> bool;
+    /// Whether a step may go on without a dependency that failed (see
+    /// [`Context::dependency_if_built`]).
+    fn runs_without_failed(&self) -> bool;
 }
 
 /// What a step is, as its context needs to know it.
@@ -50,6 +60,9 @@ pub(crate) struct Recorded {
     pub outputs: Vec<Emitted>,
     /// Set when a dependency failed: the step is then skipped, not failed.
     pub failed_dependency: Option<AssetPath>,
+    /// Set when the step went on without a dependency that failed: its
+    /// outputs serve this build, and its record is not kept.
+    pub left_out: bool,
 }
 
 /// One output a processor emitted.
@@ -354,8 +367,51 @@ impl<'a> Context<'a> {
     /// The outputs of another asset, built first if needed. The use is
     /// recorded: when those outputs change, this step reruns.
     pub fn dependency(&mut self, asset: &str) -> Result<DependencyOutputs<'a>, ProcessError> {
+        self.depend(AssetPath::new(asset)?, false)
+    }
+
+    /// [`Context::dependency`], for a processor that can do without one of
+    /// its inputs (an atlas packs the sprites that built), in a build that
+    /// writes parcels anyway ([`crate::OnFailure::StandIn`]). If `asset`
+    /// failed, its last good outputs stand in for it; if it never built,
+    /// this is `None`, and this step's outputs serve this build's parcels
+    /// only: its record is not kept, so the next build runs it again. In a
+    /// build that keeps parcels as they were, a failed dependency is an
+    /// error as with [`Context::dependency`].
+    pub fn dependency_if_built(
+        &mut self,
+        asset: &str,
+    ) -> Result<Option<DependencyOutputs<'a>>, ProcessError> {
         let asset = AssetPath::new(asset)?;
-        let record = match self.deps.record_of(self.step.index, &asset) {
+        let stand_in = self.deps.runs_without_failed();
+        let failed_before = self.recorded.failed_dependency.is_some();
+        match self.depend(asset, stand_in) {
+            Err(ProcessError::DependencyFailed { asset }) if stand_in => {
+                if !failed_before {
+                    self.recorded.failed_dependency = None;
+                }
+                self.recorded.left_out = true;
+                // Listed with no outputs' hash, so that whatever it builds
+                // next makes this step stale (also for a watched pipeline,
+                // which reruns what depends on a saved file).
+                if self.used.insert(asset.clone()) {
+                    self.recorded.dependencies.push(DependencyUse {
+                        asset,
+                        outputs_hash: ContentHash::from_bytes([0; 32]),
+                    });
+                }
+                Ok(None)
+            }
+            other => other.map(Some),
+        }
+    }
+
+    fn depend(
+        &mut self,
+        asset: AssetPath,
+        stand_in: bool,
+    ) -> Result<DependencyOutputs<'a>, ProcessError> {
+        let record = match self.deps.record_of(self.step.index, &asset, stand_in) {
             Ok(r) => r,
             Err(e) => {
                 if let ProcessError::DependencyFailed { asset } = &e {

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use assets_build::report::plural;
 use assets_build::{
-    BuildError, BuildOptions, BuildReport, Changes, Event, Outcome, ParcelOutcome, Pipeline,
-    Registry, RemoteConfig, StepReport, Verification, Verify,
+    BuildError, BuildOptions, BuildReport, Changes, Event, Outcome, ParcelOutcome, ParcelReport,
+    Pipeline, Registry, RemoteConfig, StandIn, StepReport, Verification, Verify,
 };
 
 use super::Exit;
@@ -363,6 +363,9 @@ pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
     if let Some(summary) = report.failure_summary() {
         shell.error(summary);
     }
+    if let Some(hint) = report.ignore_hint() {
+        shell.note(hint);
+    }
     Exit::BuildFailed
 }
 
@@ -406,16 +409,68 @@ pub(crate) fn render_parcels(shell: &Shell, report: &BuildReport) -> BTreeMap<St
             ParcelOutcome::Unchanged { .. } => {
                 paths.insert(p.name.clone(), p.path.clone());
             }
-            ParcelOutcome::Blocked { failed } => shell.warn(format!(
-                "parcel `{}` not rewritten: it holds {} that failed ({}); the previous one is kept",
-                p.name,
-                plural(failed.len(), "asset"),
-                failed.join(", ")
-            )),
+            ParcelOutcome::Blocked { failed } => {
+                let kept = if p.path.exists() {
+                    "the previous one is kept"
+                } else {
+                    "there is no previous one"
+                };
+                shell.warn(format!(
+                    "parcel `{}` not written: it holds {} that failed ({}); {kept}",
+                    p.name,
+                    plural(failed.len(), "asset"),
+                    failed.join(", ")
+                ))
+            }
             ParcelOutcome::Failed { error } => {
                 shell.error(format!("could not write parcel `{}`: {error}", p.name));
             }
         }
+        stand_ins(shell, p);
     }
     paths
+}
+
+/// Says which failed assets a parcel written anyway holds in their last
+/// good form, and which it is without.
+fn stand_ins(shell: &Shell, p: &ParcelReport) {
+    if p.stand_ins.is_empty() {
+        return;
+    }
+    let (mut last_good, mut left_out) = (Vec::new(), Vec::new());
+    for s in &p.stand_ins {
+        match s {
+            StandIn::LastGood { asset } => last_good.push(asset.clone()),
+            StandIn::LeftOut { asset } => left_out.push(asset.clone()),
+        }
+    }
+    let list = |names: &[String]| {
+        let shown: Vec<String> = names.iter().take(5).map(|n| format!("`{n}`")).collect();
+        let more = names.len().saturating_sub(5);
+        match more {
+            0 => shown.join(", "),
+            n => format!("{} and {n} more", shown.join(", ")),
+        }
+    };
+    if !last_good.is_empty() {
+        shell.warn(format!(
+            "parcel `{}` holds the last good build of {} that failed: {}",
+            p.name,
+            plural(last_good.len(), "asset"),
+            list(&last_good)
+        ));
+    }
+    if !left_out.is_empty() {
+        shell.warn(format!(
+            "parcel `{}` is without {} that failed and never built: {}",
+            p.name,
+            plural(left_out.len(), "asset"),
+            list(&left_out)
+        ));
+    }
+    shell.message(&Message::ParcelStandIns {
+        parcel: p.name.clone(),
+        last_good,
+        left_out,
+    });
 }

@@ -54,7 +54,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use assets_build::manifest::AssetRoot;
-use assets_build::{BuildReport, Changes, Manifest, ParcelOutcome, Pipeline, Registry};
+use assets_build::{BuildReport, Changes, Manifest, OnFailure, ParcelOutcome, Pipeline, Registry};
 use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind};
 use notify::{EventKind, RecursiveMode, Watcher};
 
@@ -177,6 +177,8 @@ pub fn exec(
         let mut pipeline = build::pipeline(&package, args.jobs, &args.variant, processors)?;
         pipeline.keep_state_in_memory();
         pipeline.set_patch_parcels(true);
+        // One broken file does not stop a running game, whatever the variant.
+        pipeline.options_mut().on_failure = Some(OnFailure::StandIn);
         watched.push(Watched {
             package,
             pipeline,
