@@ -20,6 +20,7 @@
 //! | `Bc5RgUnorm` | `Bc5RgUnorm` | 16 |
 //! | `Bc7RgbaUnorm` / `Bc7RgbaUnormSrgb` | `Bc7RgbaUnorm` / `Bc7RgbaUnormSrgb` | 16 |
 //! | `Etc2Rgb8Unorm` / `Etc2Rgb8UnormSrgb` | `Etc2Rgb8Unorm` / `Etc2Rgb8UnormSrgb` | 8 |
+//! | `Etc2Rgba8Unorm` / `Etc2Rgba8UnormSrgb` | `Etc2Rgba8Unorm` / `Etc2Rgba8UnormSrgb` | 16 |
 //! | `Astc4x4Unorm` / `Astc4x4UnormSrgb` | `Astc { block: B4x4, channel: Unorm / UnormSrgb }` | 16 |
 //! | `Astc6x6Unorm` / `Astc6x6UnormSrgb` | `Astc { block: B6x6, channel: Unorm / UnormSrgb }` | 16 a 6×6 block |
 //! | `Astc8x8Unorm` / `Astc8x8UnormSrgb` | `Astc { block: B8x8, channel: Unorm / UnormSrgb }` | 16 an 8×8 block |
@@ -61,6 +62,11 @@ pub enum TextureFormat {
     Etc2Rgb8Unorm,
     /// ETC2 RGB, sRGB color.
     Etc2Rgb8UnormSrgb,
+    /// ETC2 RGBA (an EAC alpha block beside an ETC2 color block), 8 bits a
+    /// pixel: mobile GPUs, where alpha matters.
+    Etc2Rgba8Unorm,
+    /// ETC2 RGBA, sRGB color.
+    Etc2Rgba8UnormSrgb,
     /// ASTC 4×4: RGBA, 8 bits a pixel (phones, Apple GPUs).
     Astc4x4Unorm,
     /// ASTC 4×4, sRGB color.
@@ -91,6 +97,8 @@ impl TextureFormat {
             TextureFormat::Bc7RgbaUnormSrgb => "BC7_SRGB_BLOCK",
             TextureFormat::Etc2Rgb8Unorm => "ETC2_R8G8B8_UNORM_BLOCK",
             TextureFormat::Etc2Rgb8UnormSrgb => "ETC2_R8G8B8_SRGB_BLOCK",
+            TextureFormat::Etc2Rgba8Unorm => "ETC2_R8G8B8A8_UNORM_BLOCK",
+            TextureFormat::Etc2Rgba8UnormSrgb => "ETC2_R8G8B8A8_SRGB_BLOCK",
             TextureFormat::Astc4x4Unorm => "ASTC_4x4_UNORM_BLOCK",
             TextureFormat::Astc4x4UnormSrgb => "ASTC_4x4_SRGB_BLOCK",
             TextureFormat::Astc6x6Unorm => "ASTC_6x6_UNORM_BLOCK",
@@ -115,6 +123,8 @@ impl TextureFormat {
             TextureFormat::Bc7RgbaUnormSrgb => Format::BC7_SRGB_BLOCK,
             TextureFormat::Etc2Rgb8Unorm => Format::ETC2_R8G8B8_UNORM_BLOCK,
             TextureFormat::Etc2Rgb8UnormSrgb => Format::ETC2_R8G8B8_SRGB_BLOCK,
+            TextureFormat::Etc2Rgba8Unorm => Format::ETC2_R8G8B8A8_UNORM_BLOCK,
+            TextureFormat::Etc2Rgba8UnormSrgb => Format::ETC2_R8G8B8A8_SRGB_BLOCK,
             TextureFormat::Astc4x4Unorm => Format::ASTC_4x4_UNORM_BLOCK,
             TextureFormat::Astc4x4UnormSrgb => Format::ASTC_4x4_SRGB_BLOCK,
             TextureFormat::Astc6x6Unorm => Format::ASTC_6x6_UNORM_BLOCK,
@@ -138,6 +148,7 @@ impl TextureFormat {
                 | TextureFormat::Bc3RgbaUnormSrgb
                 | TextureFormat::Bc7RgbaUnormSrgb
                 | TextureFormat::Etc2Rgb8UnormSrgb
+                | TextureFormat::Etc2Rgba8UnormSrgb
                 | TextureFormat::Astc4x4UnormSrgb
                 | TextureFormat::Astc6x6UnormSrgb
                 | TextureFormat::Astc8x8UnormSrgb
@@ -188,7 +199,7 @@ impl TextureFormat {
     }
 }
 
-const ALL: [TextureFormat; 18] = [
+const ALL: [TextureFormat; 20] = [
     TextureFormat::Rgba8Unorm,
     TextureFormat::Rgba8UnormSrgb,
     TextureFormat::Bc1RgbaUnorm,
@@ -201,6 +212,8 @@ const ALL: [TextureFormat; 18] = [
     TextureFormat::Bc7RgbaUnormSrgb,
     TextureFormat::Etc2Rgb8Unorm,
     TextureFormat::Etc2Rgb8UnormSrgb,
+    TextureFormat::Etc2Rgba8Unorm,
+    TextureFormat::Etc2Rgba8UnormSrgb,
     TextureFormat::Astc4x4Unorm,
     TextureFormat::Astc4x4UnormSrgb,
     TextureFormat::Astc6x6Unorm,
@@ -228,19 +241,43 @@ impl<'a> Texture<'a> {
     /// cube, depth or supercompression) of a known format, whose every
     /// level's length is what its size makes. `None` otherwise.
     pub fn parse(bytes: &'a [u8]) -> Option<Texture<'a>> {
-        let reader = ktx2::Reader::new(bytes).ok()?;
+        Texture::check(bytes).ok()
+    }
+
+    /// [`Texture::parse`], saying why `bytes` is not a texture this reader
+    /// takes (for a build to name the file and the reason).
+    pub fn check(bytes: &'a [u8]) -> Result<Texture<'a>, String> {
+        let reader = ktx2::Reader::new(bytes).map_err(|e| format!("not a valid KTX2 file: {e}"))?;
         let header = reader.header();
-        let format = TextureFormat::from_vk_format(header.format?)?;
-        let simple = header.pixel_depth == 0
-            && header.layer_count == 0
-            && header.face_count == 1
-            && header.supercompression_scheme.is_none()
-            && header.pixel_height > 0;
+        let format = header
+            .format
+            .and_then(TextureFormat::from_vk_format)
+            .ok_or_else(|| match header.format {
+                None => "its format is undefined (a Basis Universal texture? not read yet)".to_owned(),
+                Some(f) => format!(
+                    "its format {f:?} is not one the runtime reads (RGBA8, BC1/3/4/5/7, ETC2, ASTC 4x4/6x6/8x8)"
+                ),
+            })?;
+        if let Some(scheme) = header.supercompression_scheme {
+            return Err(format!(
+                "it is supercompressed ({scheme:?}), which is not read yet"
+            ));
+        }
+        if header.pixel_depth != 0 || header.layer_count != 0 || header.face_count != 1 {
+            return Err(
+                "it is not a single 2D image (3D, array and cube textures are not read yet)".into(),
+            );
+        }
+        if header.pixel_height == 0 {
+            return Err("it has no height (1D textures are not read)".into());
+        }
         let levels = header.level_count.max(1);
         // A full chain ends at 1×1: floor(log2(largest side)) + 1 levels.
         let most = 32 - header.pixel_width.max(header.pixel_height).leading_zeros();
-        if !simple || levels > most {
-            return None;
+        if levels > most {
+            return Err(format!(
+                "{levels} mip levels, more than its {most}-level chain"
+            ));
         }
         let texture = Texture {
             bytes,
@@ -249,11 +286,18 @@ impl<'a> Texture<'a> {
             height: header.pixel_height,
             levels,
         };
-        let lengths_match = reader.levels().enumerate().all(|(i, level)| {
+        for (i, level) in reader.levels().enumerate() {
             let (w, h) = texture.level_size(i as u32);
-            level.data.len() as u64 == format.level_len(w, h)
-        });
-        lengths_match.then_some(texture)
+            let want = format.level_len(w, h);
+            if level.data.len() as u64 != want {
+                return Err(format!(
+                    "level {i} holds {} bytes; a {w}x{h} level of {} holds {want}",
+                    level.data.len(),
+                    format.name()
+                ));
+            }
+        }
+        Ok(texture)
     }
 
     /// The size of level `i` in pixels.
@@ -405,6 +449,11 @@ pub mod write {
             F::Etc2Rgb8Unorm | F::Etc2Rgb8UnormSrgb => {
                 (ColorModel::ETC2, vec![sample(0, 0, 64, false)])
             }
+            // ETC2's channel ids: alpha 15, colour 2; the alpha block first.
+            F::Etc2Rgba8Unorm | F::Etc2Rgba8UnormSrgb => (
+                ColorModel::ETC2,
+                vec![sample(15, 0, 64, true), sample(2, 64, 64, false)],
+            ),
             F::Astc4x4Unorm
             | F::Astc4x4UnormSrgb
             | F::Astc6x6Unorm

@@ -87,8 +87,13 @@ fn decode(format: ktx2::Format, data: &[u8], w: u32, h: u32) -> Vec<[u8; 4]> {
         ktx2::Format::BC7_SRGB_BLOCK | ktx2::Format::BC7_UNORM_BLOCK => {
             texture2ddecoder::decode_bc7(data, w, h, &mut out)
         }
+        // As GPUs sample BC1_RGBA: the fourth colour of a 3-colour block is
+        // transparent black.
         ktx2::Format::BC1_RGBA_UNORM_BLOCK | ktx2::Format::BC1_RGBA_SRGB_BLOCK => {
-            texture2ddecoder::decode_bc1(data, w, h, &mut out)
+            texture2ddecoder::decode_bc1a(data, w, h, &mut out)
+        }
+        ktx2::Format::ETC2_R8G8B8A8_SRGB_BLOCK | ktx2::Format::ETC2_R8G8B8A8_UNORM_BLOCK => {
+            texture2ddecoder::decode_etc2_rgba8(data, w, h, &mut out)
         }
         ktx2::Format::ETC2_R8G8B8_SRGB_BLOCK | ktx2::Format::ETC2_R8G8B8_UNORM_BLOCK => {
             texture2ddecoder::decode_etc2_rgb(data, w, h, &mut out)
@@ -356,4 +361,132 @@ format = "astc-8x8"
         "{}",
         windows.stderr
     );
+}
+
+/// An icon as exporters write them: a disc of colour on a clear field
+/// (about a fifth of it clear), with an antialiased rim.
+fn icon(size: u32) -> image::RgbaImage {
+    let c = size as f32 / 2.0;
+    image::RgbaImage::from_fn(size, size, |x, y| {
+        let d = ((x as f32 + 0.5 - c).powi(2) + (y as f32 + 0.5 - c).powi(2)).sqrt();
+        let alpha = ((c - 1.0 - d) * 255.0).clamp(0.0, 255.0) as u8;
+        image::Rgba([(x * 4) as u8, (y * 4) as u8, 160, alpha])
+    })
+}
+
+/// PSNR of the alpha channel of `decoded` against `source`, in dB.
+fn alpha_psnr(source: &image::RgbaImage, decoded: &[[u8; 4]]) -> f64 {
+    let sum: f64 = (source.pixels().zip(decoded))
+        .map(|(s, d)| (f64::from(s[3]) - f64::from(d[3])).powi(2))
+        .sum();
+    let mse = sum / decoded.len() as f64;
+    if mse == 0.0 {
+        return f64::INFINITY;
+    }
+    10.0 * (255.0 * 255.0 / mse).log10()
+}
+
+#[test]
+fn alpha_is_kept_by_bc1_and_etc2_rgba_and_plain_etc2_refuses_to_drop_it() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[package.metadata.assets.platforms.mobile]
+targets = ["*-linux-android*"]
+
+[[package.metadata.assets.rules]]
+match = "icons/*.png"
+processor = "texture"
+format = "bc1"
+mipmaps = false
+platforms.mobile = { format = "etc2-rgba" }
+"#,
+    )
+    .file("assets/icons/coin.png", encode_png(&icon(64)));
+    let source = icon(64);
+    let clear = source.pixels().filter(|p| p[3] < 128).count() as f64 / 4096.0;
+    assert!((0.15..0.30).contains(&clear), "{clear}");
+
+    // BC1: 1-bit alpha, so every pixel under half alpha is clear and every
+    // other opaque, as the GPU samples it.
+    let desktop = p.build_ok();
+    let (format, w, h, levels) = read_back(&desktop.parcel("main"), "icons/coin.png");
+    assert_eq!(format, ktx2::Format::BC1_RGBA_SRGB_BLOCK);
+    let decoded = decode(format, &levels[0], w, h);
+    let wrong = (source.pixels().zip(&decoded))
+        .filter(|(s, d)| (s[3] >= 128) != (d[3] == 255) || (s[3] < 128) != (d[3] == 0))
+        .count();
+    assert_eq!(wrong, 0, "pixels on the wrong side of BC1's 1-bit alpha");
+    let bc1_alpha = alpha_psnr(&source, &decoded);
+    assert!(bc1_alpha > 20.0, "BC1 alpha PSNR {bc1_alpha:.1} dB");
+
+    // ETC2 RGBA: 8-bit alpha through EAC, the rim's gradient too.
+    let mobile = p.run(&["build", "--target", "aarch64-linux-android"]);
+    assert!(mobile.success(), "{}{:?}", mobile.stderr, mobile.typed);
+    let (format, w, h, levels) = read_back(&mobile.parcel("main"), "icons/coin.png");
+    assert_eq!(format, ktx2::Format::ETC2_R8G8B8A8_SRGB_BLOCK);
+    assert_eq!(levels[0].len(), 16 * 16 * 16, "16-byte blocks");
+    let decoded = decode(format, &levels[0], w, h);
+    let etc2_alpha = alpha_psnr(&source, &decoded);
+    assert!(etc2_alpha > 35.0, "ETC2 RGBA alpha PSNR {etc2_alpha:.1} dB");
+    let etc2_color = psnr(&source, &decoded);
+    assert!(
+        etc2_color > 28.0,
+        "ETC2 RGBA colour PSNR {etc2_color:.1} dB"
+    );
+    eprintln!("alpha PSNR: BC1 {bc1_alpha:.1} dB, ETC2 RGBA {etc2_alpha:.1} dB");
+
+    // Plain ETC2 has no alpha: an image that uses it fails by name, with the fix.
+    p.metadata(
+        "[[package.metadata.assets.rules]]\nmatch = \"icons/*.png\"\nprocessor = \"texture\"\nformat = \"etc2\"\n",
+    );
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    let message = run.failure_message("icons/coin.png");
+    for needle in ["`etc2` has no alpha", "are not opaque", "`etc2-rgba`"] {
+        assert!(
+            message.contains(needle),
+            "`{needle}` missing from: {message}"
+        );
+    }
+}
+
+#[test]
+fn a_ready_made_ktx2_file_is_a_checked_texture_and_a_broken_one_fails_by_name() {
+    // A KTX2 file as another tool leaves it: the one the web build makes
+    // (RGBA8 with its mips), copied into a second project.
+    let p = project();
+    let web = p.run(&["build", "--platform", "web"]);
+    assert!(web.success(), "{}", web.stderr);
+    let bytes = std::fs::read(web.parcel("main")).unwrap();
+    let ktx2 = Parcel::from_bytes(&bytes)
+        .unwrap()
+        .texture(ResourceId::of("textures/field.png"))
+        .unwrap()
+        .ktx2()
+        .to_vec();
+
+    let q = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    let mut truncated = ktx2.clone();
+    truncated.truncate(ktx2.len() - 100);
+    q.file("assets/ready/field.ktx2", &ktx2)
+        .file("assets/ready/cut.ktx2", &truncated)
+        .file(
+            "assets/ready/not.ktx2",
+            b"\xabKTX 20\xbb\r\n\x1a\n and then nothing",
+        );
+    let run = q.run(&["build"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    for broken in ["ready/cut.ktx2", "ready/not.ktx2"] {
+        let message = run.failure_message(broken);
+        assert!(message.starts_with("cannot be a texture: "), "{message}");
+    }
+    let buf = assets_runtime::ParcelBuf::open(&run.parcel("main")).unwrap();
+    let texture = buf
+        .parcel()
+        .texture(ResourceId::of("ready/field.ktx2"))
+        .expect("a texture");
+    assert_eq!(texture.format, TextureFormat::Rgba8UnormSrgb);
+    assert_eq!((texture.width, texture.height, texture.levels), (96, 64, 7));
+    assert_eq!(texture.ktx2(), &ktx2[..], "kept as it is");
 }

@@ -1,14 +1,23 @@
-//! Levels into a GPU format: RGBA8 as it is, 4×4 blocks through Intel's
-//! ISPC texture compressor (`intel_tex_2`: BC1, BC3, BC4, BC5, BC7, and
-//! ETC1, whose blocks are ETC2 RGB blocks; its ASTC encoder is not
-//! implemented in the crate), or ASTC blocks through ARM's astcenc
-//! (`ctt-astcenc`, feature `astc`). A level whose sides are not multiples
-//! of 4 is padded for `intel_tex_2` by repeating its last row and column,
-//! so edge blocks filter as the edge does; astcenc pads partial blocks
-//! itself, the same way.
+//! Levels into a GPU format: RGBA8 as it is, BC blocks through Intel's
+//! ISPC texture compressor (`intel_tex_2`: BC1, BC3, BC4, BC5, BC7; its
+//! ASTC encoder is not implemented in the crate), ETC2 through etcpak
+//! (`ctt-etcpak`: RGB, and RGBA with its EAC alpha block), or ASTC blocks
+//! through ARM's astcenc (`ctt-astcenc`, feature `astc`). A level whose
+//! sides are not multiples of 4 is padded for the 4×4 encoders by
+//! repeating its last row and column, so edge blocks filter as the edge
+//! does; astcenc pads partial blocks itself, the same way.
+//!
+//! Alpha is never dropped silently. Intel's BC1 kernel writes opaque
+//! blocks only, so a level with pixels under half alpha goes to
+//! `texpresso` (libsquish's BC1, which keeps them transparent: BC1's 1-bit
+//! alpha); `etc2` (RGB) refuses an image with alpha (the processor says
+//! so). Intel's ETC1 kernel, used for ETC2 RGB before, aborted the process
+//! on some blocks (an assertion compiled into its prebuilt kernel, seen on
+//! an icon with an antialiased rim): a crash no `catch_unwind` can turn
+//! into an error, hence etcpak.
 
 use assets_runtime::TextureFormat;
-use intel_tex_2::{RSurface, RgSurface, RgbaSurface, bc1, bc3, bc4, bc5, bc7, etc1};
+use intel_tex_2::{RSurface, RgSurface, RgbaSurface, bc1, bc3, bc4, bc5, bc7};
 
 use super::Quality;
 use super::mips::Level;
@@ -36,6 +45,20 @@ pub fn encode(
         stride: w * 4,
     };
     Ok(match format {
+        F::Bc1RgbaUnorm | F::Bc1RgbaUnormSrgb if punched(&rgba) => {
+            let format = texpresso::Format::Bc1;
+            let (w, h) = (w as usize, h as usize);
+            let mut out = vec![0; format.compressed_size(w, h)];
+            let params = texpresso::Params {
+                algorithm: match quality {
+                    Quality::Fast => texpresso::Algorithm::RangeFit,
+                    Quality::Basic | Quality::Slow => texpresso::Algorithm::ClusterFit,
+                },
+                ..Default::default()
+            };
+            format.compress(&rgba, w, h, params, &mut out);
+            out
+        }
         F::Bc1RgbaUnorm | F::Bc1RgbaUnormSrgb => bc1::compress_blocks(&surface),
         F::Bc3RgbaUnorm | F::Bc3RgbaUnormSrgb => bc3::compress_blocks(&surface),
         F::Bc4RUnorm => {
@@ -67,10 +90,16 @@ pub fn encode(
             };
             bc7::compress_blocks(&settings, &surface)
         }
-        // The crate's one preset: its kernel aborts the process on some
-        // other thresholds (1 does), so no other is offered.
+        // etcpak reads BGRA; its heuristics trade quality for speed (off).
         F::Etc2Rgb8Unorm | F::Etc2Rgb8UnormSrgb => {
-            etc1::compress_blocks(etc1::slow_settings(), &surface)
+            let bgra = bgra(&rgba);
+            let surface = ctt_etcpak::Surface::new(&bgra, w, h);
+            ctt_etcpak::etc2_rgb::compress_blocks(&surface, false)
+        }
+        F::Etc2Rgba8Unorm | F::Etc2Rgba8UnormSrgb => {
+            let bgra = bgra(&rgba);
+            let surface = ctt_etcpak::Surface::new(&bgra, w, h);
+            ctt_etcpak::etc2_rgba::compress_blocks(&surface, false)
         }
         _ => unreachable!("every block format is listed"),
     })
@@ -116,6 +145,19 @@ fn astc(level: &Level, format: TextureFormat, quality: Quality) -> Result<Vec<u8
 #[cfg(not(feature = "astc"))]
 fn astc(_: &Level, _: TextureFormat, _: Quality) -> Result<Vec<u8>, String> {
     Err(super::NEEDS_ASTC.to_owned())
+}
+
+/// `rgba` with red and blue swapped, as etcpak reads it.
+fn bgra(rgba: &[u8]) -> Vec<u8> {
+    (rgba.chunks_exact(4))
+        .flat_map(|p| [p[2], p[1], p[0], p[3]])
+        .collect()
+}
+
+/// Whether BC1 needs its transparent colour for these pixels: some are
+/// under half alpha, which BC1 (as GPUs decode it) makes transparent.
+fn punched(rgba: &[u8]) -> bool {
+    rgba.chunks_exact(4).any(|p| p[3] < 128)
 }
 
 /// The level's pixels padded to whole 4×4 blocks, edges repeated.

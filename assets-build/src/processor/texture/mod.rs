@@ -20,7 +20,7 @@
 //!
 //! | key | default | meaning |
 //! |---|---|---|
-//! | `format` | `"bc7"` | `"rgba8"`, `"bc1"` (opaque or 1-bit alpha, 4 bits a pixel), `"bc3"`, `"bc4"` (one channel), `"bc5"` (two channels: normal maps), `"bc7"` (best desktop quality), `"etc2"` (RGB, no alpha: mobile GPUs), `"astc-4x4"`, `"astc-6x6"`, `"astc-8x8"` (RGBA at 8, 3.56 or 2 bits a pixel: phones and Apple GPUs; feature `astc`) |
+//! | `format` | `"bc7"` | `"rgba8"`, `"bc1"` (opaque, or 1-bit alpha where the source has pixels under half alpha, 4 bits a pixel), `"bc3"`, `"bc4"` (one channel), `"bc5"` (two channels: normal maps), `"bc7"` (best desktop quality), `"etc2"` (RGB, no alpha: mobile GPUs), `"etc2-rgba"` (RGBA, 8 bits a pixel), `"astc-4x4"`, `"astc-6x6"`, `"astc-8x8"` (RGBA at 8, 3.56 or 2 bits a pixel: phones and Apple GPUs; feature `astc`) |
 //! | `color` | `"srgb"` | `"srgb"` for color, `"linear"` for data (masks, roughness); `bc4` and `bc5` are always linear |
 //! | `normal-map` | `false` | tangent-space normals: linear, averaged as vectors and renormalized in the mips |
 //! | `mipmaps` | `true` | the full chain down to 1×1 |
@@ -28,9 +28,10 @@
 //! | `max-dimension` | `16384` | width or height above this is an error |
 //! | `allow-optional-format` | `false` | build a format not every GPU of the target supports (the game checks the adapter's features) |
 //!
-//! Mips are filtered gamma-correct and alpha-aware ([`mips`]). BC and ETC2
-//! come from Intel's ISPC kernels (`intel_tex_2`, whose ASTC path is
-//! unimplemented), ASTC from ARM's reference encoder (`ctt-astcenc`, behind
+//! Mips are filtered gamma-correct and alpha-aware ([`mips`]). BC comes
+//! from Intel's ISPC kernels (`intel_tex_2`, whose ASTC path is
+//! unimplemented; BC1 with alpha from `texpresso`), ETC2 from etcpak
+//! (`ctt-etcpak`), ASTC from ARM's reference encoder (`ctt-astcenc`, behind
 //! the `astc` feature because it compiles C++; [`encode`]). Choosing
 //! an sRGB format for `bc4`/`bc5`, or `normal-map` with `color = "srgb"`,
 //! is an error that says why.
@@ -77,6 +78,9 @@ pub enum FormatSetting {
     Bc7,
     /// ETC2 RGB.
     Etc2,
+    /// ETC2 RGBA (EAC alpha).
+    #[serde(rename = "etc2-rgba")]
+    Etc2Rgba,
     /// ASTC, 4×4 blocks.
     #[serde(rename = "astc-4x4")]
     Astc4x4,
@@ -180,12 +184,14 @@ impl GpuFamily {
             // ASTC: every Android GPU of the last decade, and Google's
             // advice; not in OpenGL ES 3.0's guarantee, but the Vulkan
             // baseline profiles require it.
-            (GpuFamily::Android, S::Etc2 | S::Astc4x4 | S::Astc6x6 | S::Astc8x8) => None,
+            (GpuFamily::Android, S::Etc2 | S::Etc2Rgba | S::Astc4x4 | S::Astc6x6 | S::Astc8x8) => {
+                None
+            }
             (GpuFamily::Android, _) => Some((
-                "most Android GPUs have no BC formats (OpenGL ES 3 and Vulkan guarantee ETC2 there, and take ASTC: `astc-4x4` where alpha matters)",
+                "most Android GPUs have no BC formats (OpenGL ES 3 and Vulkan guarantee ETC2 there, and take ASTC: `etc2-rgba` or `astc-4x4` where alpha matters)",
                 "etc2",
             )),
-            (GpuFamily::Windows, S::Etc2) => Some((
+            (GpuFamily::Windows, S::Etc2 | S::Etc2Rgba) => Some((
                 "Direct3D has no ETC2 formats, nor do most desktop GPUs",
                 "bc1",
             )),
@@ -246,6 +252,8 @@ impl TextureSettings {
             (S::Bc7, true) => F::Bc7RgbaUnormSrgb,
             (S::Etc2, false) => F::Etc2Rgb8Unorm,
             (S::Etc2, true) => F::Etc2Rgb8UnormSrgb,
+            (S::Etc2Rgba, false) => F::Etc2Rgba8Unorm,
+            (S::Etc2Rgba, true) => F::Etc2Rgba8UnormSrgb,
             (S::Astc4x4 | S::Astc6x6 | S::Astc8x8, _) if !cfg!(feature = "astc") => {
                 return Err(NEEDS_ASTC.to_owned());
             }
@@ -273,6 +281,7 @@ impl TextureSettings {
             FormatSetting::Bc5 => "bc5",
             FormatSetting::Bc7 => "bc7",
             FormatSetting::Etc2 => "etc2",
+            FormatSetting::Etc2Rgba => "etc2-rgba",
             FormatSetting::Astc4x4 => "astc-4x4",
             FormatSetting::Astc6x6 => "astc-6x6",
             FormatSetting::Astc8x8 => "astc-8x8",
@@ -286,7 +295,8 @@ impl Processor for Texture {
     }
 
     fn version(&self) -> u32 {
-        1
+        // 2: BC1 keeps 1-bit alpha (it was dropped), ETC2 RGBA.
+        2
     }
 
     fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
@@ -328,6 +338,14 @@ impl Processor for Texture {
         let image = decode_rgba8(&bytes, settings.max_dimension)?;
         let (width, height) = image.dimensions();
         let alpha = image.pixels().any(|p| p[3] != 255);
+        if alpha && settings.format == FormatSetting::Etc2 {
+            let clear = image.pixels().filter(|p| p[3] != 255).count();
+            let share = clear as f64 * 100.0 / image.pixels().len() as f64;
+            return Err(ProcessError::msg(format!(
+                "format `etc2` has no alpha, and {share:.1}% of this image's pixels are not opaque: \
+                 use `etc2-rgba` (or `astc-4x4`) to keep them, or make the image opaque"
+            )));
+        }
         let base = Level {
             width,
             height,
