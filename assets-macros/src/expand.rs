@@ -212,6 +212,7 @@ impl Module {
                 "shader" => "::assets_runtime::ShaderId",
                 "font" => "::assets_runtime::FontId",
                 "texture" => "::assets_runtime::TextureId",
+                "gltf" => "::assets_runtime::ModelId",
                 _ => "::assets_runtime::ResourceId",
             };
             let doc = format!("`{}` ({})", entry.name, entry.kind);

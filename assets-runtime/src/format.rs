@@ -139,6 +139,9 @@ pub const KIND_SPRITE: &str = "sprite";
 pub const KIND_FONT: &str = "font";
 /// Kind name of GPU textures in a KTX2 container (see [`crate::texture`]).
 pub const KIND_TEXTURE: &str = "texture";
+/// Kind name of glTF models: one binary glTF (GLB) each, whose external
+/// buffers and textures are resources of their own, named by URI.
+pub const KIND_GLTF: &str = "gltf";
 /// Kind name of a removal mark: in a patch (see [`crate::patch`]), an empty
 /// resource saying that the base's resource of that name is gone.
 pub const KIND_REMOVED: &str = "removed";

@@ -85,7 +85,9 @@ pub use patch::{Patched, PatchedBuf};
 pub use sprite::{Sprite, SpriteFrame};
 pub use static_parcel::StaticParcel;
 pub use texture::{Texture, TextureFormat};
-pub use typed::{BytesId, FontId, Id, IdOf, ImageId, ShaderId, SpriteId, TextId, TextureId};
+pub use typed::{
+    BytesId, FontId, Id, IdOf, ImageId, ModelId, ShaderId, SpriteId, TextId, TextureId,
+};
 
 #[cfg(test)]
 mod tests;

@@ -16,8 +16,8 @@ use crate::codec::{self, DecodeError};
 use crate::error::ParcelError;
 use crate::font::Font;
 use crate::format::{
-    Compression, DATA_ALIGN, ENTRY_LEN, FLAG_PATCH, HEADER_LEN, KIND_FONT, KIND_IMAGE, KIND_SHADER,
-    KIND_SPRITE, KIND_TEXT, KIND_TEXTURE, MAGIC, MAX_BUCKET_BITS, VERSION, bucket_of,
+    Compression, DATA_ALIGN, ENTRY_LEN, FLAG_PATCH, HEADER_LEN, KIND_FONT, KIND_GLTF, KIND_IMAGE,
+    KIND_SHADER, KIND_SPRITE, KIND_TEXT, KIND_TEXTURE, MAGIC, MAX_BUCKET_BITS, VERSION, bucket_of,
     data_checksum, stored_uncompressed, table_checksum, u16_at, u32_at, u64_at,
 };
 use crate::id::ResourceId;
@@ -326,6 +326,17 @@ impl<'a> Parcel<'a> {
             return Err(r.wrong_kind(KIND_SHADER));
         }
         r.text()
+    }
+
+    /// The GLB of model `id`, which must be a `gltf` resource: borrowed
+    /// when stored as it is, else decompressed. The files it names by URI
+    /// are resources too: [`Parcel::by_uri`] with the model's name finds them.
+    pub fn model(&self, id: impl IdOf<kind::Model>) -> Result<Cow<'a, [u8]>, ParcelError> {
+        let r = self.require(id.resource_id())?;
+        if r.kind != KIND_GLTF {
+            return Err(r.wrong_kind(KIND_GLTF));
+        }
+        r.bytes()
     }
 
     /// The image of resource `id`, if it is an `image` resource.

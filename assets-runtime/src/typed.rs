@@ -1,7 +1,7 @@
 //! Typed ids: [`Id<K>`], an id that also says what kind of resource it names.
 //!
 //! `include_parcel!` generates one constant per resource with the type of its
-//! kind (`SpriteId`, `TextId`, `ImageId`, `BytesId`, `ShaderId`, `FontId`, `TextureId`; `ResourceId` for other
+//! kind (`SpriteId`, `TextId`, `ImageId`, `BytesId`, `ShaderId`, `FontId`, `TextureId`, `ModelId`; `ResourceId` for other
 //! kinds), and the parcel's accessors take ids of the matching kind:
 //! `parcel.sprite(ui::BUTTON)` compiles, `parcel.text(ui::BUTTON)` does not.
 //! A plain [`ResourceId`] is accepted by every accessor, for names known only
@@ -35,6 +35,9 @@ pub mod kind {
     /// `texture` resources: GPU textures in KTX2 containers.
     #[derive(Debug)]
     pub enum Texture {}
+    /// `gltf` resources: glTF models, one GLB each.
+    #[derive(Debug)]
+    pub enum Model {}
 }
 
 /// The id of a resource of kind `K`.
@@ -57,6 +60,8 @@ pub type ShaderId = Id<kind::Shader>;
 pub type FontId = Id<kind::Font>;
 /// The id of a texture.
 pub type TextureId = Id<kind::Texture>;
+/// The id of a glTF model.
+pub type ModelId = Id<kind::Model>;
 
 impl<K> Id<K> {
     /// The id of the resource named `name`, asserted to be of kind `K`.

@@ -93,6 +93,7 @@ pub fn default_processor(extension: Option<&str>) -> &'static str {
         Some("png" | "jpg" | "jpeg") => "image",
         Some("txt" | "json" | "ron" | "toml" | "glsl") => "text",
         Some("wgsl" | "wesl") => "shader",
+        Some("ktx2") => "ktx2",
         #[cfg(feature = "gltf")]
         Some("gltf" | "glb") => "gltf",
         _ => "copy",

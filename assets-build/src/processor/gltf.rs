@@ -100,7 +100,7 @@ impl Processor for Gltf {
         packed.buffers(ctx, &mut doc, settings.embed, glb_bin)?;
         packed.images(ctx, &mut doc, settings.embed)?;
         let bin = packed.finish(&mut doc);
-        ctx.emit("gltf", glb(&doc, &bin))
+        ctx.emit(assets_runtime::format::KIND_GLTF, glb(&doc, &bin))
     }
 }
 

@@ -21,7 +21,7 @@
 //! that used the processor then reruns.
 //!
 //! Built-ins: [`copy`], [`text`], [`shader`], [`image`], [`sprite`],
-//! [`command`], `gltf` and `font` (cargo features `gltf` and `fonts`, on by
+//! [`command`], [`ktx2`], `gltf` and `font` (cargo features `gltf` and `fonts`, on by
 //! default), and `texture` (feature `textures`).
 
 pub mod command;
@@ -33,6 +33,7 @@ pub mod font;
 #[cfg(feature = "gltf")]
 pub mod gltf;
 pub mod image;
+pub mod ktx2;
 pub mod shader;
 pub mod sprite;
 pub mod sprite_source;
@@ -117,7 +118,7 @@ impl Registry {
     }
 
     /// The built-in processors: `copy`, `text`, `shader`, `image`, `sprite`,
-    /// `command`, `gltf` and `font` (with the cargo features `gltf` and
+    /// `command`, `ktx2`, `gltf` and `font` (with the cargo features `gltf` and
     /// `fonts`, on by default), and `texture` (feature `textures`).
     pub fn with_builtins() -> Registry {
         let mut r = Registry::empty();
@@ -127,6 +128,7 @@ impl Registry {
         r.register(image::Image);
         r.register(sprite::Sprite);
         r.register(command::Command);
+        r.register(ktx2::Ktx2);
         #[cfg(feature = "gltf")]
         r.register(gltf::Gltf);
         #[cfg(feature = "fonts")]
