@@ -304,8 +304,9 @@ fn on_event(event: &Event<'_>) {
 }
 
 /// Prints the report's details to stderr; returns the lines for Cargo:
-/// one per failed asset, saying what the parcels hold instead, one per
-/// parcel not written, then a hint. None on success.
+/// one per failed asset, saying what the parcels hold instead (and, for a
+/// file that failed, how to leave it out), then one per parcel not
+/// written. None on success.
 fn finish(report: &BuildReport) -> Vec<String> {
     // What ran, for `cargo build -vv` (which shows a build script's
     // stderr): the counts, and the first few names.
@@ -361,9 +362,20 @@ fn finish(report: &BuildReport) -> Vec<String> {
     let failed = report.steps.iter().filter(|s| s.record.is_none());
     let failed: Vec<_> = failed.collect();
     for step in failed.iter().take(SHOWN) {
-        let what = match &step.outcome {
-            Outcome::Failed { error, .. } => first_line(&error.to_string()).to_owned(),
-            Outcome::Skipped { dependency } => format!("its dependency `{dependency}` failed"),
+        let (what, hint) = match &step.outcome {
+            // A file that is no asset at all (a draft, a backup) is better
+            // left out; each line says how, for its own file.
+            Outcome::Failed { error, .. } if step.asset.atlas_name().is_none() => (
+                first_line(&error.to_string()).to_owned(),
+                format!(
+                    " (not an asset? `ignore = [\"{}\"]` under [package.metadata.assets] leaves it out)",
+                    step.asset
+                ),
+            ),
+            Outcome::Failed { error, .. } => (first_line(&error.to_string()).to_owned(), String::new()),
+            Outcome::Skipped { dependency } => {
+                (format!("its dependency `{dependency}` failed"), String::new())
+            }
             _ => continue,
         };
         let instead = match fate.get(step.asset.as_str()) {
@@ -371,7 +383,7 @@ fn finish(report: &BuildReport) -> Vec<String> {
             None => String::new(),
         };
         lines.push(format!(
-            "cargo-assets: `{}` ({}): {what}{instead}",
+            "cargo-assets: `{}` ({}): {what}{instead}{hint}",
             step.asset, step.processor
         ));
     }
@@ -390,9 +402,6 @@ fn finish(report: &BuildReport) -> Vec<String> {
             )),
             _ => {}
         }
-    }
-    if let Some(hint) = report.ignore_hint() {
-        lines.push(format!("cargo-assets: {hint}"));
     }
     lines
 }

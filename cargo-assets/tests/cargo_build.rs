@@ -201,8 +201,8 @@ fn a_broken_sprite_warns_in_a_debug_build_and_the_game_runs_with_the_rest() {
         "; its last good build is used",
         "warning: e2e-broken@0.1.0: cargo-assets: `sprites/new.png` (sprite): not a PNG or JPEG image",
         "; the parcels go without it",
-        // How to leave such a file out.
-        "`ignore = [\"sprites/hero.png\"]` under [package.metadata.assets]",
+        // How to leave such a file out, on its own line.
+        "; its last good build is used (not an asset? `ignore = [\"sprites/hero.png\"]` under [package.metadata.assets] leaves it out)",
     ] {
         assert!(
             stderr.contains(needle),
@@ -341,7 +341,9 @@ fn main() {
     println!("bird png {}x{}, svg {} bytes", png.header.width, png.header.height, svg.len());
     // CamelCase folders and files; a glTF beside its buffer and texture.
     use main::models::flight_helmet as helmet;
-    let glb = parcel.bytes(helmet::FLIGHT_HELMET_GLTF).unwrap();
+    // A model's constant is a `ModelId`: `parcel.model` takes it, `parcel.text` would not.
+    let _: assets_runtime::ModelId = helmet::FLIGHT_HELMET_GLTF;
+    let glb = parcel.model(helmet::FLIGHT_HELMET_GLTF).unwrap();
     let embedded = glb.windows(8).any(|w| w == b"\x89PNG\r\n\x1a\n");
     println!("helmet glb {:?} {} bytes, png inside: {embedded}", std::str::from_utf8(&glb[..4]).unwrap(), glb.len());
     // Its texture, named by the URI the model keeps, is a resource of its own.
