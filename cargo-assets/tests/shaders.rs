@@ -190,6 +190,14 @@ fn shaders_are_validated_and_reflected_through_their_imports() {
         run.processed(),
         ["shaders/lib/noise.wesl", "shaders/water.wesl"]
     );
+    // The importer's own text is unchanged (imports are kept as written),
+    // but a game composing it with the module must reload it: it is named.
+    let written = (run.with_reason("parcel-written").next()).expect("the parcel is rewritten");
+    let changed: Vec<&str> = (written["changed"].as_array().unwrap().iter())
+        .map(|c| c.as_str().unwrap())
+        .filter(|c| !c.contains("#"))
+        .collect();
+    assert_eq!(changed, ["shaders/lib/noise.wesl", "shaders/water.wesl"]);
     // Editing the quoted `#import` rebuilds the common module and both users.
     p.file(
         "assets/shaders/common.wgsl",

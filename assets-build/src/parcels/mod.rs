@@ -113,7 +113,7 @@ pub(crate) fn write_parcels(
                             r.map(|r| r.map(|p| (p.outcome, p.in_force)))
                         })
                         .flatten();
-                    let written = as_patch
+                    let mut written = as_patch
                         .unwrap_or_else(|| {
                             let outcome =
                                 write_one(store, &path, selection, compression, &key, retired)?;
@@ -122,6 +122,9 @@ pub(crate) fn write_parcels(
                             Ok((outcome, false))
                         })
                         .unwrap_or_else(|error| (ParcelOutcome::Failed { error }, false));
+                    if let ParcelOutcome::Written { changed, .. } = &mut written.0 {
+                        with_users(changed, selection, steps);
+                    }
                     // A choice with stand-ins is made afresh next time:
                     // kept runs do not remember them.
                     if let Some(choices) = choices.as_deref_mut()
@@ -483,6 +486,50 @@ impl<'m, 's> Previous<'m, 's> {
         }
         let r = self.buf.parcel().by_name(&p.name)?;
         (r.kind == p.kind && r.verify_stored().is_ok()).then_some(r)
+    }
+}
+
+/// Adds to `changed` (resource names, sorted) the resources in `planned`
+/// of every step that used an asset whose resources changed, directly or
+/// through other steps: a shader that imports an edited module keeps its
+/// own bytes (imports are kept as written), but a game that composes it
+/// with the module must load it again, so a reload notice names it too.
+/// Atlases are not followed: a page whose sprites did not change is the
+/// same page, and its sprites' own resources say which did.
+fn with_users(changed: &mut Vec<String>, planned: &[Planned], steps: &[Arc<StepReport>]) {
+    let asset_of = |name: &str| name.split('#').next().unwrap_or(name).to_owned();
+    let mut reached: HashSet<String> = changed.iter().map(|n| asset_of(n)).collect();
+    if reached.is_empty() {
+        return;
+    }
+    let mut users: HashMap<&str, Vec<&str>> = HashMap::new();
+    for step in steps.iter().filter(|s| s.asset.atlas_name().is_none()) {
+        let record = step.record.as_deref().or(step.stand_in.as_deref());
+        for dep in record.into_iter().flat_map(|r| &r.dependencies) {
+            users
+                .entry(dep.asset.as_str())
+                .or_default()
+                .push(step.asset.as_str());
+        }
+    }
+    let mut todo: Vec<String> = reached.iter().cloned().collect();
+    while let Some(asset) = todo.pop() {
+        for &user in users.get(asset.as_str()).into_iter().flatten() {
+            if reached.insert(user.to_owned()) {
+                todo.push(user.to_owned());
+            }
+        }
+    }
+    let before = changed.len();
+    changed.extend(
+        (planned.iter())
+            .map(|p| p.name.as_str())
+            .filter(|name| reached.contains(&asset_of(name)))
+            .map(str::to_owned),
+    );
+    if changed.len() != before {
+        changed.sort_unstable();
+        changed.dedup();
     }
 }
 
