@@ -759,3 +759,14 @@ fn inspect_sees_a_parcel_through_the_patch_an_edit_left_beside_it() {
         damaged.stderr
     );
 }
+
+#[test]
+fn inspecting_a_parcel_that_is_not_there_says_where_parcels_are() {
+    let p = project();
+    let missing = p.path().join("target/assets/parcels/game/dev/main.parcel");
+    let (code, _, stderr) = inspect(&p, &missing);
+    assert_eq!(code, Some(101), "{stderr}");
+    for needle in ["main.parcel", "a build script writes them under its OUT_DIR", "main::PATH"] {
+        assert!(stderr.contains(needle), "`{needle}` missing from:\n{stderr}");
+    }
+}

@@ -73,6 +73,14 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
     let path = args.parcel.as_path();
     let patch = Some(assets_runtime::patch::path_of(path)).filter(|p| !args.base && p.is_file());
     let buf = PatchedBuf::open(path, patch.as_deref()).map_err(|e| match e {
+        // `cargo build` alone leaves no parcel under the cache: its build
+        // script writes them under OUT_DIR.
+        ParcelError::Io { .. } if !path.exists() => anyhow::anyhow!(
+            "{e}\nhelp: `cargo assets build` writes parcels to \
+             `<target>/assets/parcels/<package>/<variant>/<name>.parcel`; a build \
+             script writes them under its OUT_DIR (`include_parcel!`'s `main::PATH` \
+             names the file)"
+        ),
         // The message names the file.
         ParcelError::Io { .. } => anyhow::anyhow!("{e}"),
         ParcelError::IsPatch => anyhow::anyhow!(
