@@ -1,0 +1,287 @@
+//! The parcels a game serves to Bevy ([`Parcels`]), and the
+//! [`AssetReader`] over them ([`ParcelReader`]).
+//!
+//! A Bevy asset path is a parcel's resource name: `sprites/hero.png` reads
+//! the resource of that name from the first parcel that holds it. What the
+//! reader hands a loader depends on the resource's kind:
+//!
+//! | kind | bytes read | loader |
+//! |---|---|---|
+//! | `image` | the resource (its header and rows) | [`ParcelImageLoader`](crate::ParcelImageLoader), named by the meta the reader supplies |
+//! | `sprite` | the sprite cut from its atlas page, trim undone, as an `image` resource | the same |
+//! | any other (`text`, `bytes`, `gltf`, `shader`, ...) | the resource's bytes, decompressed | Bevy's, by extension (no meta) |
+//!
+//! So `asset_server.load::<Image>("sprites/hero.png")` gives the sprite's
+//! own pixels whether the game reads loose files or a parcel, and nothing
+//! ever asks the disk or the network for a `.meta` file: the reader answers
+//! every meta request from the parcel's table.
+//!
+//! Folders are the names' folders: `load_folder("sprites")` lists the
+//! resources under `sprites/` (generated ones, such as atlas pages, and
+//! sub-resources named `asset#label` are not files and are left out).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use assets_runtime::image::{Encoding, IMAGE_HEADER_LEN, ImageHeader};
+use assets_runtime::{Patched, PatchedBuf, ResourceId, StaticParcel};
+use bevy_asset::io::{AssetReader, AssetReaderError, PathStream, Reader, VecReader};
+
+use crate::image::ParcelImageLoader;
+
+/// One parcel the game serves.
+enum Held {
+    /// Embedded by `include_parcel!`.
+    Static(Patched<'static>),
+    /// Opened from a file (memory-mapped), through the patch `watch` wrote
+    /// over it if a reload notice named one, and opened again on reload.
+    File(PathBuf, PatchedBuf),
+}
+
+impl Held {
+    fn parcel(&self) -> Patched<'_> {
+        match self {
+            Held::Static(p) => *p,
+            Held::File(_, buf) => buf.parcel(),
+        }
+    }
+}
+
+/// The parcels served to Bevy, searched in the order added. Shared by the
+/// reader and the game (a `Resource` in the app, see
+/// [`CargoAssetsPlugin`](crate::CargoAssetsPlugin)), so that a parcel
+/// reopened after a rebuild is what the next load reads.
+#[derive(Clone, Default, bevy_ecs::resource::Resource)]
+pub struct Parcels(Arc<RwLock<Vec<Held>>>);
+
+/// Why a parcel could not be served.
+#[derive(Debug, thiserror::Error)]
+#[error("could not open parcel `{}`: {source}", path.display())]
+pub struct OpenError {
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    #[source]
+    pub source: assets_runtime::ParcelError,
+}
+
+impl Parcels {
+    /// Serves the parcel `include_parcel!` embedded (`&main::PARCEL`).
+    pub fn add_static(&self, parcel: &'static StaticParcel) {
+        // A parcel seen through no patch: nothing to check, it cannot fail.
+        if let Ok(alone) = Patched::new(*parcel.get(), None) {
+            self.write().push(Held::Static(alone));
+        }
+    }
+
+    /// Serves the parcel in the file at `path`, validated once and mapped.
+    pub fn add_file(&self, path: impl Into<PathBuf>) -> Result<(), OpenError> {
+        let path = path.into();
+        let buf = open(&path, None)?;
+        self.write().push(Held::File(path, buf));
+        Ok(())
+    }
+
+    /// Serves the parcel file at `path`, through `patch` if given, ahead of
+    /// every other: what a reload notice names (the `cargo assets` parcel,
+    /// rebuilt), which then shadows an embedded copy of the same parcel.
+    /// Replaces the file parcel at `path` if there is one.
+    pub fn reload(&self, path: &Path, patch: Option<&Path>) -> Result<(), OpenError> {
+        let buf = open(path, patch)?;
+        let mut held = self.write();
+        held.retain(|h| !matches!(h, Held::File(p, _) if p == path));
+        held.insert(0, Held::File(path.to_owned(), buf));
+        Ok(())
+    }
+
+    /// The name of resource `id` in the first parcel that holds it: what a
+    /// typed constant of `include_parcel!` loads (see [`crate::LoadById`]).
+    pub fn name_of(&self, id: ResourceId) -> Option<String> {
+        let held = self.read();
+        held.iter()
+            .find_map(|h| h.parcel().get(id).map(|r| r.name.to_owned()))
+    }
+
+    /// What the reader hands Bevy for `name`, and the meta naming its
+    /// loader where Bevy's own, chosen by extension, cannot read it.
+    fn serve(&self, name: &str) -> Option<Served> {
+        let held = self.read();
+        let (parcel, resource) = held
+            .iter()
+            .find_map(|h| Some((h.parcel(), h.parcel().by_name(name)?)))?;
+        Some(match resource.kind {
+            "image" => Served::Image(resource.bytes().ok()?.into_owned()),
+            "sprite" => Served::Image(cut_sprite(&parcel, resource.id)?),
+            _ => Served::Bytes(resource.bytes().ok()?.into_owned()),
+        })
+    }
+
+    /// The files and folders right under `folder` (`""` for the top).
+    fn list(&self, folder: &str) -> Vec<PathBuf> {
+        let prefix = if folder.is_empty() {
+            String::new()
+        } else {
+            format!("{folder}/")
+        };
+        let held = self.read();
+        let mut entries: Vec<PathBuf> = held
+            .iter()
+            .flat_map(|h| {
+                h.parcel()
+                    .iter()
+                    .map(|r| r.name.to_owned())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|name| is_file_name(name))
+            .filter_map(|name| {
+                let rest = name.strip_prefix(&prefix)?;
+                let entry = match rest.split_once('/') {
+                    Some((dir, _)) => dir,
+                    None => rest,
+                };
+                Some(PathBuf::from(format!("{prefix}{entry}")))
+            })
+            .collect();
+        entries.sort();
+        entries.dedup();
+        entries
+    }
+
+    fn is_folder(&self, folder: &str) -> bool {
+        let prefix = format!("{folder}/");
+        let held = self.read();
+        held.iter().any(|h| {
+            h.parcel()
+                .iter()
+                .any(|r| is_file_name(r.name) && r.name.starts_with(&prefix))
+        })
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Held>> {
+        self.0.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Vec<Held>> {
+        self.0.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn open(path: &Path, patch: Option<&Path>) -> Result<PatchedBuf, OpenError> {
+    PatchedBuf::open(path, patch).map_err(|source| OpenError {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Whether a resource name is a file's: not a generated step's
+/// (`atlas:ui#0`) nor a sub-resource (`shaders/water.wgsl#reflection`).
+pub(crate) fn is_file_name(name: &str) -> bool {
+    !name.contains('#') && !name.contains(':')
+}
+
+enum Served {
+    /// An `image` resource's bytes, for [`ParcelImageLoader`].
+    Image(Vec<u8>),
+    /// Bytes for Bevy's loader of the extension.
+    Bytes(Vec<u8>),
+}
+
+/// The pixels of sprite `id`, cut from its page and put back at its source
+/// size (the trimmed border transparent again), as a raw `image` resource.
+fn cut_sprite(parcel: &Patched<'_>, id: ResourceId) -> Option<Vec<u8>> {
+    let sprite = parcel.sprite(id)?;
+    let f = sprite.frame;
+    let page = sprite.page.pixels().ok()?;
+    let pw = sprite.page.header.width as usize;
+    let (sw, sh) = (f.source_width as usize, f.source_height as usize);
+    let (cw, ch) = f.content_size();
+    let mut rows = vec![0u8; sw * sh * 4];
+    for sy in 0..ch as usize {
+        for sx in 0..cw as usize {
+            // A turned sprite lies a quarter turn clockwise on its page.
+            let (px, py) = if f.rotated {
+                (f.x as usize + f.w as usize - 1 - sy, f.y as usize + sx)
+            } else {
+                (f.x as usize + sx, f.y as usize + sy)
+            };
+            let (dx, dy) = (f.trim_x as usize + sx, f.trim_y as usize + sy);
+            if dx >= sw || dy >= sh {
+                return None;
+            }
+            let from = (py * pw + px) * 4;
+            let to = (dy * sw + dx) * 4;
+            rows[to..to + 4].copy_from_slice(page.get(from..from + 4)?);
+        }
+    }
+    let header = ImageHeader {
+        width: f.source_width,
+        height: f.source_height,
+        format: sprite.page.header.format,
+        encoding: Encoding::Raw,
+    };
+    let mut out = Vec::with_capacity(IMAGE_HEADER_LEN + rows.len());
+    out.extend_from_slice(&header.encode());
+    out.extend_from_slice(&rows);
+    Some(out)
+}
+
+/// Reads Bevy asset paths from [`Parcels`]. See the [module docs](self).
+pub struct ParcelReader {
+    parcels: Parcels,
+}
+
+impl ParcelReader {
+    /// A reader of `parcels`.
+    pub fn new(parcels: Parcels) -> ParcelReader {
+        ParcelReader { parcels }
+    }
+}
+
+/// A path as a resource name: `/`-separated, relative.
+fn name_of(path: &Path) -> String {
+    let name = path.to_string_lossy().replace('\\', "/");
+    name.trim_start_matches("./")
+        .trim_end_matches('/')
+        .to_owned()
+}
+
+fn not_found(path: &Path) -> AssetReaderError {
+    AssetReaderError::NotFound(path.to_owned())
+}
+
+impl AssetReader for ParcelReader {
+    async fn read<'a>(&'a self, path: &'a Path) -> Result<impl Reader + 'a, AssetReaderError> {
+        match self.parcels.serve(&name_of(path)) {
+            Some(Served::Image(bytes) | Served::Bytes(bytes)) => Ok(VecReader::new(bytes)),
+            None => Err(not_found(path)),
+        }
+    }
+
+    async fn read_meta<'a>(&'a self, path: &'a Path) -> Result<impl Reader + 'a, AssetReaderError> {
+        // `path` is the asset's path with `.meta` appended.
+        let asset = name_of(path);
+        let asset = asset.strip_suffix(".meta").unwrap_or(&asset);
+        match self.parcels.serve(asset) {
+            Some(Served::Image(_)) => Ok(VecReader::new(ParcelImageLoader::meta())),
+            // Bevy's loader for the extension, with its default settings.
+            Some(Served::Bytes(_)) | None => Err(not_found(path)),
+        }
+    }
+
+    async fn read_directory<'a>(
+        &'a self,
+        path: &'a Path,
+    ) -> Result<Box<PathStream>, AssetReaderError> {
+        let folder = name_of(path);
+        if !folder.is_empty() && !self.parcels.is_folder(&folder) {
+            return Err(not_found(path));
+        }
+        let entries = self.parcels.list(&folder);
+        Ok(Box::new(futures_lite::stream::iter(entries)))
+    }
+
+    async fn is_directory<'a>(&'a self, path: &'a Path) -> Result<bool, AssetReaderError> {
+        let folder = name_of(path);
+        Ok(folder.is_empty() || self.parcels.is_folder(&folder))
+    }
+}

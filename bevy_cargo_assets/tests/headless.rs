@@ -1,0 +1,305 @@
+//! A headless Bevy `App` (no renderer) loading from a parcel the real
+//! pipeline built: images and sprites equal their source PNGs, folders list
+//! what they hold, a missing path is Bevy's not-found, the typed IDs of
+//! `include_parcel!` load, and the same app code reading loose files with
+//! Bevy's own PNG loader gets the same pixels.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use assets_runtime::{ResourceId, SpriteId};
+use bevy_app::{App, TaskPoolPlugin};
+use bevy_asset::AssetApp;
+use bevy_asset::{
+    AssetPlugin, AssetServer, Assets, Handle, LoadState, LoadedFolder, UntypedHandle,
+};
+use bevy_cargo_assets::{CargoAssetsPlugin, ParcelAssets};
+use bevy_ecs::system::RunSystemOnce;
+use bevy_image::{CompressedImageFormats, Image, ImageLoader, ImagePlugin};
+
+/// A sprite with a clear border the atlas trims away (and the reader puts back).
+fn sprite(w: u32, h: u32, seed: u32) -> image::RgbaImage {
+    image::RgbaImage::from_fn(w, h, |x, y| {
+        let inside = x >= 2 && y >= 1 && x + 2 < w && y + 1 < h;
+        let v = (x * 31 + y * 17 + seed * 7) as u8;
+        image::Rgba(if inside {
+            [v, 255 - v, (seed * 40) as u8, 255]
+        } else {
+            [0; 4]
+        })
+    })
+}
+
+/// A project whose parcel the pipeline builds: two sprites in an atlas (one
+/// in a subfolder), an image, a text. Returns its directory and the parcel.
+fn built_project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"bevy-game\"\nversion = \"0.1.0\"\n\n\
+         [[package.metadata.assets.rules]]\nmatch = \"sprites/**/*.png\"\nprocessor = \"sprite\"\n",
+    )
+    .unwrap();
+    let write_png = |name: &str, img: &image::RgbaImage| {
+        let path = root.join("assets").join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        img.save(&path).unwrap();
+    };
+    write_png("sprites/hero.png", &sprite(24, 18, 1));
+    write_png("sprites/tiles/grass.png", &sprite(16, 16, 2));
+    write_png("images/sky.png", &sprite(40, 30, 3));
+    std::fs::create_dir_all(root.join("assets/data")).unwrap();
+    std::fs::write(
+        root.join("assets/data/level.json"),
+        "{\"name\": \"meadow\"}\n",
+    )
+    .unwrap();
+    let options =
+        assets_build::BuildOptions::new(root.join("Cargo.toml"), root.join("target/assets"));
+    let report = assets_build::Pipeline::new(options).build(&|_| {}).unwrap();
+    assert!(report.success(), "{:?}", report.failure_summary());
+    let parcel = report.parcels[0].path.clone();
+    (dir, parcel)
+}
+
+/// A headless app: task pools, the asset server (with `asset_plugin`'s
+/// settings), Bevy's image plugin (its PNG loader), and `before` added first.
+fn app(before: Option<CargoAssetsPlugin>, asset_plugin: AssetPlugin) -> App {
+    let mut app = App::new();
+    app.add_plugins(TaskPoolPlugin::default());
+    if let Some(plugin) = before {
+        app.add_plugins(plugin);
+    }
+    app.add_plugins((asset_plugin, ImagePlugin::default()));
+    // What Bevy's renderer registers (ImagePlugin only pre-registers it,
+    // for the GPU's compressed formats): Bevy's loader of PNG files.
+    app.register_asset_loader(ImageLoader::new(CompressedImageFormats::NONE));
+    app.finish();
+    app.cleanup();
+    app
+}
+
+/// Updates `app` until every handle is loaded or failed; their states.
+fn settle(app: &mut App, handles: &[UntypedHandle]) -> Vec<LoadState> {
+    for _ in 0..2000 {
+        app.update();
+        let server = app.world().resource::<AssetServer>();
+        let states: Vec<LoadState> = handles.iter().map(|h| server.load_state(h.id())).collect();
+        if states
+            .iter()
+            .all(|s| matches!(s, LoadState::Loaded | LoadState::Failed(_)))
+        {
+            return states;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let server = app.world().resource::<AssetServer>();
+    let states: Vec<LoadState> = handles.iter().map(|h| server.load_state(h.id())).collect();
+    panic!("assets did not settle: {states:?}");
+}
+
+fn pixels(app: &App, handle: &Handle<Image>) -> (u32, u32, Vec<u8>) {
+    let images = app.world().resource::<Assets<Image>>();
+    let image = images.get(handle).expect("the image is loaded");
+    let size = image.size();
+    (
+        size.x,
+        size.y,
+        image.data.clone().expect("pixels in main-world memory"),
+    )
+}
+
+/// Loads `paths` as images the way a game does, returning each one's pixels.
+fn load_images(app: &mut App, paths: &[&str]) -> Vec<(u32, u32, Vec<u8>)> {
+    let handles: Vec<Handle<Image>> = {
+        let server = app.world().resource::<AssetServer>();
+        paths.iter().map(|p| server.load(p.to_string())).collect()
+    };
+    let untyped: Vec<UntypedHandle> = handles.iter().map(|h| h.clone().untyped()).collect();
+    let states = settle(app, &untyped);
+    for (path, state) in paths.iter().zip(&states) {
+        assert!(matches!(state, LoadState::Loaded), "{path}: {state:?}");
+    }
+    handles.iter().map(|h| pixels(app, h)).collect()
+}
+
+fn source(project: &Path, name: &str) -> (u32, u32, Vec<u8>) {
+    let img = image::open(project.join("assets").join(name))
+        .unwrap()
+        .to_rgba8();
+    (img.width(), img.height(), img.into_raw())
+}
+
+#[test]
+fn images_and_sprites_load_from_a_parcel_as_their_source_pngs() {
+    let (project, parcel) = built_project();
+    let plugin = CargoAssetsPlugin::file(&parcel).unwrap();
+    let mut app = app(Some(plugin), AssetPlugin::default());
+    let paths = [
+        "images/sky.png",
+        "sprites/hero.png",
+        "sprites/tiles/grass.png",
+    ];
+    let loaded = load_images(&mut app, &paths);
+    for (path, got) in paths.iter().zip(&loaded) {
+        assert!(
+            *got == source(project.path(), path),
+            "{path}: pixels differ"
+        );
+    }
+}
+
+#[test]
+fn the_same_app_code_reads_loose_files_and_the_parcel_alike() {
+    let (project, parcel) = built_project();
+    let paths = [
+        "images/sky.png",
+        "sprites/hero.png",
+        "sprites/tiles/grass.png",
+    ];
+    // Bevy's own file source and PNG loader, on the same tree.
+    let loose = AssetPlugin {
+        file_path: project.path().join("assets").display().to_string(),
+        ..AssetPlugin::default()
+    };
+    let from_files = load_images(&mut app(None, loose), &paths);
+    let plugin = CargoAssetsPlugin::file(&parcel).unwrap();
+    let from_parcel = load_images(&mut app(Some(plugin), AssetPlugin::default()), &paths);
+    assert!(
+        from_files == from_parcel,
+        "the parcel's pixels differ from Bevy's own loading"
+    );
+}
+
+#[test]
+fn folders_list_the_parcels_files_and_a_missing_path_is_not_found() {
+    let (_project, parcel) = built_project();
+    let plugin = CargoAssetsPlugin::file(&parcel).unwrap();
+    let mut app = app(Some(plugin), AssetPlugin::default());
+    let (folder, missing) = {
+        let server = app.world().resource::<AssetServer>();
+        let folder: Handle<LoadedFolder> = server.load_folder("sprites");
+        let missing: Handle<Image> = server.load("sprites/nobody.png");
+        (folder, missing)
+    };
+    let states = settle(
+        &mut app,
+        &[folder.clone().untyped(), missing.clone().untyped()],
+    );
+    assert!(matches!(states[0], LoadState::Loaded), "{:?}", states[0]);
+    let folders = app.world().resource::<Assets<LoadedFolder>>();
+    let mut names: Vec<String> = folders
+        .get(&folder)
+        .unwrap()
+        .handles
+        .iter()
+        .map(|h| h.path().unwrap().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["sprites/hero.png", "sprites/tiles/grass.png"]);
+    match &states[1] {
+        LoadState::Failed(e) => assert!(
+            e.to_string().contains("not found") || e.to_string().contains("NotFound"),
+            "{e}"
+        ),
+        other => panic!("a missing path loaded: {other:?}"),
+    }
+}
+
+#[test]
+fn typed_ids_load_handles_through_the_parcel() {
+    let (project, parcel) = built_project();
+    let plugin = CargoAssetsPlugin::file(&parcel).unwrap();
+    let mut app = app(Some(plugin), AssetPlugin::default());
+    // What `include_parcel!` generates for `sprites/hero.png`.
+    const HERO: SpriteId = SpriteId::of("sprites/hero.png");
+    let handle = app
+        .world_mut()
+        .run_system_once(|assets: ParcelAssets<'_>| assets.sprite(HERO))
+        .unwrap()
+        .expect("the parcel holds the sprite");
+    let nothing = app
+        .world_mut()
+        .run_system_once(|assets: ParcelAssets<'_>| {
+            assets.load::<Image>(ResourceId::of("no/such.png"))
+        })
+        .unwrap();
+    assert!(nothing.is_none());
+    settle(&mut app, &[handle.clone().untyped()]);
+    assert!(pixels(&app, &handle) == source(project.path(), "sprites/hero.png"));
+}
+
+/// Runs `cargo assets <args>` in this process.
+fn cargo_assets(args: &[&str]) -> std::process::ExitCode {
+    let args = std::iter::once("cargo-assets").chain(args.iter().copied());
+    cargo_assets::run(args.map(std::ffi::OsString::from), &[])
+}
+
+#[test]
+fn a_sprite_saved_under_watch_is_reloaded_in_the_running_app() {
+    let (project, _) = built_project();
+    let manifest = project.path().join("Cargo.toml");
+    let target = project.path().join("target");
+    let (manifest, target) = (manifest.to_str().unwrap(), target.to_str().unwrap());
+    let built = cargo_assets(&[
+        "build",
+        "-q",
+        "--manifest-path",
+        manifest,
+        "--target-dir",
+        target,
+    ]);
+    assert_eq!(built, std::process::ExitCode::SUCCESS);
+    let parcel = project
+        .path()
+        .join("target/assets/parcels/bevy-game/dev/main.parcel");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (m, t, p) = (manifest.to_owned(), target.to_owned(), port.to_string());
+    std::thread::spawn(move || {
+        cargo_assets(&[
+            "watch",
+            "-q",
+            "--port",
+            &p,
+            "--manifest-path",
+            &m,
+            "--target-dir",
+            &t,
+        ])
+    });
+
+    let plugin = CargoAssetsPlugin::file(&parcel).unwrap().hot_reload(port);
+    let watching = AssetPlugin {
+        watch_for_changes_override: Some(true),
+        ..AssetPlugin::default()
+    };
+    let mut app = app(Some(plugin), watching);
+    let hero: Handle<Image> = app
+        .world()
+        .resource::<AssetServer>()
+        .load("sprites/hero.png");
+    settle(&mut app, &[hero.clone().untyped()]);
+    assert!(pixels(&app, &hero) == source(project.path(), "sprites/hero.png"));
+
+    // Saved while the game runs (after the watcher's first build has had
+    // time to settle): the handle's pixels become the new ones.
+    std::thread::sleep(Duration::from_secs(3));
+    sprite(30, 20, 9)
+        .save(project.path().join("assets/sprites/hero.png"))
+        .unwrap();
+    let new = source(project.path(), "sprites/hero.png");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while pixels(&app, &hero) != new {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sprite was not reloaded"
+        );
+        app.update();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
