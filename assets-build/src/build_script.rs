@@ -372,10 +372,13 @@ fn finish(report: &BuildReport) -> Vec<String> {
                     step.asset
                 ),
             ),
-            Outcome::Failed { error, .. } => (first_line(&error.to_string()).to_owned(), String::new()),
-            Outcome::Skipped { dependency } => {
-                (format!("its dependency `{dependency}` failed"), String::new())
+            Outcome::Failed { error, .. } => {
+                (first_line(&error.to_string()).to_owned(), String::new())
             }
+            Outcome::Skipped { dependency } => (
+                format!("its dependency `{dependency}` failed"),
+                String::new(),
+            ),
             _ => continue,
         };
         let instead = match fate.get(step.asset.as_str()) {

@@ -766,7 +766,14 @@ fn inspecting_a_parcel_that_is_not_there_says_where_parcels_are() {
     let missing = p.path().join("target/assets/parcels/game/dev/main.parcel");
     let (code, _, stderr) = inspect(&p, &missing);
     assert_eq!(code, Some(101), "{stderr}");
-    for needle in ["main.parcel", "a build script writes them under its OUT_DIR", "main::PATH"] {
-        assert!(stderr.contains(needle), "`{needle}` missing from:\n{stderr}");
+    for needle in [
+        "main.parcel",
+        "a build script writes them under its OUT_DIR",
+        "main::PATH",
+    ] {
+        assert!(
+            stderr.contains(needle),
+            "`{needle}` missing from:\n{stderr}"
+        );
     }
 }

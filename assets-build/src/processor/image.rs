@@ -143,7 +143,7 @@ fn decoder(bytes: &[u8], max_dimension: u32) -> Result<impl ImageDecoder + '_, P
         .map_err(|e| ProcessError::msg(format!("could not read image: {e}")))?;
     if reader.format().is_none() {
         return Err(ProcessError::msg(
-            "not a PNG or JPEG image (unrecognized contents)",
+            "not a PNG, JPEG or WebP image (unrecognized contents)",
         ));
     }
     let mut limits = Limits::default();
@@ -462,7 +462,7 @@ mod tests {
         let err = decode_rgba8(b"hello world, not a png", 16)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("not a PNG or JPEG"), "{err}");
+        assert!(err.contains("not a PNG, JPEG or WebP"), "{err}");
         let mut truncated = png(8, 8);
         truncated.truncate(truncated.len() / 2);
         let err = decode_rgba8(&truncated, 16).unwrap_err().to_string();
