@@ -22,7 +22,10 @@
 //!   stands in for it, or it is left out), the lines are `cargo::warning`s
 //!   and the game compiles and runs. In a release build (or with
 //!   `CARGO_ASSETS_STRICT=1`, for CI) they are `cargo::error`s, which fail
-//!   the build, and the last good parcels are kept as they were.
+//!   the build, and the last good parcels are kept as they were;
+//! - each warning of a processor (`Context::warn`, a tool's stderr), also of a
+//!   reused step, is a `cargo::warning`, or a `cargo::error` with
+//!   `CARGO_ASSETS_DENY_WARNINGS=1`.
 //!
 //! **Errors go to Cargo, not to the caller.** Whatever fails (an asset, the
 //! manifest, the cache), [`build`] tells Cargo with `cargo::error` lines,
@@ -74,6 +77,8 @@ pub const PARCELS_VAR: &str = "CARGO_ASSETS_PARCELS";
 /// Set to `1` to fail a debug build's script on a failed asset, as a
 /// release build's does (for CI that runs `cargo build` or `cargo test`).
 pub const STRICT_VAR: &str = "CARGO_ASSETS_STRICT";
+/// Set to `1` to fail the build script when a processor warns.
+pub const DENY_WARNINGS_VAR: &str = "CARGO_ASSETS_DENY_WARNINGS";
 
 /// Why the build script's asset build failed, when it cannot tell Cargo
 /// itself (see the [module docs](self)).
@@ -238,6 +243,32 @@ impl Builder {
         });
         if written {
             println!("cargo:rustc-env={PARCELS_VAR}={}", parcel_dir.display());
+        }
+        println!("cargo:rerun-if-env-changed={DENY_WARNINGS_VAR}");
+        let deny_warnings = std::env::var(DENY_WARNINGS_VAR).is_ok_and(|v| v == "1" || v == "true");
+        // Each step's warnings, also a reused step's (the record keeps them).
+        let warnings: Vec<String> = report
+            .warnings()
+            .flat_map(|(step, message)| {
+                let mut lines = message.lines().filter(|l| !l.trim().is_empty());
+                let first = lines.next().unwrap_or_default();
+                let more = lines.count();
+                let more = match more {
+                    0 => String::new(),
+                    n => format!(" ({n} more lines with `cargo build -vv`)"),
+                };
+                eprintln!("warning: `{}` ({}): {message}", step.asset, step.processor);
+                Some(format!(
+                    "cargo-assets: `{}` ({}): {first}{more}",
+                    step.asset, step.processor
+                ))
+            })
+            .collect();
+        if deny_warnings && !warnings.is_empty() {
+            return cargo.fail(&warnings);
+        }
+        for line in &warnings {
+            println!("cargo::warning={line}");
         }
         let lines = finish(&report);
         if lines.is_empty() {

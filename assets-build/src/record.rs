@@ -98,7 +98,7 @@ impl fmt::Display for DirtyReason {
 
 /// Bumped when the record layout or the key scheme changes; older records
 /// are then treated as absent.
-pub const RECORD_FORMAT: u32 = 2;
+pub const RECORD_FORMAT: u32 = 3;
 
 /// The persisted facts about one build step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,6 +132,11 @@ pub struct Record {
     /// outputs; an asset that is gone reruns the step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<AssetPath>,
+    /// What the processor warned of ([`crate::Context::warn`]; a tool's
+    /// stderr), verbatim, in order: kept with the step so that a build
+    /// that reuses it says it again, as Cargo replays a cached warning.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// What the step produced.
     pub outputs: Vec<OutputRecord>,
     /// Why the step last ran (`cargo assets why`); absent in records written

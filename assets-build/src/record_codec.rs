@@ -25,6 +25,7 @@
 //!                         2 unsettled: u8 bool
 //! list of dependencies: str asset, hash outputs_hash
 //! list of references:   str asset
+//! list of warnings:     str
 //! list of outputs:      str label, str kind, u64 size, hash
 //! option reason:        u8 kind (the order of `DirtyReason`'s variants), its fields
 //! option fetched_from:  str
@@ -86,6 +87,10 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
     w.len(record.references.len());
     for r in &record.references {
         w.str(r.as_str());
+    }
+    w.len(record.warnings.len());
+    for warning in &record.warnings {
+        w.str(warning);
     }
     w.len(record.outputs.len());
     for o in &record.outputs {
@@ -150,6 +155,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Record> {
             })
         })?,
         references: r.list(Reader::asset)?,
+        warnings: r.list(Reader::string)?,
         outputs: r.list(|r| {
             Some(OutputRecord {
                 label: r.string()?,
@@ -366,6 +372,7 @@ mod tests {
                 outputs_hash: ContentHash::of(b"outputs"),
             }],
             references: vec![AssetPath::new("models/Leather Parts.png").unwrap()],
+            warnings: vec!["line 3: `tiles.png` is 1 px wider than its grid".into()],
             outputs: vec![
                 OutputRecord {
                     label: String::new(),

@@ -614,6 +614,7 @@ mod tests {
             inputs: vec![],
             dependencies: vec![],
             references: vec![],
+            warnings: vec![],
             outputs: vec![OutputRecord {
                 label: String::new(),
                 kind: "bytes".into(),

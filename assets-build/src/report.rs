@@ -234,6 +234,17 @@ impl BuildReport {
         })
     }
 
+    /// Every warning of a step that succeeded (ran, fresh or fetched), with
+    /// its step, in step order: what each processor warned of when it ran.
+    pub fn warnings(&self) -> impl Iterator<Item = (&StepReport, &str)> {
+        self.steps.iter().flat_map(|s| {
+            let record = s.record.as_deref();
+            record
+                .into_iter()
+                .flat_map(move |r| r.warnings.iter().map(move |w| (&**s, w.as_str())))
+        })
+    }
+
     /// Steps reused from the cache.
     pub fn fresh(&self) -> usize {
         self.count(|o| matches!(o, Outcome::Fresh))

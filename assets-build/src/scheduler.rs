@@ -805,6 +805,7 @@ impl<'a> Scheduler<'a> {
             inputs: recorded.inputs,
             dependencies: recorded.dependencies,
             references: recorded.references,
+            warnings: recorded.warnings,
             outputs,
             reason: Some(reason.clone()),
             fetched_from: None,

@@ -179,6 +179,10 @@ pub struct BuildArgs {
     /// as `CARGO_ASSETS_REMOTE_WRITE=1` does.
     #[arg(long)]
     pub remote_write: bool,
+    /// Fail the build if a processor warns (also `CARGO_ASSETS_DENY_WARNINGS=1`),
+    /// for CI.
+    #[arg(long, env = "CARGO_ASSETS_DENY_WARNINGS", value_parser = clap::builder::BoolishValueParser::new())]
+    pub deny_warnings: bool,
 }
 
 impl BuildArgs {

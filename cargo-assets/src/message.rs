@@ -73,6 +73,16 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// What a processor (or the tool it ran) warned of, verbatim; said
+    /// again by every build that reuses the step.
+    AssetWarning {
+        /// The asset.
+        asset: AssetPath,
+        /// The processor.
+        processor: String,
+        /// The warning.
+        message: String,
+    },
     /// A step not built because a dependency failed.
     AssetSkipped {
         /// The asset.

@@ -506,3 +506,37 @@ targets = ["wasm32-*"]
         "a shared step's output is the same"
     );
 }
+
+#[test]
+fn a_processors_warning_reaches_cargo_and_fails_the_script_when_denied() {
+    let c = Crate::new("e2e-warns");
+    c.manifest_with(
+        "",
+        r#"[[package.metadata.assets.rules]]
+match = "levels/*.lvl"
+processor = "command"
+command = ["sh", "-c", "echo 'tile 7 is unused' >&2; cp \"$0\" \"$1\"", "{input}", "{output}"]
+"#,
+    );
+    c.write("assets/levels/one.lvl", "T.C\n");
+    let (ok, _, stderr) = c.build();
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: e2e-warns@0.1.0: cargo-assets: `levels/one.lvl` (command): tile 7 is unused"
+        ),
+        "{stderr}"
+    );
+    c.write(
+        ".cargo/config.toml",
+        "[env]\nCARGO_ASSETS_DENY_WARNINGS = \"1\"\n",
+    );
+    let (ok, _, stderr) = c.build();
+    assert!(!ok, "{stderr}");
+    assert!(
+        stderr.contains(
+            "error: e2e-warns@0.1.0: cargo-assets: `levels/one.lvl` (command): tile 7 is unused"
+        ),
+        "{stderr}"
+    );
+}

@@ -255,3 +255,55 @@ fn a_file_that_changes_while_the_tool_runs_is_never_trusted() {
     assert_eq!(why["kind"], "input-changed", "{why}");
     assert_eq!(why["path"], "tools/cfg.txt", "{why}");
 }
+
+#[test]
+fn a_successful_tools_stderr_is_a_warning_said_again_when_reused_and_deniable() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "levels/*.lvl"
+processor = "command"
+command = ["sh", "-c", "echo 'palette has 300 colours; 256 kept' >&2; cp \"$0\" \"$1\"", "{input}", "{output}"]
+"#,
+    )
+    .file("assets/levels/one.lvl", "level one\n")
+    .file("assets/levels/two.lvl", "quiet\n");
+    let said = "palette has 300 colours; 256 kept";
+    let first = p.build_ok();
+    let second = p.build_ok();
+    assert!(
+        second.processed().is_empty(),
+        "the second build reuses both"
+    );
+    for run in [&first, &second] {
+        let mut warnings: Vec<&Value> = run.with_reason("asset-warning").collect();
+        warnings.sort_by_key(|w| w["asset"].as_str().unwrap().to_owned());
+        assert_eq!(warnings.len(), 2, "{}", run.stderr);
+        assert_eq!(warnings[0]["asset"], "levels/one.lvl");
+        assert_eq!(warnings[0]["processor"], "command");
+        assert_eq!(warnings[0]["message"], said, "verbatim");
+        assert!(
+            run.stderr
+                .contains(&format!("warning: `levels/one.lvl` (command): {said}")),
+            "{}",
+            run.stderr
+        );
+    }
+    // For CI: warnings are errors.
+    let denied = p.run(&["build", "--deny-warnings"]);
+    assert_eq!(denied.code, Some(101), "{}", denied.stderr);
+    assert!(
+        denied
+            .stderr
+            .contains("2 warnings denied by `--deny-warnings`"),
+        "{}",
+        denied.stderr
+    );
+    assert_eq!(denied.finished()["success"], false);
+    let by_env = p.run_with(
+        &["build"],
+        &[("CARGO_ASSETS_DENY_WARNINGS", "1".to_owned())],
+    );
+    assert_eq!(by_env.code, Some(101), "{}", by_env.stderr);
+}

@@ -399,11 +399,28 @@ fn a_model_requiring_an_extension_the_validator_does_not_know_still_packs() {
             r#""extensionsUsed": ["EXT_made_up"], "extensionsRequired": ["EXT_made_up"],"#,
         ),
     );
-    let json = packed_json(&p.build_ok());
+    let run = p.build_ok();
+    let json = packed_json(&run);
     assert_eq!(
         json["extensionsRequired"],
         serde_json::json!(["EXT_made_up"])
     );
+    // Said, and said again by a build that reuses the step.
+    let said = "requires the glTF extensions `EXT_made_up`, passed through untouched";
+    for run in [run, p.build_ok()] {
+        let warning = (run.with_reason("asset-warning").next()).expect("a warning");
+        assert_eq!(warning["asset"], MODEL_NAME);
+        assert!(
+            warning["message"].as_str().unwrap().starts_with(said),
+            "{warning}"
+        );
+        assert!(
+            run.stderr
+                .contains(&format!("warning: `{MODEL_NAME}` (gltf): {said}")),
+            "{}",
+            run.stderr
+        );
+    }
 }
 
 #[test]

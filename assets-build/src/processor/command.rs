@@ -299,11 +299,12 @@ impl Processor for Command {
         // read unknown: run it again once the file has settled (a few
         // times at most; then the next build reruns the step).
         let mut attempt = 1;
-        let show_stderr = loop {
+        let stderr = loop {
             let tool_started = std::time::SystemTime::now();
-            let show_stderr = run_tool(program, &args, &package_dir, &variant)?;
+            let stderr = run_tool(program, &args, &package_dir, &variant)?;
+            let show_stderr = shown(&stderr);
             if !used_depfile {
-                break show_stderr;
+                break stderr;
             }
             let text = std::fs::read_to_string(&depfile).map_err(|e| {
                 ProcessError::msg(format!(
@@ -320,13 +321,14 @@ impl Processor for Command {
                 Unsettled::Report
             };
             match ctx.record_tool_inputs(&paths, tool_started, unsettled)? {
-                ToolInputs::Recorded => break show_stderr,
+                ToolInputs::Recorded => break stderr,
                 ToolInputs::Unsettled(_) => {
                     std::thread::sleep(TOOL_CLOCK_MARGIN);
                     attempt += 1;
                 }
             }
         };
+        let show_stderr = shown(&stderr);
         for (label, file) in &outputs.files {
             let bytes = std::fs::read(file).map_err(|e| {
                 let placeholder = if label.is_empty() {
@@ -340,14 +342,28 @@ impl Processor for Command {
             })?;
             ctx.emit_labeled(label, settings.kind.of(label), bytes)?;
         }
+        // What a tool that succeeded said is for the user: a warning,
+        // verbatim, kept with the step and said again when it is reused.
+        if !stderr.is_empty() {
+            ctx.warn(stderr);
+        }
         Ok(())
+    }
+}
+
+/// A tool's stderr, ready to append to an error message.
+fn shown(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!("\n--- stderr\n{stderr}")
     }
 }
 
 /// How many times a tool runs when files it read keep changing under it.
 const MAX_TOOL_RUNS: u32 = 3;
 
-/// Runs the tool; its stderr, ready to append to a message, on success.
+/// Runs the tool; its stderr (trailing white space trimmed), on success.
 fn run_tool(
     program: &str,
     args: &[String],
@@ -367,18 +383,14 @@ fn run_tool(
         })?;
     let stderr = String::from_utf8_lossy(&result.stderr);
     let stderr = stderr.trim_end();
-    let show_stderr = if stderr.is_empty() {
-        String::new()
-    } else {
-        format!("\n--- stderr\n{stderr}")
-    };
     if !result.status.success() {
         return Err(ProcessError::msg(format!(
-            "`{program}` failed ({}){show_stderr}",
-            result.status
+            "`{program}` failed ({}){}",
+            result.status,
+            shown(stderr)
         )));
     }
-    Ok(show_stderr)
+    Ok(stderr.to_owned())
 }
 
 #[cfg(test)]

@@ -57,6 +57,7 @@ pub(crate) struct Recorded {
     pub inputs: Vec<Input>,
     pub dependencies: Vec<DependencyUse>,
     pub references: Vec<AssetPath>,
+    pub warnings: Vec<String>,
     pub outputs: Vec<Emitted>,
     /// Set when a dependency failed: the step is then skipped, not failed.
     pub failed_dependency: Option<AssetPath>,
@@ -452,6 +453,15 @@ impl<'a> Context<'a> {
             self.recorded.references.push(asset.clone());
         }
         Ok(())
+    }
+
+    /// Warns of something the user would want to know though the step
+    /// succeeded (a setting that does little, a character a font lacks).
+    /// Printed with the asset's name (cargo-style, as a JSON
+    /// `asset-warning` message, as a `cargo::warning` from a build script),
+    /// and kept with the step: a build that reuses it says it again.
+    pub fn warn(&mut self, message: impl Into<String>) {
+        self.recorded.warnings.push(message.into());
     }
 
     /// Emits the main output of the asset.

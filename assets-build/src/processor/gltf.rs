@@ -96,6 +96,17 @@ impl Processor for Gltf {
         let mut doc: Value = serde_json::from_slice(&json_bytes)
             .map_err(|e| ProcessError::msg(format!("not valid glTF JSON: {e}")))?;
         validate(&doc)?;
+        // A loader without these cannot load the model at all: worth saying,
+        // though packing moves their bytes without needing to know them.
+        let required: Vec<&str> = (doc["extensionsRequired"].as_array().into_iter().flatten())
+            .filter_map(Value::as_str)
+            .collect();
+        if !required.is_empty() {
+            ctx.warn(format!(
+                "requires the glTF extensions {}, passed through untouched: the game's glTF loader must support them",
+                required.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", ")
+            ));
+        }
         let mut packed = Packed::default();
         packed.buffers(ctx, &mut doc, settings.embed, glb_bin)?;
         packed.images(ctx, &mut doc, settings.embed)?;

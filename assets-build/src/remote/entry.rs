@@ -119,6 +119,7 @@ mod tests {
             inputs: vec![],
             dependencies: vec![],
             references: vec![],
+            warnings: vec![],
             outputs: sizes
                 .iter()
                 .map(|&size| OutputRecord {

@@ -63,6 +63,7 @@ fn build_packages(
                     shell,
                     package,
                     &build_once(&pipeline, Changes::Unknown, shell)?,
+                    args.deny_warnings,
                 )
             }
         };
@@ -192,6 +193,16 @@ fn render_event(shell: &Shell, event: &Event<'_>) {
 
 fn step_finished(shell: &Shell, step: &StepReport) {
     let asset = step.asset.as_str();
+    // A step's warnings, each time it is built or reused (as Cargo replays
+    // a cached warning): the record keeps them.
+    for message in step.record.iter().flat_map(|r| &r.warnings) {
+        shell.warn(format!("`{asset}` ({}): {message}", step.processor));
+        shell.message(&Message::AssetWarning {
+            asset: step.asset.clone(),
+            processor: step.processor.clone(),
+            message: message.clone(),
+        });
+    }
     match &step.outcome {
         Outcome::Fresh => {
             if shell.verbosity() >= Verbosity::Verbose {
@@ -307,7 +318,11 @@ fn verified(shell: &Shell, step: &StepReport, verification: &Verification) {
 }
 
 /// Renders the end of a build: parcels, the summary, `build-finished`.
-pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
+/// With `deny_warnings`, a build whose processors warned fails.
+pub fn finish(shell: &Shell, package: &Package, report: &BuildReport, deny_warnings: bool) -> Exit {
+    let warnings = report.warnings().count();
+    let denied = deny_warnings && warnings > 0;
+    let success = report.success() && !denied;
     let (ran, fresh, failed, skipped) = (
         report.ran(),
         report.fresh(),
@@ -317,7 +332,7 @@ pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
     let parcels = render_parcels(shell, report);
     shell.message(&Message::BuildFinished(BuildFinished {
         package: Some(package.name.clone()),
-        success: report.success(),
+        success,
         ran,
         fresh,
         fetched: report.fetched(),
@@ -332,7 +347,7 @@ pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
     }));
     let secs = report.elapsed.as_secs_f64();
     let total = report.steps.len();
-    if report.success() {
+    if success {
         let on = match &report.platform {
             Some(p) => format!(" for platform `{p}`"),
             None => String::new(),
@@ -362,6 +377,11 @@ pub fn finish(shell: &Shell, package: &Package, report: &BuildReport) -> Exit {
     }
     if let Some(summary) = report.failure_summary() {
         shell.error(summary);
+    } else if denied {
+        shell.error(format!(
+            "{} denied by `--deny-warnings` (CARGO_ASSETS_DENY_WARNINGS)",
+            plural(warnings, "warning")
+        ));
     }
     if let Some(hint) = report.ignore_hint() {
         shell.note(hint);

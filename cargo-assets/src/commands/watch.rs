@@ -254,7 +254,7 @@ pub fn exec(
                         // Not a build of anything: the parcels, written whole.
                         build::render_parcels(shell, &report);
                     } else {
-                        build::finish(shell, &w.package, &report);
+                        build::finish(shell, &w.package, &report, false);
                     }
                 }
                 Err(e) => shell.error(format!("{e}; still watching")),
