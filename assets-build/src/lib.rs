@@ -43,6 +43,8 @@
 //!   or, for `watch`, into patches over them (`parcels/patch.rs`);
 //!   `parcel_sums`: the `.sums` beside each, what its resources hold.
 //! - [`report`], [`event`]: what a build did, returned and as it happens.
+//! - [`out_dir`]: every resource of the parcels as a file under a folder,
+//!   kept in sync (`cargo assets build --out-dir`).
 //!
 //! The module graph has no cycle (checked by `cargo test -p
 //! assets-test-support --test module_graph`): a type two modules share lives
@@ -81,6 +83,7 @@ pub mod event;
 pub(crate) mod freshness;
 pub(crate) mod hash;
 pub mod manifest;
+pub mod out_dir;
 mod parallel;
 pub(crate) mod parcel_sums;
 pub(crate) mod parcels;

@@ -59,6 +59,20 @@ pub struct Database {
     /// the same there), with that log's name (`dev.web`).
     shared: HashMap<AssetPath, String>,
     store: Store,
+    /// Where `cargo assets build` writes this variant's parcels.
+    parcel_dir: std::path::PathBuf,
+}
+
+/// What an asset produced, and which parcels hold it
+/// ([`Database::outputs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outputs {
+    /// Its resources: name, kind, size in bytes. As the parcels hold them
+    /// (a sprite's frame, a model's GLB) when one does, else as its step's
+    /// record lists them (a sprite's decoded pixels, for its atlas).
+    pub resources: Vec<(String, String, u64)>,
+    /// The parcels holding any of them, by name, with their files.
+    pub parcels: std::collections::BTreeMap<String, std::path::PathBuf>,
 }
 
 /// What one step read and used.
@@ -147,12 +161,14 @@ impl Database {
             }
         }
         let store = Store::open(&options.cache_dir)?;
+        let parcel_dir = crate::CacheLayout::new(&options.cache_dir).parcel_dir(package, &slot);
         Ok(Database {
             manifest,
             plan,
             records,
             shared,
             store,
+            parcel_dir,
         })
     }
 
@@ -172,6 +188,44 @@ impl Database {
         self.records
             .get(asset)
             .ok_or_else(|| QueryError::NeverBuilt(asset.clone()))
+    }
+
+    /// What `asset` produced and which of the parcels `cargo assets build`
+    /// wrote hold it: resources named `asset` or `asset#label`.
+    pub fn outputs(&self, asset: &AssetPath) -> Result<Outputs, QueryError> {
+        let own = |name: &str| {
+            name == asset.as_str()
+                || name
+                    .strip_prefix(asset.as_str())
+                    .is_some_and(|l| l.starts_with('#'))
+        };
+        let mut resources = std::collections::BTreeSet::new();
+        let mut parcels = std::collections::BTreeMap::new();
+        for spec in &self.manifest.parcels {
+            let path = self.parcel_dir.join(format!("{}.parcel", spec.name));
+            let Ok(buf) = assets_runtime::ParcelBuf::open(&path) else {
+                continue;
+            };
+            let held: Vec<_> = (buf.parcel().iter())
+                .filter(|r| own(r.name))
+                .map(|r| (r.name.to_owned(), r.kind.to_owned(), r.len()))
+                .collect();
+            if !held.is_empty() {
+                resources.extend(held);
+                parcels.insert(spec.name.clone(), path);
+            }
+        }
+        if resources.is_empty() {
+            let record = self.record(asset)?;
+            resources.extend(record.outputs.iter().map(|o| {
+                let name = crate::parcels::resource_name(asset, &o.label);
+                (name, o.kind.clone(), o.size)
+            }));
+        }
+        Ok(Outputs {
+            resources: resources.into_iter().collect(),
+            parcels,
+        })
     }
 
     /// What `asset`'s step read and used when it last ran.

@@ -36,6 +36,8 @@ pub enum Command {
     Deps(QueryArgs),
     /// Which steps use an asset: its outputs, its file, or its absence.
     Rdeps(QueryArgs),
+    /// What an asset produced (resources, kinds, sizes) and which parcels hold it.
+    Outputs(QueryArgs),
     /// The whole dependency graph, as a list or in Graphviz's DOT.
     Graph(GraphArgs),
     /// Remove blobs that no record uses, and report the bytes freed.
@@ -183,6 +185,10 @@ pub struct BuildArgs {
     /// for CI.
     #[arg(long, env = "CARGO_ASSETS_DENY_WARNINGS", value_parser = clap::builder::BoolishValueParser::new())]
     pub deny_warnings: bool,
+    /// Also write every resource of the parcels as a file under DIR, kept
+    /// in sync (DIR/<package>/ when building several packages).
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<std::path::PathBuf>,
 }
 
 impl BuildArgs {

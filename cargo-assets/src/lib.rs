@@ -71,6 +71,9 @@ pub fn run(
         Command::Why(args) => commands::query::exec(Question::Why, args, &shell, processors),
         Command::Deps(args) => commands::query::exec(Question::Deps, args, &shell, processors),
         Command::Rdeps(args) => commands::query::exec(Question::Rdeps, args, &shell, processors),
+        Command::Outputs(args) => {
+            commands::query::exec(Question::Outputs, args, &shell, processors)
+        }
         Command::Graph(args) => commands::query::graph(args, &shell, processors),
         Command::Gc(args) => commands::query::collect(args, &shell),
     };

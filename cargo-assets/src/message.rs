@@ -114,6 +114,17 @@ pub enum Message {
         /// Failed assets it is without (they never built), sorted.
         left_out: Vec<String>,
     },
+    /// `--out-dir`: the parcels' resources written as files.
+    OutDirWritten {
+        /// The folder.
+        dir: PathBuf,
+        /// Files written (new or changed).
+        written: usize,
+        /// Files already right, left alone.
+        unchanged: usize,
+        /// Files of an earlier build no longer produced, removed.
+        removed: usize,
+    },
     /// The end of one package's build (the last line of `build`).
     BuildFinished(BuildFinished),
     /// One resource of an inspected parcel.
@@ -139,6 +150,16 @@ pub enum Message {
         sprites: usize,
     },
     /// The answer of `why`.
+    Outputs {
+        /// The asset asked about.
+        asset: AssetPath,
+        /// Its resources, sorted by name.
+        resources: Vec<OutputMessage>,
+        /// The parcels holding them, by name, with their files (the
+        /// `cargo assets build` parcels of this variant).
+        parcels: BTreeMap<String, PathBuf>,
+    },
+    /// `why`: why an asset was last built, and whether the next build will.
     Why {
         /// The asset asked about.
         asset: AssetPath,
@@ -358,6 +379,17 @@ pub struct FrameMessage {
     pub source_width: u32,
     /// The source image's height.
     pub source_height: u32,
+}
+
+/// One resource of `outputs`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputMessage {
+    /// Its name in the parcel: the asset, or `asset#label`.
+    pub name: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its size in bytes.
+    pub size: u64,
 }
 
 /// A file `deps` lists.

@@ -225,7 +225,7 @@ struct Planned {
 }
 
 /// `asset`, or `asset#label` for a labelled output.
-fn resource_name(asset: &AssetPath, label: &str) -> String {
+pub(crate) fn resource_name(asset: &AssetPath, label: &str) -> String {
     if label.is_empty() {
         asset.to_string()
     } else {

@@ -59,12 +59,15 @@ fn build_packages(
                         ),
                     }
                 }
-                finish(
-                    shell,
-                    package,
-                    &build_once(&pipeline, Changes::Unknown, shell)?,
-                    args.deny_warnings,
-                )
+                let report = build_once(&pipeline, Changes::Unknown, shell)?;
+                if let Some(dir) = &args.out_dir {
+                    let dir = match packages.len() {
+                        1 => dir.clone(),
+                        _ => dir.join(&package.name),
+                    };
+                    write_out_dir(shell, &dir, &report)?;
+                }
+                finish(shell, package, &report, args.deny_warnings)
             }
         };
         if !exit.is_success() {
@@ -72,6 +75,38 @@ fn build_packages(
         }
     }
     Ok(Exit::Success)
+}
+
+/// `--out-dir`: the parcels this build wrote or kept, as files under `dir`.
+fn write_out_dir(shell: &Shell, dir: &std::path::Path, report: &BuildReport) -> anyhow::Result<()> {
+    let parcels: Vec<PathBuf> = (report.parcels.iter())
+        .filter(|p| {
+            matches!(
+                p.outcome,
+                ParcelOutcome::Written { .. } | ParcelOutcome::Unchanged { .. }
+            )
+        })
+        .map(|p| p.path.clone())
+        .collect();
+    let stats = assets_build::out_dir::sync(dir, &parcels)?;
+    shell.status(
+        "Wrote",
+        format!(
+            "{} ({} unchanged, {} removed) -> {}",
+            plural(stats.written, "file"),
+            stats.unchanged,
+            stats.removed,
+            dir.display()
+        ),
+        Style::Good,
+    );
+    shell.message(&Message::OutDirWritten {
+        dir: dir.to_owned(),
+        written: stats.written,
+        unchanged: stats.unchanged,
+        removed: stats.removed,
+    });
+    Ok(())
 }
 
 /// `cargo assets verify`: a build whose fresh steps (all, or

@@ -9,7 +9,7 @@ use assets_build::{BuildOptions, Event, Registry};
 
 use super::Exit;
 use crate::cli::{GraphArgs, PackageArgs, QueryArgs, VariantArgs};
-use crate::message::{EdgeMessage, InputMessage, Message, UserMessage, Via};
+use crate::message::{EdgeMessage, InputMessage, Message, OutputMessage, UserMessage, Via};
 use crate::runner;
 use crate::shell::{Shell, Style};
 use crate::workspace::{self, Package};
@@ -23,6 +23,8 @@ pub enum Question {
     Deps,
     /// `rdeps`.
     Rdeps,
+    /// `outputs`.
+    Outputs,
 }
 
 fn how(u: &Use) -> &'static str {
@@ -94,6 +96,32 @@ pub fn exec(
                 next: why.next,
                 shared_from: why.shared_from,
                 fetched_from: why.fetched_from,
+            });
+        }
+        Question::Outputs => {
+            let outputs = db.outputs(&asset)?;
+            for (name, kind, size) in &outputs.resources {
+                shell.print(&format!(
+                    "{name}: {kind}, {}",
+                    super::clean::human_bytes(*size)
+                ));
+            }
+            if outputs.parcels.is_empty() {
+                shell.print(&format!("{asset}: in no parcel `cargo assets build` wrote"));
+            }
+            for (parcel, path) in &outputs.parcels {
+                shell.print(&format!(
+                    "{asset}: in parcel `{parcel}` ({})",
+                    path.display()
+                ));
+            }
+            let resources = (outputs.resources.into_iter())
+                .map(|(name, kind, size)| OutputMessage { name, kind, size })
+                .collect();
+            shell.message(&Message::Outputs {
+                asset: asset.clone(),
+                resources,
+                parcels: outputs.parcels,
             });
         }
         Question::Deps => {
