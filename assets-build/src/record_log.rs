@@ -269,6 +269,11 @@ impl RecordLog {
         self.changed.as_ref()
     }
 
+    /// The latest record of every asset the log holds.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Record>> {
+        self.records.values().map(|(r, _)| r)
+    }
+
     /// The latest record of `asset`.
     pub fn get(&self, asset: &AssetPath) -> Option<&Arc<Record>> {
         self.records.get(asset).map(|(r, _)| r)

@@ -73,6 +73,10 @@ pub(crate) struct Scheduler<'a> {
     result_keys: OnceLock<HashMap<usize, ContentHash>>,
     /// Whether a failed step's last good record stands in for it.
     on_failure: OnFailure,
+    /// The records of assets no longer planned, by what a renamed file's
+    /// step would match them on (see [`Scheduler::renamed`]); made when
+    /// first needed.
+    vanished: OnceLock<HashMap<RenameKey, Arc<Record>>>,
     state: Mutex<State>,
     done: Condvar,
 }
@@ -118,6 +122,7 @@ impl<'a> Scheduler<'a> {
             parcel_bound: Vec::new(),
             result_keys: OnceLock::new(),
             on_failure: OnFailure::KeepParcel,
+            vanished: OnceLock::new(),
             state: Mutex::new(State {
                 slots,
                 waits_for: HashMap::new(),
@@ -389,6 +394,58 @@ impl<'a> Scheduler<'a> {
         stored.then(|| Arc::clone(record))
     }
 
+    /// For step `i`, whose asset has no record: the record of an asset no
+    /// longer planned, made by the same processor, version and settings
+    /// from a source of the same bytes and nothing else (a file renamed
+    /// or moved), as this step's own; `None` if there is none, or if the
+    /// processor's outputs may depend on the path
+    /// ([`crate::Processor::path_independent`]). Its outputs are the same
+    /// bytes, so no processor runs. A cold build has no records, and pays
+    /// nothing: the source is hashed only when some vanished asset could
+    /// match it.
+    fn renamed(&self, i: usize) -> Option<Record> {
+        let step = &self.plan.steps[i];
+        if !step.processor.path_independent() {
+            return None;
+        }
+        let vanished = self.vanished.get_or_init(|| {
+            (self.records.iter())
+                .filter(|r| !self.plan.index.contains_key(&r.asset))
+                .filter_map(|r| Some((RenameKey::of_record(r)?, Arc::clone(r))))
+                .collect()
+        });
+        if vanished.is_empty() {
+            return None;
+        }
+        let root = &self.manifest.roots[step.root];
+        let file = root.dir.join(step.asset.as_str());
+        let stamp = crate::stat_cache::stat(&file)?;
+        let hash = ContentHash::of(&std::fs::read(&file).ok()?);
+        let key = RenameKey {
+            processor: step.processor.name().to_owned(),
+            version: step.processor.version(),
+            settings: step.settings_json.clone(),
+            source: hash,
+        };
+        let old = vanished.get(&key)?;
+        if !(old.outputs.iter()).all(|o| self.store.has(&o.hash, o.size)) {
+            return None;
+        }
+        Some(Record {
+            asset: step.asset.clone(),
+            key: step.key,
+            started_ns: system_time_ns(SystemTime::now()),
+            inputs: vec![crate::record::Input {
+                path: crate::processor::context::input_name(root, &step.asset),
+                state: crate::record::InputState::Present { stamp, hash },
+            }],
+            reason: None,
+            fetched_from: None,
+            outputs_hash: Default::default(),
+            ..Record::clone(old)
+        })
+    }
+
     /// Whether a step whose dependency failed (with nothing standing in)
     /// runs anyway rather than being skipped.
     fn runs_without_failed(&self) -> bool {
@@ -450,6 +507,11 @@ impl<'a> Scheduler<'a> {
                 Verdict::Fresh(Some(refreshed)) => return adopt(*refreshed),
                 Verdict::Stale(_) | Verdict::DependencyFailed(_) => {}
             }
+        }
+        if own.is_none()
+            && let Some(record) = self.renamed(i)
+        {
+            return adopt(record);
         }
         if let Some(report) = self.fetch(i) {
             return report;
@@ -841,6 +903,35 @@ const PARALLEL_PUT_BYTES: usize = 4 << 20;
 enum Failure {
     Dependency(AssetPath),
     Error(ProcessError),
+}
+
+/// What a renamed file's step shares with its vanished asset's record:
+/// processor, version, settings and the source's bytes.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct RenameKey {
+    processor: String,
+    version: u32,
+    settings: String,
+    source: ContentHash,
+}
+
+impl RenameKey {
+    /// The key of a record that read one file, present, and used nothing
+    /// else: the only kind a rename can take over.
+    fn of_record(r: &Record) -> Option<RenameKey> {
+        let ([input], [], []) = (&r.inputs[..], &r.dependencies[..], &r.references[..]) else {
+            return None;
+        };
+        let crate::record::InputState::Present { hash, .. } = &input.state else {
+            return None;
+        };
+        Some(RenameKey {
+            processor: r.processor.clone(),
+            version: r.processor_version,
+            settings: r.settings.clone(),
+            source: *hash,
+        })
+    }
 }
 
 impl Dependencies for Scheduler<'_> {

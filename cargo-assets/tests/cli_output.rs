@@ -171,7 +171,8 @@ fn every_command_has_help() {
     let p = project();
     insta::assert_snapshot!("help", run(&p, &["--help"]));
     for command in [
-        "build", "verify", "watch", "clean", "gc", "inspect", "why", "deps", "rdeps", "outputs", "graph",
+        "build", "verify", "watch", "clean", "gc", "inspect", "why", "deps", "rdeps", "outputs",
+        "graph",
     ] {
         insta::assert_snapshot!(format!("help_{command}"), run(&p, &[command, "--help"]));
     }

@@ -306,3 +306,61 @@ fn a_change_that_keeps_size_and_mtime_is_still_seen() {
     // And with nothing changed, nothing runs.
     assert_eq!(p.build_ok().processed(), Vec::<String>::new());
 }
+
+#[test]
+fn a_file_renamed_with_the_same_bytes_runs_no_processor() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        "[[package.metadata.assets.rules]]\nmatch = \"sprites/*.png\"\nprocessor = \"sprite\"\n",
+    )
+    .png("assets/images/sky.png", 40, 30, 1)
+    .png("assets/sprites/hero.png", 12, 10, 2)
+    .file("assets/notes/a.txt", "text resolves includes by path\n");
+    let before = p.build_ok();
+    let buf = assets_runtime::ParcelBuf::open(&before.parcel("main")).unwrap();
+    let sky = buf
+        .parcel()
+        .bytes(assets_runtime::ResourceId::of("images/sky.png"))
+        .unwrap()
+        .into_owned();
+    drop(buf);
+
+    // Renamed and moved: the image's outputs are taken over, no processor
+    // runs but the atlas (its member list holds names).
+    let rename = |from: &str, to: &str| {
+        let (from, to) = (
+            p.path().join("assets").join(from),
+            p.path().join("assets").join(to),
+        );
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::rename(from, to).unwrap();
+    };
+    rename("images/sky.png", "backgrounds/sky-day.png");
+    rename("sprites/hero.png", "sprites/player.png");
+    rename("notes/a.txt", "notes/b.txt");
+    let run = p.build_ok();
+    assert_eq!(
+        run.processed(),
+        ["atlas:main", "notes/b.txt"],
+        "{}",
+        run.stderr
+    );
+    let buf = assets_runtime::ParcelBuf::open(&run.parcel("main")).unwrap();
+    let parcel = buf.parcel();
+    let id = assets_runtime::ResourceId::of;
+    assert_eq!(
+        parcel.bytes(id("backgrounds/sky-day.png")).unwrap(),
+        &sky[..]
+    );
+    assert!(parcel.get(id("images/sky.png")).is_none());
+    assert!(parcel.sprite(id("sprites/player.png")).is_some());
+    // The taken-over record is the new file's: nothing runs next time,
+    // and an edit runs it.
+    assert!(p.build_ok().processed().is_empty());
+    p.png("assets/backgrounds/sky-day.png", 40, 30, 9);
+    assert_eq!(p.build_ok().processed(), ["backgrounds/sky-day.png"]);
+    // A rename with other bytes runs, as any new file does.
+    p.remove("assets/backgrounds/sky-day.png")
+        .png("assets/backgrounds/dusk.png", 40, 30, 3);
+    assert_eq!(p.build_ok().processed(), ["backgrounds/dusk.png"]);
+}

@@ -15,6 +15,10 @@ struct CopySettings {}
 pub struct Copy;
 
 impl Processor for Copy {
+    fn path_independent(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         "copy"
     }

@@ -112,6 +112,10 @@ const MAX_SPREAD: u32 = 32;
 const MAX_GLYPHS: usize = 65_536;
 
 impl Processor for Font {
+    fn path_independent(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         "font"
     }

@@ -55,6 +55,10 @@ pub(crate) fn default_max_dimension() -> u32 {
 }
 
 impl Processor for Image {
+    fn path_independent(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         "image"
     }

@@ -21,6 +21,10 @@ struct Ktx2Settings {}
 pub struct Ktx2;
 
 impl Processor for Ktx2 {
+    fn path_independent(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         "ktx2"
     }

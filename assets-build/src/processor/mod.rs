@@ -103,6 +103,17 @@ pub trait Processor: Send + Sync + 'static {
         let _ = settings;
         false
     }
+
+    /// Whether this processor's outputs are a function of its source's
+    /// bytes and its settings alone: never of the asset's path, nor of any
+    /// other file. Then a file renamed (or moved) with the same bytes and
+    /// settings takes its old outputs, and no processor runs. `copy`,
+    /// `image`, `sprite`, `texture`, `ktx2` and `font` say yes; a
+    /// processor that resolves paths relative to its asset (includes,
+    /// imports, a model's URIs) or hands its path to a tool must not.
+    fn path_independent(&self) -> bool {
+        false
+    }
 }
 
 /// Processors by name.

@@ -40,6 +40,10 @@ fn yes() -> bool {
 }
 
 impl Processor for Sprite {
+    fn path_independent(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         "sprite"
     }

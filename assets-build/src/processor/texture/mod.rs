@@ -290,6 +290,10 @@ impl TextureSettings {
 }
 
 impl Processor for Texture {
+    fn path_independent(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         "texture"
     }
