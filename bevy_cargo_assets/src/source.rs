@@ -7,7 +7,7 @@
 //!
 //! | kind | bytes read | loader |
 //! |---|---|---|
-//! | `image` | the resource (its header and rows) | [`ParcelImageLoader`](crate::ParcelImageLoader), named by the meta the reader supplies |
+//! | `image` | the resource (its header and rows) | [`ParcelImageLoader`], named by the meta the reader supplies |
 //! | `sprite` | the sprite cut from its atlas page, trim undone, as an `image` resource | the same |
 //! | any other (`text`, `bytes`, `gltf`, `shader`, ...) | the resource's bytes, decompressed | Bevy's, by extension (no meta) |
 //!
@@ -95,7 +95,7 @@ impl Parcels {
     }
 
     /// The name of resource `id` in the first parcel that holds it: what a
-    /// typed constant of `include_parcel!` loads (see [`crate::LoadById`]).
+    /// typed constant of `include_parcel!` loads (see [`crate::ParcelAssets`]).
     pub fn name_of(&self, id: ResourceId) -> Option<String> {
         let held = self.read();
         held.iter()

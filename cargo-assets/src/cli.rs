@@ -186,7 +186,7 @@ pub struct BuildArgs {
     #[arg(long, env = "CARGO_ASSETS_DENY_WARNINGS", value_parser = clap::builder::BoolishValueParser::new())]
     pub deny_warnings: bool,
     /// Also write every resource of the parcels as a file under DIR, kept
-    /// in sync (DIR/<package>/ when building several packages).
+    /// in sync (`DIR/<package>/` when building several packages).
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<std::path::PathBuf>,
 }
