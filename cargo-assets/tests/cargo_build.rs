@@ -201,7 +201,7 @@ fn a_broken_sprite_warns_in_a_debug_build_and_the_game_runs_with_the_rest() {
         "; its last good build is used",
         "warning: e2e-broken@0.1.0: cargo-assets: `sprites/new.png` (sprite): not a PNG, JPEG or WebP image",
         "; the parcels go without it",
-        // How to leave such a file out, on its own line.
+        // How to leave such a file out, on the same line.
         "; its last good build is used (not an asset? `ignore = [\"sprites/hero.png\"]` under [package.metadata.assets] leaves it out)",
     ] {
         assert!(
