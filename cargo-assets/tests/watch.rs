@@ -585,3 +585,52 @@ max-size = 256
     assert_eq!(run.processed(), Vec::<String>::new());
     assert_eq!(run.with_reason("parcel-written").count(), 0);
 }
+
+#[test]
+fn a_connection_flood_neither_wedges_watch_nor_holds_its_descriptors() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.file("assets/notes.txt", "one\n");
+    let watch = p.watch();
+    // Hundreds of idle connections, never read: the watcher keeps a bounded
+    // number, the newest.
+    let flood: Vec<std::net::TcpStream> = (0..400)
+        .map(|_| std::net::TcpStream::connect(("127.0.0.1", watch.port)).unwrap())
+        .collect();
+    // A client that sends anything breaks the one-way protocol: it is
+    // dropped without waiting for a notice.
+    let mut garbage = std::net::TcpStream::connect(("127.0.0.1", watch.port)).unwrap();
+    std::io::Write::write_all(&mut garbage, b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    garbage
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut seen = Vec::new();
+    let closed = loop {
+        let mut buf = [0u8; 256];
+        match std::io::Read::read(&mut garbage, &mut buf) {
+            Ok(0) => break true,
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break true,
+            Err(_) => break false,
+        }
+    };
+    assert!(
+        closed,
+        "the garbage sender was not dropped: {:?}",
+        String::from_utf8_lossy(&seen)
+    );
+    // The watcher holds far fewer descriptors than connections came.
+    let fds = std::fs::read_dir(format!("/proc/{}/fd", watch.child.id()));
+    if let Ok(fds) = fds {
+        let open = fds.count();
+        assert!(
+            open < 200,
+            "the watcher holds {open} descriptors after 400 connections"
+        );
+    }
+    drop(flood);
+    // A game connecting now is served, and saves still build and notify.
+    let mut client = connect(&watch);
+    p.file("assets/notes.txt", "two\n");
+    notices_naming(&mut client, &["notes.txt"]);
+    watch.next("build-finished");
+}
