@@ -254,3 +254,70 @@ fn table_offset(ttf: &[u8], tag: &[u8; 4]) -> usize {
         .map(|record| u32::from_be_bytes(record[8..12].try_into().unwrap()) as usize)
         .expect("table present")
 }
+
+/// The font with its character map replaced by one format 12 subtable of
+/// `groups` (`start, end, first glyph`), appended at the end of the file
+/// and pointed at from the table directory, as a font tool would write it.
+fn with_format12_cmap(groups: &[(u32, u32, u32)]) -> Vec<u8> {
+    let mut ttf = font_bytes();
+    let mut cmap = Vec::new();
+    cmap.extend(0u16.to_be_bytes()); // version
+    cmap.extend(1u16.to_be_bytes()); // one encoding record
+    cmap.extend(3u16.to_be_bytes()); // Windows
+    cmap.extend(10u16.to_be_bytes()); // Unicode full repertoire
+    cmap.extend(12u32.to_be_bytes()); // the subtable's offset
+    cmap.extend(12u16.to_be_bytes()); // format 12
+    cmap.extend(0u16.to_be_bytes());
+    cmap.extend((16 + 12 * groups.len() as u32).to_be_bytes());
+    cmap.extend(0u32.to_be_bytes()); // language
+    cmap.extend((groups.len() as u32).to_be_bytes());
+    for &(start, end, glyph) in groups {
+        for n in [start, end, glyph] {
+            cmap.extend(n.to_be_bytes());
+        }
+    }
+    while ttf.len() % 4 != 0 {
+        ttf.push(0);
+    }
+    let offset = ttf.len() as u32;
+    ttf.extend(&cmap);
+    let tables = u16::from_be_bytes([ttf[4], ttf[5]]) as usize;
+    let record = (0..tables)
+        .map(|i| 12 + 16 * i)
+        .find(|&r| &ttf[r..r + 4] == b"cmap")
+        .expect("a cmap record");
+    ttf[record + 8..record + 12].copy_from_slice(&offset.to_be_bytes());
+    ttf[record + 12..record + 16].copy_from_slice(&(cmap.len() as u32).to_be_bytes());
+    ttf
+}
+
+#[test]
+fn a_character_map_claiming_two_billion_code_points_fails_at_once_by_name() {
+    // A well-formed format 12 map: the font builds from it.
+    let p = project("chars = \"AB\"");
+    let a = ttf_parser::Face::parse(&font_bytes(), 0)
+        .unwrap()
+        .glyph_index('A')
+        .unwrap()
+        .0;
+    p.file(
+        "assets/fonts/fira.ttf",
+        with_format12_cmap(&[(0x41, 0x42, a.into())]),
+    );
+    let run = p.run(&["build"]);
+    assert!(run.success(), "{}", run.stderr);
+    // One group's end flipped to 0x7FFFFFFF: fontdue would walk two
+    // billion code points (minutes of one core); the build fails by name
+    // instead, as fast as any other.
+    p.file(
+        "assets/fonts/fira.ttf",
+        with_format12_cmap(&[(0x41, 0x42, a.into()), (0x43, 0x7FFF_FFFF, a.into())]),
+    );
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    let message = run.failure_message("fonts/fira.ttf");
+    assert!(
+        message.contains("claims code points 0x43 to 0x7FFFFFFF, past Unicode's last (0x10FFFF)"),
+        "{message}"
+    );
+}

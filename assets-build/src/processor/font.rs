@@ -136,6 +136,7 @@ impl Processor for Font {
         let settings: FontSettings = ctx.settings()?;
         let sizes = checked_sizes(&settings)?;
         let bytes = ctx.source()?;
+        check_cmap(&bytes).map_err(ProcessError::msg)?;
         let font = fontdue::Font::from_bytes(
             bytes.as_slice(),
             fontdue::FontSettings {
@@ -207,6 +208,53 @@ impl Processor for Font {
 }
 
 /// The sizes, sorted, each once; an error names a bad one.
+/// The last Unicode code point.
+const LAST_CODE_POINT: u32 = 0x10_FFFF;
+
+/// Refuses a font whose character map claims code points past Unicode's
+/// last: fontdue visits every code point a `cmap` subtable covers, and a
+/// format 12 or 13 group ending at `0x7FFFFFFF` (4 flipped bytes of a real
+/// font) kept one core busy for minutes before failing. ttf-parser keeps
+/// the groups private, so their ranges are read here from the table's
+/// bytes: a record count and 12-byte groups of `start, end, glyph`, each
+/// read bounds-checked (OpenType's `cmap`, formats 12 and 13).
+fn check_cmap(font: &[u8]) -> Result<(), String> {
+    let Ok(face) = ttf_parser::RawFace::parse(font, 0) else {
+        return Ok(()); // fontdue says what is wrong with the file
+    };
+    let Some(cmap) = face.table(ttf_parser::Tag::from_bytes(b"cmap")) else {
+        return Ok(());
+    };
+    let u16_at = |at: usize| Some(u16::from_be_bytes(cmap.get(at..at + 2)?.try_into().ok()?));
+    let u32_at = |at: usize| Some(u32::from_be_bytes(cmap.get(at..at + 4)?.try_into().ok()?));
+    let tables = u16_at(2).unwrap_or(0) as usize;
+    for record in 0..tables {
+        let Some(offset) = u32_at(4 + record * 8 + 4) else {
+            break;
+        };
+        let at = offset as usize;
+        let format = u16_at(at);
+        if !matches!(format, Some(12 | 13)) {
+            continue;
+        }
+        let groups = u32_at(at + 12).unwrap_or(0) as usize;
+        for g in 0..groups {
+            let group = at + 16 + g * 12;
+            let (Some(start), Some(end)) = (u32_at(group), u32_at(group + 4)) else {
+                break; // past the table: ttf-parser stops there too
+            };
+            if start > end || end > LAST_CODE_POINT {
+                return Err(format!(
+                    "its character map (cmap format {}) claims code points {start:#X} to {end:#X}, \
+                     past Unicode's last ({LAST_CODE_POINT:#X}): the font is corrupt",
+                    format.unwrap_or_default()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn checked_sizes(settings: &FontSettings) -> Result<Vec<f32>, ProcessError> {
     if let Some(bad) = (settings.sizes.iter()).find(|&&px| !(1.0..=MAX_SIZE).contains(&px)) {
         return Err(ProcessError::msg(format!(
