@@ -276,7 +276,7 @@ fn with_format12_cmap(groups: &[(u32, u32, u32)]) -> Vec<u8> {
             cmap.extend(n.to_be_bytes());
         }
     }
-    while ttf.len() % 4 != 0 {
+    while !ttf.len().is_multiple_of(4) {
         ttf.push(0);
     }
     let offset = ttf.len() as u32;
