@@ -54,6 +54,11 @@ impl ParcelAssets<'_> {
         self.load(id.resource_id())
     }
 
+    /// The GPU texture `id`, in its block format, with its mips.
+    pub fn texture(&self, id: impl IdOf<kind::Texture>) -> Option<Handle<Image>> {
+        self.load(id.resource_id())
+    }
+
     /// The sprite `id`'s own pixels, cut from its atlas page.
     pub fn sprite(&self, id: impl IdOf<kind::Sprite>) -> Option<Handle<Image>> {
         self.load(id.resource_id())

@@ -20,6 +20,8 @@
 //!   `.meta` file is ever looked for (the reader supplies the metas).
 //! - [`image`]: [`ParcelImageLoader`], Bevy [`Image`](bevy_image::Image)s
 //!   from parcel images, and from sprites cut from their atlas pages.
+//! - [`texture`]: [`ParcelTextureLoader`], GPU-format `Image`s (BC, ETC2,
+//!   ASTC) with their mips from the parcel's KTX2 textures.
 //! - [`ids`]: [`ParcelAssets`], handles from `include_parcel!`'s typed
 //!   constants.
 //! - [`reload`]: [`ReloadWatcher`], hot reload from `cargo assets watch`.
@@ -35,6 +37,7 @@ pub mod ids;
 pub mod image;
 pub mod reload;
 pub mod source;
+pub mod texture;
 
 use assets_runtime::StaticParcel;
 use bevy_app::{App, Plugin};
@@ -45,6 +48,7 @@ pub use ids::{ParcelAssets, ServedAs};
 pub use image::{ParcelImageLoader, ParcelImageSettings};
 pub use reload::ReloadWatcher;
 pub use source::{OpenError, ParcelReader, Parcels};
+pub use texture::{ParcelTextureLoader, ParcelTextureSettings};
 
 /// Serves parcels to Bevy's asset server: as the default asset source (a
 /// drop-in for loose files) or as a named one. Add it before `AssetPlugin`
@@ -137,6 +141,7 @@ impl Plugin for CargoAssetsPlugin {
         if !app.world().contains_resource::<Assets<bevy_image::Image>>() {
             app.init_asset::<bevy_image::Image>();
         }
-        app.register_asset_loader(ParcelImageLoader);
+        app.register_asset_loader(ParcelImageLoader)
+            .register_asset_loader(ParcelTextureLoader);
     }
 }

@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | `image` | the resource (its header and rows) | [`ParcelImageLoader`], named by the meta the reader supplies |
 //! | `sprite` | the sprite cut from its atlas page, trim undone, as an `image` resource | the same |
+//! | `texture` | the KTX2 file | [`ParcelTextureLoader`](crate::ParcelTextureLoader): a GPU-format image with its mips |
 //! | any other (`text`, `bytes`, `gltf`, `shader`, ...) | the resource's bytes, decompressed | Bevy's, by extension (no meta) |
 //!
 //! So `asset_server.load::<Image>("sprites/hero.png")` gives the sprite's
@@ -112,6 +113,7 @@ impl Parcels {
         Some(match resource.kind {
             "image" => Served::Image(resource.bytes().ok()?.into_owned()),
             "sprite" => Served::Image(cut_sprite(&parcel, resource.id)?),
+            "texture" => Served::Texture(resource.bytes().ok()?.into_owned()),
             _ => Served::Bytes(resource.bytes().ok()?.into_owned()),
         })
     }
@@ -182,6 +184,9 @@ pub(crate) fn is_file_name(name: &str) -> bool {
 enum Served {
     /// An `image` resource's bytes, for [`ParcelImageLoader`].
     Image(Vec<u8>),
+    /// A `texture` resource's KTX2 file, for
+    /// [`ParcelTextureLoader`](crate::ParcelTextureLoader).
+    Texture(Vec<u8>),
     /// Bytes for Bevy's loader of the extension.
     Bytes(Vec<u8>),
 }
@@ -252,7 +257,9 @@ fn not_found(path: &Path) -> AssetReaderError {
 impl AssetReader for ParcelReader {
     async fn read<'a>(&'a self, path: &'a Path) -> Result<impl Reader + 'a, AssetReaderError> {
         match self.parcels.serve(&name_of(path)) {
-            Some(Served::Image(bytes) | Served::Bytes(bytes)) => Ok(VecReader::new(bytes)),
+            Some(Served::Image(bytes) | Served::Texture(bytes) | Served::Bytes(bytes)) => {
+                Ok(VecReader::new(bytes))
+            }
             None => Err(not_found(path)),
         }
     }
@@ -263,6 +270,7 @@ impl AssetReader for ParcelReader {
         let asset = asset.strip_suffix(".meta").unwrap_or(&asset);
         match self.parcels.serve(asset) {
             Some(Served::Image(_)) => Ok(VecReader::new(ParcelImageLoader::meta())),
+            Some(Served::Texture(_)) => Ok(VecReader::new(crate::ParcelTextureLoader::meta())),
             // Bevy's loader for the extension, with its default settings.
             Some(Served::Bytes(_)) | None => Err(not_found(path)),
         }

@@ -49,6 +49,8 @@ fn built_project() -> (tempfile::TempDir, PathBuf) {
     write_png("sprites/hero.png", &sprite(24, 18, 1));
     write_png("sprites/tiles/grass.png", &sprite(16, 16, 2));
     write_png("images/sky.png", &sprite(40, 30, 3));
+    std::fs::create_dir_all(root.join("assets/textures")).unwrap();
+    std::fs::write(root.join("assets/textures/ground.ktx2"), ground_ktx2().1).unwrap();
     std::fs::create_dir_all(root.join("assets/data")).unwrap();
     std::fs::write(
         root.join("assets/data/level.json"),
@@ -61,6 +63,23 @@ fn built_project() -> (tempfile::TempDir, PathBuf) {
     assert!(report.success(), "{:?}", report.failure_summary());
     let parcel = report.parcels[0].path.clone();
     (dir, parcel)
+}
+
+/// A ready-made BC1 texture, 16×16 with its five mips (the block bytes
+/// are arbitrary: any 8 bytes are a BC1 block): its levels and its file.
+fn ground_ktx2() -> (Vec<Vec<u8>>, Vec<u8>) {
+    let levels: Vec<Vec<u8>> = [16u32, 4, 1, 1, 1]
+        .iter()
+        .enumerate()
+        .map(|(i, blocks)| {
+            (0..blocks * 8)
+                .map(|b| (b as usize * 7 + i) as u8)
+                .collect()
+        })
+        .collect();
+    let format = assets_runtime::TextureFormat::Bc1RgbaUnormSrgb;
+    let file = assets_runtime::texture::write::ktx2(format, 16, 16, &levels);
+    (levels, file)
 }
 
 /// A headless app: task pools, the asset server (with `asset_plugin`'s
@@ -302,4 +321,31 @@ fn a_sprite_saved_under_watch_is_reloaded_in_the_running_app() {
         app.update();
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+#[test]
+fn a_ktx2_texture_loads_in_its_gpu_format_with_its_mips() {
+    let (_project, parcel) = built_project();
+    let plugin = CargoAssetsPlugin::file(&parcel).unwrap();
+    let mut app = app(Some(plugin), AssetPlugin::default());
+    let ground: Handle<Image> = app
+        .world()
+        .resource::<AssetServer>()
+        .load("textures/ground.ktx2");
+    let states = settle(&mut app, &[ground.clone().untyped()]);
+    assert!(matches!(states[0], LoadState::Loaded), "{:?}", states[0]);
+    let images = app.world().resource::<Assets<Image>>();
+    let image = images.get(&ground).unwrap();
+    assert_eq!(
+        image.texture_descriptor.format,
+        wgpu_types::TextureFormat::Bc1RgbaUnormSrgb
+    );
+    assert_eq!(image.texture_descriptor.mip_level_count, 5);
+    assert_eq!((image.width(), image.height()), (16, 16));
+    let (levels, _) = ground_ktx2();
+    assert_eq!(
+        image.data.as_deref(),
+        Some(levels.concat().as_slice()),
+        "level 0 first"
+    );
 }
