@@ -63,6 +63,18 @@ pub struct Database {
     parcel_dir: std::path::PathBuf,
 }
 
+/// Where a parcel resource comes from ([`Database::source`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// The step that made it: an asset, or a generated step (`atlas:ui`).
+    pub asset: AssetPath,
+    /// The asset's file, relative to the package (`assets/sprites/hero.png`);
+    /// `None` for a generated step.
+    pub file: Option<String>,
+    /// The processor.
+    pub processor: String,
+}
+
 /// What an asset produced, and which parcels hold it
 /// ([`Database::outputs`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,6 +200,29 @@ impl Database {
         self.records
             .get(asset)
             .ok_or_else(|| QueryError::NeverBuilt(asset.clone()))
+    }
+
+    /// Where the parcel resource `resource` (`sprites/hero.png`,
+    /// `shaders/water.wgsl#reflection`, `atlas:ui#0`) comes from: the step
+    /// that made it, its file and processor. The way back from what a game
+    /// reads to what to edit.
+    pub fn source(&self, resource: &str) -> Result<Source, QueryError> {
+        let name = resource
+            .split_once('#')
+            .map_or(resource, |(asset, _)| asset);
+        let asset = self.asset(name).map_err(|_| QueryError::NoSuchAsset {
+            asset: resource.to_owned(),
+            suggestion: did_you_mean(resource, self.plan.steps.iter().map(|s| s.asset.as_str()))
+                .map(str::to_owned),
+        })?;
+        let step = &self.plan.steps[self.plan.index[&asset]];
+        let file = (asset.atlas_name().is_none())
+            .then(|| input_name(&self.manifest.roots[step.root], &asset));
+        Ok(Source {
+            asset,
+            file,
+            processor: step.processor.name().to_owned(),
+        })
     }
 
     /// What `asset` produced and which of the parcels `cargo assets build`

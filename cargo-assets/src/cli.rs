@@ -38,6 +38,8 @@ pub enum Command {
     Rdeps(QueryArgs),
     /// What an asset produced (resources, kinds, sizes) and which parcels hold it.
     Outputs(QueryArgs),
+    /// Where a parcel resource comes from: its asset, file and processor.
+    Source(QueryArgs),
     /// The whole dependency graph, as a list or in Graphviz's DOT.
     Graph(GraphArgs),
     /// Remove blobs that no record uses, and report the bytes freed.

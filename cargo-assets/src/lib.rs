@@ -74,6 +74,7 @@ pub fn run(
         Command::Outputs(args) => {
             commands::query::exec(Question::Outputs, args, &shell, processors)
         }
+        Command::Source(args) => commands::query::exec(Question::Source, args, &shell, processors),
         Command::Graph(args) => commands::query::graph(args, &shell, processors),
         Command::Gc(args) => commands::query::collect(args, &shell),
     };

@@ -159,6 +159,19 @@ pub enum Message {
         /// `cargo assets build` parcels of this variant).
         parcels: BTreeMap<String, PathBuf>,
     },
+    /// `source`: where a parcel resource comes from.
+    Source {
+        /// The resource asked about.
+        resource: String,
+        /// The step that made it: an asset, or a generated step (`atlas:ui`).
+        asset: AssetPath,
+        /// The asset's file, relative to the package; absent for a
+        /// generated step.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
+        /// The processor.
+        processor: String,
+    },
     /// `why`: why an asset was last built, and whether the next build will.
     Why {
         /// The asset asked about.

@@ -172,7 +172,7 @@ fn every_command_has_help() {
     insta::assert_snapshot!("help", run(&p, &["--help"]));
     for command in [
         "build", "verify", "watch", "clean", "gc", "inspect", "why", "deps", "rdeps", "outputs",
-        "graph",
+        "source", "graph",
     ] {
         insta::assert_snapshot!(format!("help_{command}"), run(&p, &[command, "--help"]));
     }

@@ -274,3 +274,32 @@ fn out_dir_holds_every_resource_as_a_file_kept_in_sync() {
     assert_eq!(written["written"], 0, "{written}");
     assert_eq!(mtime("shaders/main.wgsl"), shader);
 }
+
+#[test]
+fn source_leads_from_a_resource_back_to_what_to_edit() {
+    let p = project();
+    p.build_ok();
+    let answer = |resource: &str| {
+        let run = p.run(&["source", resource]);
+        assert!(run.success(), "{resource}: {}", run.stderr);
+        run.with_reason("source").next().expect("an answer").clone()
+    };
+    let sprite = answer("sprites/a.png");
+    assert_eq!(sprite["file"], "assets/sprites/a.png");
+    assert_eq!(sprite["processor"], "sprite");
+    let reflection = answer("shaders/main.wgsl#reflection");
+    assert_eq!(reflection["asset"], "shaders/main.wgsl");
+    assert_eq!(reflection["file"], "assets/shaders/main.wgsl");
+    let page = answer("atlas:main#0");
+    assert_eq!(page["asset"], "atlas:main");
+    assert_eq!(page["processor"], "atlas");
+    assert!(page.get("file").is_none(), "{page}");
+    let (_, err, code) = human(&p, &["source", "sprites/z.png"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("no asset named `sprites/z.png`"), "{err}");
+    let (out, _, _) = human(&p, &["source", "sprites/a.png"]);
+    assert_eq!(
+        out,
+        "sprites/a.png: from assets/sprites/a.png (sprite, asset `sprites/a.png`)\n"
+    );
+}

@@ -25,6 +25,8 @@ pub enum Question {
     Rdeps,
     /// `outputs`.
     Outputs,
+    /// `source`.
+    Source,
 }
 
 fn how(u: &Use) -> &'static str {
@@ -62,6 +64,32 @@ pub fn exec(
         Ok(db) => db,
         Err(code) => return Ok(Exit::Delegated(code)),
     };
+    if question == Question::Source {
+        let source = match db.source(&args.asset) {
+            Ok(source) => source,
+            Err(e) => {
+                shell.error(e.to_string());
+                return Ok(Exit::Usage);
+            }
+        };
+        match &source.file {
+            Some(file) => shell.print(&format!(
+                "{}: from {file} ({}, asset `{}`)",
+                args.asset, source.processor, source.asset
+            )),
+            None => shell.print(&format!(
+                "{}: made by the generated step `{}` ({})",
+                args.asset, source.asset, source.processor
+            )),
+        }
+        shell.message(&Message::Source {
+            resource: args.asset.clone(),
+            asset: source.asset,
+            file: source.file,
+            processor: source.processor,
+        });
+        return Ok(Exit::Success);
+    }
     let asset = match db.asset(&args.asset) {
         Ok(asset) => asset,
         Err(e) => {
@@ -98,6 +126,7 @@ pub fn exec(
                 fetched_from: why.fetched_from,
             });
         }
+        Question::Source => {} // answered above, before the asset is looked up
         Question::Outputs => {
             let outputs = db.outputs(&asset)?;
             for (name, kind, size) in &outputs.resources {
