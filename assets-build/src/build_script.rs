@@ -264,6 +264,16 @@ impl Builder {
                 ))
             })
             .collect();
+        let warnings: Vec<String> = (report.unused_rules.iter())
+            .map(|rule| {
+                let at = rule
+                    .line
+                    .map(|l| format!(" (Cargo.toml:{l})"))
+                    .unwrap_or_default();
+                format!("cargo-assets: {}{at}", rule.message)
+            })
+            .chain(warnings)
+            .collect();
         if deny_warnings && !warnings.is_empty() {
             return cargo.fail(&warnings);
         }

@@ -416,6 +416,7 @@ impl Pipeline {
         // back after the parcels are written.
         let mut choices = warm.as_deref_mut().map(|w| std::mem::take(&mut w.choices));
         let on_failure = (o.on_failure).unwrap_or_else(|| OnFailure::for_variant(&o.variant));
+        let unused_rules = manifest.unused_rules(plan.steps.iter().filter_map(|s| s.rule));
         let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events)
             .on_failure(on_failure)
             .verifying(o.verify)
@@ -497,6 +498,7 @@ impl Pipeline {
             retired,
             platform: platform.map(str::to_owned),
             remote,
+            unused_rules,
         })
     }
 }

@@ -28,6 +28,8 @@ pub(crate) struct Step {
     pub settings: Settings,
     pub settings_json: String,
     pub origin: Option<Origin>,
+    /// The rule the asset matched (its index in the manifest), if any.
+    pub rule: Option<usize>,
     pub key: ContentHash,
     pub group: Group,
     /// Assets the rule's `inputs` globs match (root index and path): read
@@ -302,6 +304,7 @@ fn plan_asset(
     );
     s.platform = keyed_platform.map(str::to_owned);
     s.compression = a.compression;
+    s.rule = a.rule;
     if !extra_inputs.is_empty() {
         // The list is part of the key (as an atlas's sprite list is), so
         // a file that starts or stops matching reruns the step.
@@ -354,6 +357,7 @@ fn step(
         settings,
         settings_json,
         origin,
+        rule: None,
         key,
         group: Group::None,
         extra_inputs: Vec::new(),

@@ -194,6 +194,9 @@ pub struct BuildReport {
     pub platform: Option<String>,
     /// What the build did with the remote cache, if one was configured.
     pub remote: Option<crate::remote::RemoteStats>,
+    /// Rules no asset came from (a glob with a typo, or one the rules
+    /// before it shadow), each as a warning at its line.
+    pub unused_rules: Vec<crate::ManifestError>,
 }
 
 /// Files a build replaced (a parcel's previous version), kept alive under a

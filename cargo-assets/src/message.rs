@@ -73,6 +73,16 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// A rule of the manifest that no asset came from.
+    RuleUnused {
+        /// Its key: `package.metadata.assets.rules[2]`.
+        key: String,
+        /// Its line in `Cargo.toml`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        line: Option<usize>,
+        /// What is wrong: "rule `sprite/*.png` matches no asset".
+        message: String,
+    },
     /// What a processor (or the tool it ran) warned of, verbatim; said
     /// again by every build that reuses the step.
     AssetWarning {

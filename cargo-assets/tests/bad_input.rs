@@ -385,3 +385,30 @@ fn globs_too_long_for_the_matcher_are_errors_at_their_key_not_panics() {
         );
     }
 }
+
+#[test]
+fn a_rule_no_asset_comes_from_is_a_warning_at_its_line() {
+    let p = project();
+    // `sprite/` for `sprites/`: the sprites would quietly be images.
+    p.metadata(
+        "[[package.metadata.assets.rules]]\nmatch = \"sprite/*.png\"\nprocessor = \"sprite\"\n",
+    )
+    .png("assets/sprites/hero.png", 8, 8, 1);
+    let run = p.run(&["build"]);
+    assert!(run.success(), "a warning, not a failure: {}", run.stderr);
+    let unused = run
+        .with_reason("rule-unused")
+        .next()
+        .expect("the rule is named");
+    assert_eq!(unused["key"], "package.metadata.assets.rules[0]");
+    assert_eq!(unused["message"], "rule `sprite/*.png` matches no asset");
+    assert!(
+        run.stderr
+            .contains("warning: rule `sprite/*.png` matches no asset"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("Cargo.toml:"), "{}", run.stderr);
+    // CI can deny it.
+    assert_eq!(p.run(&["build", "--deny-warnings"]).code, Some(101));
+}

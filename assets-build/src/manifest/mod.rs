@@ -133,10 +133,8 @@ impl Manifest {
     /// processor (`settings.<processor>`), the rule's for the platform
     /// (`platforms.<platform>`), the override's.
     pub fn assign(&self, asset: &AssetPath, platform: Option<&str>) -> Assignment {
-        let rule = self
-            .rules
-            .iter()
-            .find(|r| r.matcher.is_match(asset.as_str()));
+        let matched = (self.rules.iter()).position(|r| r.matcher.is_match(asset.as_str()));
+        let rule = matched.map(|i| &self.rules[i]);
         let over = self.overrides.get(asset);
         let named = over
             .and_then(|o| o.processor.clone().zip(o.processor_origin.clone()))
@@ -191,6 +189,7 @@ impl Manifest {
             inputs: rule.and_then(|r| r.inputs.clone()),
             compression: rule.and_then(|r| r.compression),
             platform_specific,
+            rule: matched,
         }
     }
 
@@ -233,6 +232,28 @@ impl Manifest {
             }
             self.error(format!("no platform named `{name}`")).help(help)
         })
+    }
+
+    /// The rules that no asset of `steps_rules` (each planned asset's
+    /// matching rule) came from: a glob with a typo, or one shadowed by
+    /// the rules before it. Each as the warning that says so, at its line.
+    pub fn unused_rules(&self, used: impl IntoIterator<Item = usize>) -> Vec<ManifestError> {
+        let mut is_used = vec![false; self.rules.len()];
+        for i in used {
+            if let Some(u) = is_used.get_mut(i) {
+                *u = true;
+            }
+        }
+        (self.rules.iter().zip(is_used))
+            .filter(|(_, used)| !used)
+            .map(|(rule, _)| {
+                self.error_at(
+                    &rule.origin,
+                    format!("rule `{}` matches no asset", rule.pattern),
+                )
+                .help("check the glob (relative to the asset root; `*` stops at `/`), or the rules before it, which match first")
+            })
+            .collect()
     }
 
     /// An error pointing at `origin` in this manifest.

@@ -242,4 +242,6 @@ pub struct Assignment {
     /// settings with no platform (through the rule's `platforms.<name>`
     /// table, or the platform's `settings.<processor>`).
     pub platform_specific: bool,
+    /// The index of the rule that matched, in [`super::Manifest::rules`].
+    pub rule: Option<usize>,
 }

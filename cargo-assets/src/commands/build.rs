@@ -352,10 +352,23 @@ fn verified(shell: &Shell, step: &StepReport, verification: &Verification) {
     });
 }
 
+/// Warns of each rule no asset came from.
+fn unused_rules(shell: &Shell, report: &BuildReport) {
+    for rule in &report.unused_rules {
+        shell.warn(rule);
+        shell.message(&Message::RuleUnused {
+            key: rule.key.clone().unwrap_or_default(),
+            line: rule.line,
+            message: rule.message.clone(),
+        });
+    }
+}
+
 /// Renders the end of a build: parcels, the summary, `build-finished`.
 /// With `deny_warnings`, a build whose processors warned fails.
 pub fn finish(shell: &Shell, package: &Package, report: &BuildReport, deny_warnings: bool) -> Exit {
-    let warnings = report.warnings().count();
+    unused_rules(shell, report);
+    let warnings = report.warnings().count() + report.unused_rules.len();
     let denied = deny_warnings && warnings > 0;
     let success = report.success() && !denied;
     let (ran, fresh, failed, skipped) = (
