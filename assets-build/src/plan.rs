@@ -260,6 +260,13 @@ fn plan_asset(
     platform: Option<&str>,
 ) -> Result<PlannedAsset, ManifestError> {
     let mut a = manifest.assign(&d.path, platform);
+    // The default for the extension: a processor crate's claim comes
+    // before the built-in map (a rule or override naming one wins).
+    if a.processor_origin.is_none()
+        && let Some(claimed) = registry.claimed(d.path.extension())
+    {
+        a.processor = claimed.to_owned();
+    }
     let Some(processor) = registry.get(&a.processor) else {
         let help = known_processors(registry, &a.processor);
         let message = format!("unknown processor `{}` for `{}`", a.processor, d.path);

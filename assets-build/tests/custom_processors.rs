@@ -250,3 +250,38 @@ fn a_read_through_a_link_stays_inside_the_asset_root() {
         Outcome::Ran { .. }
     ));
 }
+
+#[test]
+fn a_processor_crate_claims_its_extensions_without_a_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // No rule: `.chain` files would be copied as bytes, but the processor
+    // claimed the extension; a rule naming another processor still wins.
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"g\"\nversion = \"0.1.0\"\n\n\
+         [[package.metadata.assets.rules]]\nmatch = \"raw/*\"\nprocessor = \"copy\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("assets/raw")).unwrap();
+    std::fs::write(root.join("assets/a.CHAIN"), "").unwrap();
+    std::fs::write(root.join("assets/raw/b.chain"), "").unwrap();
+    let options = BuildOptions::new(root.join("Cargo.toml"), root.join("target/assets"));
+    let mut pipeline = Pipeline::new(options);
+    pipeline
+        .registry_mut()
+        .register(Chain { version: 1 })
+        .claim_extensions("chain", &["chain"]);
+    let report = pipeline.build(&|_| {}).unwrap();
+    assert!(report.success());
+    let processor = |asset: &str| {
+        let step = report
+            .steps
+            .iter()
+            .find(|s| s.asset.as_str() == asset)
+            .unwrap();
+        step.processor.clone()
+    };
+    assert_eq!(processor("a.CHAIN"), "chain");
+    assert_eq!(processor("raw/b.chain"), "copy");
+}

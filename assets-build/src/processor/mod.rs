@@ -120,6 +120,8 @@ pub trait Processor: Send + Sync + 'static {
 #[derive(Clone, Default)]
 pub struct Registry {
     processors: BTreeMap<String, Arc<dyn Processor>>,
+    /// Extensions (lowercase) claimed by a processor, by its name.
+    extensions: BTreeMap<String, String>,
 }
 
 impl Registry {
@@ -154,6 +156,24 @@ impl Registry {
         self.processors
             .insert(processor.name().to_owned(), Arc::new(processor));
         self
+    }
+
+    /// Makes `processor` (a name) the default for files with these
+    /// `extensions` (without the dot; any case), over the built-in
+    /// defaults: a processor crate's `register` function says which files
+    /// are its own, so a game's manifest needs no rule for them. A rule or
+    /// an override that names a processor still wins.
+    pub fn claim_extensions(&mut self, processor: &str, extensions: &[&str]) -> &mut Registry {
+        for ext in extensions {
+            (self.extensions).insert(ext.to_ascii_lowercase(), processor.to_owned());
+        }
+        self
+    }
+
+    /// The processor that claimed `extension`, if one did.
+    pub fn claimed(&self, extension: Option<&str>) -> Option<&str> {
+        let ext = extension?.to_ascii_lowercase();
+        self.extensions.get(&ext).map(String::as_str)
     }
 
     /// The processor named `name`.

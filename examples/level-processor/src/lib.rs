@@ -22,7 +22,8 @@ pub const TILES: &str = ".TCHB";
 
 /// Registers this crate's processors.
 pub fn register(registry: &mut Registry) {
-    registry.register(Level);
+    // `.lvl` files are levels wherever no rule says otherwise.
+    registry.register(Level).claim_extensions("level", &["lvl"]);
 }
 
 /// ASCII maps to tile grids.
