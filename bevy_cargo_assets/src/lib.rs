@@ -44,7 +44,7 @@ use bevy_app::{App, Plugin};
 use bevy_asset::io::{AssetSourceBuilder, AssetSourceId};
 use bevy_asset::{AssetApp, Assets};
 
-pub use ids::{ParcelAssets, ServedAs};
+pub use ids::{AtlasSprite, PageLayouts, ParcelAssets, ServedAs};
 pub use image::{ParcelImageLoader, ParcelImageSettings};
 pub use reload::ReloadWatcher;
 pub use source::{OpenError, ParcelReader, Parcels};
@@ -141,6 +141,10 @@ impl Plugin for CargoAssetsPlugin {
         if !app.world().contains_resource::<Assets<bevy_image::Image>>() {
             app.init_asset::<bevy_image::Image>();
         }
+        if !(app.world()).contains_resource::<Assets<bevy_image::TextureAtlasLayout>>() {
+            app.init_asset::<bevy_image::TextureAtlasLayout>();
+        }
+        app.init_resource::<PageLayouts>();
         app.register_asset_loader(ParcelImageLoader)
             .register_asset_loader(ParcelTextureLoader);
     }

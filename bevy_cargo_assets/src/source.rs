@@ -17,6 +17,10 @@
 //! ever asks the disk or the network for a `.meta` file: the reader answers
 //! every meta request from the parcel's table.
 //!
+//! An atlas page (`atlas:ui#0`, a name Bevy's paths cannot hold) is served
+//! at `cargo-assets-atlas/ui/0`, for sprites drawn from their page through a
+//! `TextureAtlasLayout` (see [`Parcels::atlas_slot`]).
+//!
 //! Folders are the names' folders: `load_folder("sprites")` lists the
 //! resources under `sprites/` (generated ones, such as atlas pages, and
 //! sub-resources named `asset#label` are not files and are left out).
@@ -103,9 +107,55 @@ impl Parcels {
             .find_map(|h| h.parcel().get(id).map(|r| r.name.to_owned()))
     }
 
+    /// Where sprite `id` lies on its page, with every sprite of that page
+    /// (for one `TextureAtlasLayout` a page): `None` if no parcel holds such
+    /// a sprite. A sprite the atlas turned a quarter (`rotate = true`) has
+    /// no place in a `TextureAtlasLayout`, which cannot turn: an error.
+    pub fn atlas_slot(&self, id: ResourceId) -> Option<Result<AtlasSlot, TurnedSprite>> {
+        let held = self.read();
+        let parcel = held
+            .iter()
+            .find_map(|h| Some(h.parcel()).filter(|p| p.get(id).is_some()))?;
+        let sprite = parcel.sprite(id)?;
+        let page = sprite.frame.page;
+        let page_name = parcel.get(page)?.name.to_owned();
+        let mut on_page: Vec<(String, assets_runtime::SpriteFrame)> = (parcel.iter())
+            .filter_map(|r| Some((r.name.to_owned(), r.sprite_frame()?)))
+            .filter(|(_, f)| f.page == page)
+            .collect();
+        on_page.sort_by(|a, b| a.0.cmp(&b.0));
+        if let Some((name, _)) = on_page.iter().find(|(_, f)| f.rotated) {
+            return Some(Err(TurnedSprite {
+                sprite: name.clone(),
+            }));
+        }
+        let index = on_page.iter().position(|(_, f)| *f == sprite.frame)?;
+        let (atlas, n) = page_name.strip_prefix("atlas:")?.split_once('#')?;
+        Some(Ok(AtlasSlot {
+            page: format!("{PAGE_PREFIX}{atlas}/{n}"),
+            page_id: page,
+            size: (sprite.page.header.width, sprite.page.header.height),
+            rects: on_page.iter().map(|(_, f)| [f.x, f.y, f.w, f.h]).collect(),
+            index,
+            frame: sprite.frame,
+        }))
+    }
+
     /// What the reader hands Bevy for `name`, and the meta naming its
     /// loader where Bevy's own, chosen by extension, cannot read it.
     fn serve(&self, name: &str) -> Option<Served> {
+        // An atlas page, under the path `atlas_slot` gives it.
+        let page;
+        let name = match name
+            .strip_prefix(PAGE_PREFIX)
+            .and_then(|r| r.split_once('/'))
+        {
+            Some((atlas, n)) => {
+                page = format!("atlas:{atlas}#{n}");
+                page.as_str()
+            }
+            None => name,
+        };
         let held = self.read();
         let (parcel, resource) = held
             .iter()
@@ -173,6 +223,38 @@ fn open(path: &Path, patch: Option<&Path>) -> Result<PatchedBuf, OpenError> {
         path: path.to_owned(),
         source,
     })
+}
+
+/// Where atlas pages are served: `cargo-assets-atlas/<atlas>/<page>`.
+pub const PAGE_PREFIX: &str = "cargo-assets-atlas/";
+
+/// A sprite's place on its atlas page ([`Parcels::atlas_slot`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AtlasSlot {
+    /// The page's Bevy asset path.
+    pub page: String,
+    /// The page's resource id.
+    pub page_id: ResourceId,
+    /// The page's size in pixels.
+    pub size: (u32, u32),
+    /// Every sprite of the page (`x, y, w, h`), by sprite name.
+    pub rects: Vec<[u32; 4]>,
+    /// This sprite's place in `rects`.
+    pub index: usize,
+    /// Its frame: trim offsets and source size, to place it as drawn.
+    pub frame: assets_runtime::SpriteFrame,
+}
+
+/// A sprite the atlas turned a quarter: a `TextureAtlasLayout` cannot
+/// hold it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "sprite `{sprite}` lies turned on its atlas page, which a Bevy TextureAtlasLayout cannot say: \
+     set `rotate = false` for atlases Bevy draws from, or load the sprite alone as an Image"
+)]
+pub struct TurnedSprite {
+    /// The sprite.
+    pub sprite: String,
 }
 
 /// Whether a resource name is a file's: not a generated step's

@@ -349,3 +349,40 @@ fn a_ktx2_texture_loads_in_its_gpu_format_with_its_mips() {
         "level 0 first"
     );
 }
+
+#[test]
+fn a_sprite_draws_from_its_page_through_a_texture_atlas_layout() {
+    let (project, parcel) = built_project();
+    let plugin = CargoAssetsPlugin::file(&parcel).unwrap();
+    let mut app = app(Some(plugin), AssetPlugin::default());
+    const HERO: SpriteId = SpriteId::of("sprites/hero.png");
+    const GRASS: SpriteId = SpriteId::of("sprites/tiles/grass.png");
+    let (hero, grass) = app
+        .world_mut()
+        .run_system_once(|mut assets: ParcelAssets<'_>| {
+            let hero = assets.atlas_sprite(HERO).unwrap().unwrap();
+            let grass = assets.atlas_sprite(GRASS).unwrap().unwrap();
+            (hero, grass)
+        })
+        .unwrap();
+    assert_eq!(hero.atlas.layout, grass.atlas.layout, "one layout a page");
+    assert_ne!(hero.atlas.index, grass.atlas.index);
+    settle(&mut app, &[hero.image.clone().untyped()]);
+    let (page_w, _, page) = pixels(&app, &hero.image);
+    let layouts = app
+        .world()
+        .resource::<Assets<bevy_image::TextureAtlasLayout>>();
+    let rect = layouts.get(&hero.atlas.layout).unwrap().textures[hero.atlas.index];
+    // The rect holds the trimmed sprite: its pixels are the source's inside
+    // the trim offsets.
+    let (src_w, _, src) = source(project.path(), "sprites/hero.png");
+    let (tx, ty) = (hero.frame.trim_x, hero.frame.trim_y);
+    assert_eq!((rect.width(), rect.height()), (hero.frame.w, hero.frame.h));
+    for y in 0..rect.height() {
+        for x in 0..rect.width() {
+            let at = (((rect.min.y + y) * page_w + rect.min.x + x) * 4) as usize;
+            let want = (((ty + y) * src_w + tx + x) * 4) as usize;
+            assert_eq!(page[at..at + 4], src[want..want + 4], "pixel ({x}, {y})");
+        }
+    }
+}
