@@ -11,7 +11,10 @@
 //!   the `web` platform's settings when `web` covers `wasm32-*`), as
 //!   `cargo assets build --target` does;
 //! - writes the parcels into `$OUT_DIR/assets/` (never into the source tree)
-//!   and tells `include_parcel!` where with `cargo:rustc-env=CARGO_ASSETS_PARCELS`;
+//!   and tells `include_parcel!` where with `cargo:rustc-env=CARGO_ASSETS_PARCELS`,
+//!   and whether to embed them (`CARGO_ASSETS_EMBED`: a debug build on a
+//!   target with files maps the parcel's file instead, so an asset edit
+//!   relinks no megabytes of content; release embeds);
 //! - emits `rerun-if-changed` for `Cargo.toml` and each asset root directory
 //!   (Cargo scans a directory's files itself), not one line per file;
 //! - prints what it did to stderr in one short line (Cargo shows it with
@@ -79,6 +82,10 @@ pub const PARCELS_VAR: &str = "CARGO_ASSETS_PARCELS";
 pub const STRICT_VAR: &str = "CARGO_ASSETS_STRICT";
 /// Set to `1` to fail the build script when a processor warns.
 pub const DENY_WARNINGS_VAR: &str = "CARGO_ASSETS_DENY_WARNINGS";
+/// Whether `include_parcel!` embeds the parcel (`1`) or maps its file
+/// (`0`): the script passes it to rustc, `0` for a debug build on a target
+/// with files (not `wasm32`), unless it is set to `1` in the environment.
+pub const EMBED_VAR: &str = "CARGO_ASSETS_EMBED";
 
 /// Why the build script's asset build failed, when it cannot tell Cargo
 /// itself (see the [module docs](self)).
@@ -187,6 +194,7 @@ impl Builder {
             Ok("release") => "release".into(),
             _ => "dev".into(),
         };
+        let debug_build = options.variant == "dev";
         println!("cargo:rerun-if-env-changed={STRICT_VAR}");
         let strict = std::env::var(STRICT_VAR).is_ok_and(|v| v == "1" || v == "true");
         let on_failure = match strict {
@@ -243,6 +251,16 @@ impl Builder {
         });
         if written {
             println!("cargo:rustc-env={PARCELS_VAR}={}", parcel_dir.display());
+            println!("cargo:rerun-if-env-changed={EMBED_VAR}");
+            let has_files = !std::env::var("TARGET")
+                .unwrap_or_default()
+                .starts_with("wasm32");
+            let asked = std::env::var(EMBED_VAR).is_ok_and(|v| v == "1" || v == "true");
+            let map = debug_build && has_files && !asked;
+            println!(
+                "cargo:rustc-env={EMBED_VAR}={}",
+                if map { "0" } else { "1" }
+            );
         }
         println!("cargo:rerun-if-env-changed={DENY_WARNINGS_VAR}");
         let deny_warnings = std::env::var(DENY_WARNINGS_VAR).is_ok_and(|v| v == "1" || v == "true");

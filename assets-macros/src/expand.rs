@@ -13,6 +13,9 @@ use crate::toc::{self, Entry};
 
 /// The variable the build script sets to the directory holding its parcels.
 const PARCELS_VAR: &str = "CARGO_ASSETS_PARCELS";
+/// Set to `0` by a development build's script: map the parcel's file
+/// instead of embedding it (see `assets_runtime::StaticParcel::mapped`).
+const EMBED_VAR: &str = "CARGO_ASSETS_EMBED";
 
 /// Constants the expansion declares itself, at the top of the module.
 const RESERVED: &[&str] = &["PARCEL", "PATH"];
@@ -79,19 +82,34 @@ fn expand_one(name: &str) -> Result<Result<TokenStream, Vec<String>>, String> {
         .to_str()
         .ok_or_else(|| format!("the path `{}` is not UTF-8", toc_path.display()))?;
     let module = module_name(name);
+    // Embedded unless the build script says this build maps it: the
+    // table of contents is tracked either way, so new names recompile.
+    let mapped = std::env::var(EMBED_VAR).is_ok_and(|v| v == "0");
+    let (how, parcel) = if mapped {
+        (
+            "mapped from its file",
+            format!("::assets_runtime::StaticParcel::mapped({parcel_path:?})"),
+        )
+    } else {
+        (
+            "embedded",
+            format!("::assets_runtime::StaticParcel::new(::core::include_bytes!({parcel_path:?}))"),
+        )
+    };
     let mut code = String::new();
     writeln!(
         code,
-        "#[doc = \"The parcel `{name}`: {} resources, embedded.\"]\n\
+        "#[doc = \"The parcel `{name}`: {} resources, {how}.\"]\n\
          #[allow(dead_code)]\n\
          pub mod {module} {{\n\
          /// The parcel, validated on first use.\n\
-         pub static PARCEL: ::assets_runtime::StaticParcel = ::assets_runtime::StaticParcel::new(::core::include_bytes!({parcel_path:?}));\n\
+         pub static PARCEL: ::assets_runtime::StaticParcel = {parcel};\n\
          /// Where the build script wrote the parcel: reopen it at run time to pick up changes.\n\
          pub const PATH: &str = {parcel_path:?};\n\
          // Make rustc track what this expansion read: the table of contents and the variable.\n\
          const _: &[u8] = ::core::include_bytes!({toc:?});\n\
-         const _: ::core::option::Option<&str> = ::core::option_env!({PARCELS_VAR:?});",
+         const _: ::core::option::Option<&str> = ::core::option_env!({PARCELS_VAR:?});\n\
+         const _: ::core::option::Option<&str> = ::core::option_env!({EMBED_VAR:?});",
         entries.len()
     )
     .expect("writing to a String");

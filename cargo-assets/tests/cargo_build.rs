@@ -540,3 +540,29 @@ command = ["sh", "-c", "echo 'tile 7 is unused' >&2; cp \"$0\" \"$1\"", "{input}
         "{stderr}"
     );
 }
+
+#[test]
+fn a_debug_build_maps_the_parcel_and_a_release_or_asked_build_embeds_it() {
+    let c = Crate::new("e2e-mapped");
+    let binary = || {
+        std::fs::read(assets_test_support::cargo_crate::e2e_target_dir().join("debug/e2e-mapped"))
+            .unwrap()
+    };
+    let holds = |bytes: &[u8], text: &[u8]| bytes.windows(text.len()).any(|w| w == text);
+    // The intro is short enough to be stored as it is, so embedded it
+    // would stand in the binary as written.
+    let intro = b"Once upon a time\n";
+    let (ok, _, stderr) = c.build();
+    assert!(ok, "{stderr}");
+    assert!(
+        !holds(&binary(), intro),
+        "a debug build embedded the parcel"
+    );
+    assert!(c.run().contains("intro: Once upon a time"));
+    // Asked to embed (a debug binary to copy elsewhere, say).
+    c.write(".cargo/config.toml", "[env]\nCARGO_ASSETS_EMBED = \"1\"\n");
+    let (ok, _, stderr) = c.build();
+    assert!(ok, "{stderr}");
+    assert!(holds(&binary(), intro), "the parcel is not embedded");
+    assert!(c.run().contains("intro: Once upon a time"));
+}
