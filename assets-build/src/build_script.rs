@@ -70,7 +70,7 @@ use crate::event::Event;
 use crate::pipeline::{BuildOptions, Pipeline};
 use crate::processor::{Processor, Registry};
 use crate::remote::RemoteConfig;
-use crate::report::{BuildReport, OnFailure, Outcome, ParcelOutcome, StandIn};
+use crate::report::{BuildReport, OnFailure, Outcome, ParcelOutcome, ParcelReport, StandIn};
 
 /// The variable naming the cache directory explicitly.
 pub const CACHE_DIR_VAR: &str = "CARGO_ASSETS_CACHE_DIR";
@@ -291,6 +291,11 @@ impl Builder {
                 format!("cargo-assets: {}{at}", rule.message)
             })
             .chain(warnings)
+            .chain(
+                (report.parcels.iter())
+                    .filter_map(ParcelReport::repair_note)
+                    .map(|note| format!("cargo-assets: {note}")),
+            )
             .collect();
         if deny_warnings && !warnings.is_empty() {
             return cargo.fail(&warnings);

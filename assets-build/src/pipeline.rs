@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
+use crate::asset_path::AssetPath;
 use crate::cache::lock;
 use crate::cache_layout::variant_slot;
 use crate::discover::{DiscoveryError, discover};
@@ -30,7 +31,7 @@ use crate::report::{BuildReport, OnFailure, Outcome, ParcelOutcome, Retired, Ste
 use crate::scheduler::Scheduler;
 use crate::store::{BlobMemory, Store, StoreError};
 use crate::verdicts::Verdicts;
-use crate::verify::Verify;
+use crate::verify::{Verification, Verify};
 use crate::warm::{Changes, Walk, Warm};
 
 /// What to build and where.
@@ -425,6 +426,10 @@ impl Pipeline {
             .with_stats(warm.as_deref().map(|w| &w.stats))
             .reusing(&reused);
         let mut steps = scheduler.run(o.jobs);
+        let cache_damage: Vec<AssetPath> = (steps.iter())
+            .filter(|s| matches!(s.verification, Some(Verification::Damaged(_))))
+            .map(|s| s.asset.clone())
+            .collect();
         let mut retired = Retired::default();
         // The blobs the parcels hold whole, as the last round wrote them.
         let mut held = HashSet::new();
@@ -442,6 +447,8 @@ impl Pipeline {
                 &mut held,
                 choices.as_mut(),
                 on_failure,
+                // `verify` reads every parcel whole, as it checks every step.
+                o.verify.is_some(),
             )
         };
         let mut parcels = write(&steps, &mut retired);
@@ -456,7 +463,12 @@ impl Pipeline {
             let damaged = damaged_steps(&store, &steps);
             if !damaged.is_empty() {
                 steps = scheduler.rebuild(&damaged, o.jobs);
-                parcels = write(&steps, &mut retired);
+                let first = std::mem::replace(&mut parcels, write(&steps, &mut retired));
+                // What the first round found damaged is why the second
+                // wrote the parcel again.
+                for (again, first) in parcels.iter_mut().zip(first) {
+                    again.damaged = again.damaged.take().or(first.damaged);
+                }
             }
         }
         drop(scheduler);
@@ -499,6 +511,7 @@ impl Pipeline {
             platform: platform.map(str::to_owned),
             remote,
             unused_rules,
+            cache_damage,
         })
     }
 }

@@ -147,6 +147,46 @@ pub struct ParcelReport {
     /// [`OnFailure::StandIn`]; else such a parcel is
     /// [`ParcelOutcome::Blocked`]).
     pub stand_ins: Vec<StandIn>,
+    /// Set when the previous file, whose contents were to stay, was found
+    /// damaged (changed since this tool wrote it, and failing its
+    /// checksums), so it was written again: the resources that were
+    /// damaged, sorted (empty when the damage was elsewhere: the file no
+    /// longer opens as a parcel, or its padding is not zero).
+    pub damaged: Option<Vec<String>>,
+}
+
+impl ParcelReport {
+    /// If the parcel file was found damaged (see
+    /// [`ParcelReport::damaged`]), a sentence saying so and what was done.
+    pub fn repair_note(&self) -> Option<String> {
+        let damaged = self.damaged.as_ref()?;
+        let what = match damaged.len() {
+            0 => {
+                "it no longer opened as the parcel written, or its padding was not zero".to_owned()
+            }
+            n => {
+                let shown: Vec<&str> = damaged.iter().take(5).map(String::as_str).collect();
+                let more = match n - shown.len() {
+                    0 => String::new(),
+                    more => format!(" and {more} more"),
+                };
+                format!(
+                    "{} no longer matched {} checksum: {}{more}",
+                    plural(n, "resource"),
+                    if n == 1 { "its" } else { "their" },
+                    shown.join(", ")
+                )
+            }
+        };
+        let done = match self.outcome {
+            ParcelOutcome::Written { .. } => "it was written again from the cache",
+            _ => "it could not be written again",
+        };
+        Some(format!(
+            "parcel `{}` had been changed since it was written ({what}); {done}",
+            self.name
+        ))
+    }
 }
 
 /// Whether a parcel was written.
@@ -197,6 +237,12 @@ pub struct BuildReport {
     /// Rules no asset came from (a glob with a typo, or one the rules
     /// before it shadow), each as a warning at its line.
     pub unused_rules: Vec<crate::ManifestError>,
+    /// The checked steps (see [`crate::Verify`]) whose cached outputs, or
+    /// outputs they read, were found damaged, sorted; recorded when found,
+    /// so a step the same build then made again is still listed. Damage
+    /// fails a checking build (it is what checking is for), never an
+    /// unchecked one, which repairs what it meets in passing.
+    pub cache_damage: Vec<AssetPath>,
 }
 
 /// Files a build replaced (a parcel's previous version), kept alive under a
@@ -282,9 +328,12 @@ impl BuildReport {
         self.steps
             .iter()
             .filter(|s| {
-                s.verification
-                    .as_ref()
-                    .is_some_and(|v| !matches!(v, crate::Verification::Same))
+                s.verification.as_ref().is_some_and(|v| {
+                    !matches!(
+                        v,
+                        crate::Verification::Same | crate::Verification::Damaged(_)
+                    )
+                })
             })
             .map(|s| &**s)
             .collect()
@@ -298,14 +347,27 @@ impl BuildReport {
         }
         let (failed, skipped, total) = (self.failed(), self.skipped(), self.steps.len());
         let unreproduced = self.unreproduced();
-        if !unreproduced.is_empty() && failed == 0 && skipped == 0 {
-            let names: Vec<&str> = unreproduced.iter().map(|s| s.asset.as_str()).collect();
-            return Some(format!(
-                "{} of {} checked did not reproduce the cache: {}",
-                plural(names.len(), "asset"),
-                self.verified(),
-                names.join(", ")
-            ));
+        let damaged = &self.cache_damage;
+        if (!unreproduced.is_empty() || !damaged.is_empty()) && failed == 0 && skipped == 0 {
+            let mut lines = Vec::new();
+            if !unreproduced.is_empty() {
+                let names: Vec<&str> = unreproduced.iter().map(|s| s.asset.as_str()).collect();
+                lines.push(format!(
+                    "{} of {} checked did not reproduce the cache: {}",
+                    plural(names.len(), "asset"),
+                    self.verified(),
+                    names.join(", ")
+                ));
+            }
+            if !damaged.is_empty() {
+                let names: Vec<&str> = damaged.iter().map(AssetPath::as_str).collect();
+                lines.push(format!(
+                    "the cache held damaged outputs of {} (removed; the next build makes them again): {}",
+                    plural(names.len(), "asset"),
+                    names.join(", ")
+                ));
+            }
+            return Some(lines.join("; "));
         }
         if failed == 0 && skipped == 0 {
             let n = self
@@ -380,6 +442,7 @@ impl BuildReport {
         self.failed() == 0
             && self.skipped() == 0
             && self.unreproduced().is_empty()
+            && self.cache_damage.is_empty()
             && self.parcels.iter().all(|p| {
                 matches!(
                     p.outcome,

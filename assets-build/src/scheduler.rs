@@ -45,7 +45,7 @@ use crate::record_log::RecordLog;
 use crate::remote::{self, Remote};
 use crate::report::{OnFailure, Outcome, StepReport};
 use crate::stat_cache::StatCache;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use crate::verify::{self, Verification, Verify};
 
 /// Stack size of worker threads: inline dependency chains recurse.
@@ -725,6 +725,13 @@ impl<'a> Scheduler<'a> {
     /// is stored and no record written.
     fn reproduce(&self, i: usize, record: &Record) -> Verification {
         let step = &self.plan.steps[i];
+        // The cache's copies first: a damaged one is removed here, and its
+        // step runs again at the next build.
+        for output in &record.outputs {
+            if let Err(e @ StoreError::CorruptBlob { .. }) = self.store.get(&output.hash) {
+                return Verification::Damaged(ProcessError::Store(e));
+            }
+        }
         let info = self.step_info(i);
         let mut ctx =
             Context::new(info, self.manifest, self.variant, self.store, self).reproducing();
@@ -736,6 +743,7 @@ impl<'a> Scheduler<'a> {
         }
         match self.run_processor(i, &mut ctx) {
             Ok(()) => verify::compare(record, &ctx.finish().outputs),
+            Err(e @ ProcessError::CorruptDependency { .. }) => Verification::Damaged(e),
             Err(e) => Verification::Failed(e),
         }
     }

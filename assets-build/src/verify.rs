@@ -9,8 +9,14 @@
 //! selects the fresh steps to check: all of them, or a fraction chosen by
 //! a seeded hash of each asset's path (the same steps for the same seed, on
 //! any machine and thread count). A checked step's report says what was
-//! found ([`Verification`]); nothing is stored and no record is written, so
-//! verifying changes neither the cache nor the parcels.
+//! found ([`Verification`]); nothing is stored and no record is written.
+//!
+//! The cache's own copies are checked on the way: each checked step's
+//! outputs are read back against their hashes, and (in the pipeline) every
+//! parcel is read whole against its checksums. A damaged copy is removed,
+//! or a damaged parcel written again, and reported as damage
+//! ([`Verification::Damaged`]), which the next build repairs, never as a
+//! processor that does not reproduce.
 
 use crate::asset_path::AssetPath;
 use crate::hash::ContentHash;
@@ -61,6 +67,11 @@ pub enum Verification {
     Differs(Vec<OutputMismatch>),
     /// The processor failed where it had succeeded.
     Failed(ProcessError),
+    /// The cache's copy of an output, this step's or one it reads, did not
+    /// match its hash: damage on disk, not the processor's doing. The copy
+    /// was removed (a packed one forgotten for good), so the next build
+    /// makes it again.
+    Damaged(ProcessError),
 }
 
 /// One output that differs between the cache and the rebuild.

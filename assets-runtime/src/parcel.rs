@@ -378,6 +378,20 @@ impl<'a> Parcel<'a> {
     /// parcel's resource pages stay untouched until used).
     pub fn verify(&self) -> Result<(), ParcelError> {
         self.iter().try_for_each(|r| r.verify())?;
+        self.verify_padding()
+    }
+
+    /// [`Parcel::verify`] without decompressing: every resource's stored
+    /// bytes against their checksum, and the padding. What a build checks
+    /// of a parcel file that changed behind its back, at the cost of one
+    /// read of the file.
+    pub fn verify_stored(&self) -> Result<(), ParcelError> {
+        self.iter().try_for_each(|r| r.verify_stored())?;
+        self.verify_padding()
+    }
+
+    /// Whether the bytes between resources (and after the last) are zero.
+    fn verify_padding(&self) -> Result<(), ParcelError> {
         let l = &self.layout;
         let data = &self.bytes[l.data_at..];
         // Validation checked that spans lie inside the data area and do not

@@ -73,6 +73,15 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// A copy the cache holds of an output (or a parcel) found damaged:
+    /// its bytes no longer match their hash. It was removed, or the parcel
+    /// written again; the next build makes what was lost.
+    CacheDamaged {
+        /// The asset whose output, or one it reads, was damaged.
+        asset: AssetPath,
+        /// What was found.
+        error: String,
+    },
     /// A rule of the manifest that no asset came from.
     RuleUnused {
         /// Its key: `package.metadata.assets.rules[2]`.

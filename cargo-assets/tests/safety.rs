@@ -226,3 +226,160 @@ fn one_build_heals_a_cache_whose_every_blob_is_corrupt() {
     assert!(p.run(&["clean"]).success());
     assert_eq!(healed, parcel(&p.build_ok()), "as a build from nothing");
 }
+
+/// The offset in the parcel file at `path` of the stored bytes of its
+/// largest resource, and their length.
+fn largest_resource(path: &std::path::Path) -> (usize, usize) {
+    let bytes = std::fs::read(path).unwrap();
+    let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+    let r = parcel.iter().max_by_key(|r| r.stored().len()).unwrap();
+    let at = r.stored().as_ptr() as usize - bytes.as_ptr() as usize;
+    (at, r.stored().len())
+}
+
+#[test]
+fn damage_inside_a_parcel_is_found_by_the_next_build_or_verify_and_repaired() {
+    let p = project(12, false);
+    let run = p.build_ok();
+    let path = run.parcel("main");
+    let clean = std::fs::read(&path).unwrap();
+    let flip = |at: usize, n: usize| {
+        let mut bytes = std::fs::read(&path).unwrap();
+        for b in &mut bytes[at..at + n] {
+            *b ^= 0xA5;
+        }
+        std::fs::write(&path, bytes).unwrap();
+    };
+    let (at, len) = largest_resource(&path);
+    assert!(len >= 40, "{len}");
+
+    // Forty bytes of a resource (the only copy the cache has of it: the
+    // parcel holds it whole): the next build sees the file changed, reads
+    // it, and writes it again from what it can still trust, rebuilding
+    // what only the damaged copy held.
+    // (In the middle: a resource's header is validated when the parcel
+    // is opened, which finds the damage too but cannot name it.)
+    flip(at + len / 2 - 20, 40);
+    assert!(!p.run(&["inspect", path.to_str().unwrap()]).success());
+    let run = p.build_ok();
+    assert!(
+        run.stderr.contains("parcel `main` had been changed since it was written (1 resource no longer matched its checksum: ")
+            && run.stderr.contains("it was written again from the cache"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), clean, "as it was built");
+    assert!(p.run(&["inspect", path.to_str().unwrap()]).success());
+    cache_outputs(&p.cache_dir(), "dev");
+    // Checked once; trusted again until it changes.
+    let again = p.build_ok();
+    assert!(
+        !again.stderr.contains("had been changed"),
+        "{}",
+        again.stderr
+    );
+
+    // A flipped bit in the zero padding after a resource hurts no
+    // resource, but the file is not what was written: `inspect` says so,
+    // and the next build writes it again.
+    let last = clean.len() - 1;
+    assert_eq!(clean[last], 0, "the parcel ends in padding");
+    flip(last, 1);
+    let inspect = p.run(&["inspect", path.to_str().unwrap()]);
+    assert!(!inspect.success());
+    assert!(
+        inspect.stderr.contains("non-zero padding at byte"),
+        "{}",
+        inspect.stderr
+    );
+    let run = p.build_ok();
+    assert!(
+        run.stderr
+            .contains("(it no longer opened as the parcel written, or its padding was not zero)"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), clean);
+
+    // Damage that keeps the file's length and time (bit rot) is not seen
+    // by a build, which trusts what it wrote; `verify` reads every cached
+    // output and every parcel whole, reports the damage (a failed run),
+    // and repairs it.
+    let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+    flip(at + len / 2, 8);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    assert!(!p.build_ok().stderr.contains("had been changed"));
+    let verify = p.run(&["verify"]);
+    assert!(!verify.success());
+    assert!(
+        verify.with_reason("cache-damaged").count() == 1
+            && verify.stderr.contains("main.parcel` was corrupt"),
+        "{}",
+        verify.stderr
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), clean);
+    assert!(p.run(&["verify"]).success());
+}
+
+#[test]
+fn verify_finds_a_damaged_cached_output_and_the_next_build_makes_it_again() {
+    let p = project(12, false);
+    p.file(
+        "Cargo.toml",
+        std::fs::read_to_string(p.path().join("Cargo.toml")).unwrap()
+            + "\n[[package.metadata.assets.rules]]\nmatch = \"atlas/*.png\"\nprocessor = \"sprite\"\n",
+    );
+    for i in 0..4 {
+        p.png(&format!("assets/atlas/a{i}.png"), 8 + i, 5 + 2 * i, 100 + i);
+    }
+    p.build_ok();
+    // One packed blob damaged: a sprite's pixels, read by no-op builds
+    // from nowhere (a build trusts what it stored until it reads it).
+    let store = assets_build::Store::open(&p.cache_dir()).unwrap();
+    let (hash, at) = (store.locations())
+        .into_iter()
+        .find(|(_, at)| at.path.extension().is_some_and(|e| e == "pack") && at.len > 16)
+        .expect("a packed blob");
+    drop(store);
+    let mut bytes = std::fs::read(&at.path).unwrap();
+    bytes[(at.offset + at.len / 2) as usize] ^= 0x5A;
+    std::fs::write(&at.path, bytes).unwrap();
+    assert_eq!(p.build_ok().build_finished().ran, 0);
+
+    let run = p.run(&["verify"]);
+    assert!(!run.success(), "{}", run.stderr);
+    let damaged: Vec<_> = run.with_reason("cache-damaged").collect();
+    assert!(!damaged.is_empty(), "{}", run.stderr);
+    assert!(
+        damaged[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains(&hash.to_hex()),
+        "{damaged:?}"
+    );
+    assert_eq!(
+        run.with_reason("asset-unreproduced").count(),
+        0,
+        "damage is not a processor that does not reproduce: {}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("the next build makes them again"),
+        "{}",
+        run.stderr
+    );
+    // The advice holds: the next build makes it again (the damaged copy
+    // stays forgotten, though `verify` stores nothing), and `verify` then
+    // passes, also after `gc`.
+    let build = p.build_ok();
+    assert!(build.build_finished().ran >= 1, "{}", build.stderr);
+    assert!(p.run(&["verify"]).success());
+    assert!(p.run(&["gc"]).success());
+    assert!(p.run(&["verify"]).success());
+    cache_outputs(&p.cache_dir(), "dev");
+}

@@ -84,6 +84,7 @@ pub(crate) fn write_parcels(
     held: &mut HashSet<ContentHash>,
     mut choices: Option<&mut KeptChoices>,
     on_failure: OnFailure,
+    check_all: bool,
 ) -> Vec<ParcelReport> {
     let selected = plan.selected(manifest);
     (manifest.parcels.iter().zip(selected))
@@ -92,6 +93,7 @@ pub(crate) fn write_parcels(
             let last = choices.as_deref_mut().and_then(|c| c.take(&spec.name));
             let selected = &*select::with_references(selected, plan, steps);
             let mut stand_ins = Vec::new();
+            let mut damaged = None;
             let chosen = select::choose(selected, plan, steps, last, on_failure);
             let (outcome, patched) = match chosen {
                 Ok(mut chosen) => {
@@ -115,8 +117,16 @@ pub(crate) fn write_parcels(
                         .flatten();
                     let mut written = as_patch
                         .unwrap_or_else(|| {
-                            let outcome =
-                                write_one(store, &path, selection, compression, &key, retired)?;
+                            let outcome = write_one(
+                                store,
+                                &path,
+                                selection,
+                                &key,
+                                compression,
+                                check_all,
+                                retired,
+                                &mut damaged,
+                            )?;
                             held.reserve(selection.len());
                             held.extend(selection.iter().filter_map(Planned::whole_blob));
                             Ok((outcome, false))
@@ -148,6 +158,7 @@ pub(crate) fn write_parcels(
                 patch: in_force.then_some(patch),
                 outcome,
                 stand_ins,
+                damaged,
             }
         })
         .collect()
@@ -237,22 +248,40 @@ fn write_one(
     store: &Store,
     path: &Path,
     planned: &[Planned],
-    compression: Compression,
     key: &ContentHash,
+    compression: Compression,
+    check_all: bool,
     retired: &mut Retired,
+    damaged: &mut Option<Vec<String>>,
 ) -> Result<ParcelOutcome, StoreError> {
     let key_path = path.with_extension("parcel.key");
     let toc_path = path.with_extension("parcel.toc");
     let resources = planned.len();
     let sums_path = path.with_extension("parcel.sums");
+    let recorded = KeyFile::read(&key_path);
     // The `.sums` too: the store finds what the parcel holds through it.
-    let unchanged = fs::read_to_string(&key_path).is_ok_and(|k| k.trim() == key.to_hex())
+    let unchanged = recorded.as_ref().is_some_and(|k| k.key == key.to_hex())
         && toc_describes(&toc_path, path)
         && sums_describe(&sums_path, path);
     if unchanged {
-        // A patch left by a watch killed before it wrote the base whole.
-        patch::remove(path)?;
-        return Ok(ParcelOutcome::Unchanged { resources });
+        // The file as written is trusted; one changed since (by its length
+        // and modification time), or every one when asked, is read whole
+        // and checked, and written again if damaged.
+        let stamp = Stamp::of(path);
+        let same = stamp.is_some() && recorded.and_then(|k| k.stamp) == stamp;
+        *damaged = if same && !check_all {
+            None
+        } else {
+            damage(path)
+        };
+        if damaged.is_none() {
+            if !same {
+                store.write_atomic(&key_path, KeyFile::text(key, stamp).as_bytes())?;
+            }
+            // A patch left by a watch killed before it wrote the base whole.
+            patch::remove(path)?;
+            return Ok(ParcelOutcome::Unchanged { resources });
+        }
     }
     // Streamed: one resource's bytes in memory at a time, read from the
     // store (and checked against its hash) as it is written; or, when the
@@ -300,7 +329,7 @@ fn write_one(
     );
     // Measured against what a game holds: the base and its patch, if any.
     let patched = patch::PatchFiles::of(path).sums();
-    let changed = match &patched {
+    let mut changed = match &patched {
         Some(sums) => changed_names(
             &patch::seen_through(&before_contents, sums),
             planned,
@@ -308,10 +337,93 @@ fn write_one(
         ),
         None => changed_names(&before_contents, planned, &contents),
     };
+    // A game that read a damaged resource reads it again.
+    if let Some(damaged) = damaged {
+        changed.extend(damaged.iter().cloned());
+        changed.sort_unstable();
+        changed.dedup();
+    }
     store.write_atomic(&sums_path, now.as_bytes())?;
-    store.write_atomic(&key_path, format!("{key}\n").as_bytes())?;
+    store.write_atomic(&key_path, KeyFile::text(key, Stamp::of(path)).as_bytes())?;
     patch::remove(path)?;
     Ok(ParcelOutcome::Written { resources, changed })
+}
+
+/// A parcel's `.key` file: the key of its contents (see [`parcel_key`])
+/// on the first line, and on the second the [`Stamp`] of the parcel file
+/// as this build left it.
+struct KeyFile {
+    key: String,
+    stamp: Option<Stamp>,
+}
+
+impl KeyFile {
+    fn read(path: &Path) -> Option<KeyFile> {
+        let text = fs::read_to_string(path).ok()?;
+        let mut lines = text.lines();
+        let key = lines.next()?.trim().to_owned();
+        let stamp = lines.next().and_then(Stamp::parse);
+        Some(KeyFile { key, stamp })
+    }
+
+    fn text(key: &ContentHash, stamp: Option<Stamp>) -> String {
+        match stamp {
+            Some(Stamp { len, modified }) => format!("{key}\n{len} {modified}\n"),
+            None => format!("{key}\n"),
+        }
+    }
+}
+
+/// A file's length and modification time (nanoseconds since the epoch):
+/// what changes when anything but this build writes the file, as cheap to
+/// compare as the source files' stat cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: u128,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        let meta = fs::metadata(path).ok()?;
+        let modified = meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        Some(Stamp {
+            len: meta.len(),
+            modified: modified.as_nanos(),
+        })
+    }
+
+    fn parse(line: &str) -> Option<Stamp> {
+        let (len, modified) = line.trim().split_once(' ')?;
+        Some(Stamp {
+            len: len.parse().ok()?,
+            modified: modified.parse().ok()?,
+        })
+    }
+}
+
+/// What is damaged in the parcel file at `path`: `None` if nothing, else
+/// the resources whose stored bytes no longer match their checksums (none
+/// named when the damage is elsewhere: the file no longer validates as a
+/// parcel, or has bytes in its padding).
+fn damage(path: &Path) -> Option<Vec<String>> {
+    let Ok(buf) = ParcelBuf::open(path) else {
+        return Some(Vec::new());
+    };
+    let parcel = buf.parcel();
+    let mut names: Vec<String> = (parcel.iter())
+        .filter(|r| r.verify_stored().is_err())
+        .map(|r| r.name.to_owned())
+        .collect();
+    names.sort_unstable();
+    if names.is_empty() && parcel.verify_stored().is_ok() {
+        return None;
+    }
+    Some(names)
 }
 
 impl Planned {

@@ -153,7 +153,7 @@ pub(super) fn write(
     let base_key = fs::read_to_string(path.with_extension("parcel.key")).ok();
     let is_base = base_key
         .as_deref()
-        .is_some_and(|k| k.trim() == key.to_hex());
+        .is_some_and(|k| k.lines().next().map(str::trim) == Some(&key.to_hex()));
     if is_base && !files.patch.exists() {
         // Unchanged, as the whole write's check finds at less cost.
         return None;

@@ -94,6 +94,11 @@ pub struct Store {
     /// Large buffers handed out and back by the build's steps: the
     /// memory's when there is one, so they outlive the build.
     buffers: Arc<Buffers>,
+    /// Blobs this handle found corrupt (and removed), and where: a later
+    /// read of one, until it is stored again, is told it was corrupt, not
+    /// that it is missing (so a step reading it is healed, or `verify`
+    /// reports damage, not a failure).
+    found_corrupt: Mutex<HashMap<ContentHash, PathBuf>>,
 }
 
 /// Blobs kept in memory until the end of a build, and their bytes in all.
@@ -328,6 +333,7 @@ impl Store {
             deferred: Mutex::default(),
             deferring: AtomicBool::new(false),
             in_parcels: OnceLock::new(),
+            found_corrupt: Mutex::default(),
             buffers: memory
                 .as_ref()
                 .map_or_else(Arc::default, |m| Arc::clone(&m.buffers)),
@@ -649,6 +655,27 @@ impl Store {
     /// a pack, its own file, or the parcel that holds it; checked against
     /// its hash.
     fn read(&self, hash: &ContentHash) -> Result<Vec<u8>, StoreError> {
+        let read = self.read_checked(hash);
+        let mut corrupt = self.found_corrupt.lock().unwrap_or_else(|p| p.into_inner());
+        match read {
+            Err(StoreError::CorruptBlob { hash, path }) => {
+                corrupt.insert(hash, path.clone());
+                Err(StoreError::CorruptBlob { hash, path })
+            }
+            Err(StoreError::Io { source, .. })
+                if source.kind() == io::ErrorKind::NotFound && corrupt.contains_key(hash) =>
+            {
+                Err(StoreError::CorruptBlob {
+                    hash: *hash,
+                    path: corrupt[hash].clone(),
+                })
+            }
+            read => read,
+        }
+    }
+
+    /// [`Store::read`] without remembering what was found corrupt.
+    fn read_checked(&self, hash: &ContentHash) -> Result<Vec<u8>, StoreError> {
         if let Some(bytes) = self.memory.as_ref().and_then(|m| m.get(hash)) {
             return Ok(bytes);
         }

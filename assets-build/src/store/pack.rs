@@ -34,10 +34,14 @@
 //! A build appends to the newest pack while it is under
 //! [`PACK_TARGET`] bytes, after cutting both files back to their valid
 //! prefix (only the build holding the cache's lock writes); otherwise it
-//! starts the next number. A blob found corrupt on read is dropped from the
-//! index in memory, so its step's rerun appends a fresh copy, and a later
-//! entry for a hash wins over an earlier one (packs are read in number
-//! order), so the next build reads the fresh copy.
+//! starts the next number. A later entry for a hash wins over an earlier
+//! one (packs are read in number order). A blob found corrupt on read is
+//! dropped from the index in memory and gets a **tombstone**, an entry of
+//! length 0 (which no blob but the empty one has) appended to the index:
+//! this build and later ones find it missing, so its step reruns (also
+//! when what found it was `verify`, which stores nothing) and appends a
+//! fresh copy, whose entry wins over the tombstone. An older reader takes a
+//! tombstone for a corrupt empty blob, to the same effect; `gc` drops both.
 //!
 //! # Garbage
 //!
@@ -193,9 +197,14 @@ impl Packs {
     fn index(&self) -> &RwLock<HashMap<ContentHash, Slot>> {
         self.index.get_or_init(|| {
             let mut map = HashMap::new();
+            let empty = ContentHash::of(&[]);
             for number in numbers(&self.layout) {
                 for (hash, slot) in self.read_index(number).entries {
-                    map.insert(hash, slot);
+                    if slot.len == 0 && hash != empty {
+                        map.remove(&hash);
+                    } else {
+                        map.insert(hash, slot);
+                    }
                 }
             }
             RwLock::new(map)
@@ -216,9 +225,28 @@ impl Packs {
     }
 
     /// Forgets where `hash` is (it was found corrupt), so that storing it
-    /// again appends a fresh copy.
+    /// again appends a fresh copy, in this build and in later ones: a
+    /// tombstone entry is appended to the index (see the module docs), as
+    /// a later entry for the hash would be. If that cannot be written, the
+    /// blob is forgotten in memory only and found corrupt again next time.
     pub fn forget(&self, hash: &ContentHash) {
         write_lock(self.index()).remove(hash);
+        let mut writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if writer.is_none() {
+            match self.open_writer() {
+                Ok(w) => *writer = Some(w),
+                Err(_) => return,
+            }
+        }
+        let w = writer.as_mut().expect("opened above");
+        let tombstone = Slot {
+            pack: w.number,
+            offset: w.len,
+            len: 0,
+        };
+        w.pending_entries
+            .extend_from_slice(&encode_entry(hash, tombstone));
+        let _ = self.flush_locked(&mut writer);
     }
 
     /// The location of a slot, as a path and a range.
@@ -779,5 +807,38 @@ mod tests {
             "the later entry wins"
         );
         assert_eq!(numbers(&layout), vec![1, 2]);
+    }
+
+    #[test]
+    fn a_forgotten_blob_stays_forgotten_until_stored_again_and_gc_drops_the_tombstone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (ContentHash::of(b"alpha"), ContentHash::of(b"beta"));
+        let p = packs(dir.path());
+        p.append(a, b"alpha").unwrap();
+        p.append(b, b"beta").unwrap();
+        p.flush().unwrap();
+        drop(p);
+        // Found corrupt by one handle (a `verify` that stores nothing).
+        packs(dir.path()).forget(&a);
+        let later = packs(dir.path());
+        assert_eq!(later.find(&a), None, "the tombstone outlives the handle");
+        assert!(later.find(&b).is_some(), "other blobs are untouched");
+        // Its step runs again and stores a fresh copy, which wins.
+        later.append(a, b"alpha").unwrap();
+        later.flush().unwrap();
+        let slot = packs(dir.path()).find(&a).expect("stored again");
+        assert_eq!(packs(dir.path()).read(slot).unwrap(), b"alpha");
+        // `gc` keeps the live copies and drops the dead entry and the
+        // tombstone with it.
+        let done = packs(dir.path()).compact(|_| true).unwrap();
+        assert_eq!(done.kept, 2);
+        let after = packs(dir.path());
+        assert_eq!(after.read(after.find(&a).unwrap()).unwrap(), b"alpha");
+        assert_eq!(after.read(after.find(&b).unwrap()).unwrap(), b"beta");
+        let entries: usize = numbers(&CacheLayout::new(dir.path()))
+            .into_iter()
+            .map(|n| after.read_index(n).entries.len())
+            .sum();
+        assert_eq!(entries, 2, "one entry per live blob, no tombstone");
     }
 }

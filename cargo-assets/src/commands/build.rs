@@ -308,6 +308,17 @@ fn verified(shell: &Shell, step: &StepReport, verification: &Verification) {
         }
         Verification::Differs(outputs) => (outputs.as_slice(), None),
         Verification::Failed(error) => (&[][..], Some(error.to_string())),
+        Verification::Damaged(error) => {
+            shell.error(format!(
+                "`{}`: the cache's copy of an output (its own, or one it reads) was damaged and has been removed; the next build makes it again ({error})",
+                step.asset
+            ));
+            shell.message(&Message::CacheDamaged {
+                asset: step.asset.clone(),
+                error: error.to_string(),
+            });
+            return;
+        }
         _ => return,
     };
     let short = |h: &Option<assets_build::ContentHash>| match h {
@@ -495,6 +506,9 @@ pub(crate) fn render_parcels(shell: &Shell, report: &BuildReport) -> BTreeMap<St
             }
         }
         stand_ins(shell, p);
+        if let Some(note) = p.repair_note() {
+            shell.warn(note);
+        }
     }
     paths
 }

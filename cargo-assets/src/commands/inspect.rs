@@ -7,6 +7,7 @@
 //! resource the patch holds marked, both files verified; `--base` shows the
 //! parcel alone.
 
+use assets_build::report::plural;
 use assets_runtime::{Compression, ParcelError, Patched, PatchedBuf, Resource};
 
 use super::{Exit, picture};
@@ -221,16 +222,33 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
             Style::Note,
         );
     }
+    // Bytes between resources are zero; damage there hurts no resource,
+    // but says the file is not what was written.
+    let padding = match (corrupt.is_empty(), &patch) {
+        (true, None) => parcel.base().verify_stored().err(),
+        _ => None,
+    };
     shell.message(&Message::InspectFinished {
         resources: resources.len(),
-        intact: corrupt.is_empty(),
+        intact: corrupt.is_empty() && padding.is_none(),
     });
     if !corrupt.is_empty() {
+        let n = corrupt.len();
         shell.error(format!(
-            "`{}` is corrupt: {} do not match their checksums or do not decompress: {}",
+            "`{}` is corrupt: {} {} not match {} checksum or {} not decompress: {}",
             path.display(),
-            corrupt.len(),
+            plural(n, "resource"),
+            if n == 1 { "does" } else { "do" },
+            if n == 1 { "its" } else { "their" },
+            if n == 1 { "does" } else { "do" },
             corrupt.join(", ")
+        ));
+        return Ok(Exit::BuildFailed);
+    }
+    if let Some(e) = padding {
+        shell.error(format!(
+            "`{}`: {e} (no resource is affected; `cargo assets build` writes it again)",
+            path.display(),
         ));
         return Ok(Exit::BuildFailed);
     }
