@@ -84,8 +84,27 @@ pub fn run(
         Ok(Exit::Usage) => ExitCode::from(1),
         Ok(Exit::Delegated(code)) => ExitCode::from(code),
         Err(e) => {
-            shell.error(format!("{e:#}"));
+            shell.error(error_text(&e));
             ExitCode::from(101)
         }
     }
+}
+
+/// An error and its causes on one line, `a: b: c`, as `{:#}` prints them,
+/// less each cause whose text the line already holds (errors that show
+/// their source in their own message too: "No space left on device"
+/// printed twice).
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let cause = cause.to_string();
+        if text.contains(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    text
 }

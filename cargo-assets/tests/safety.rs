@@ -383,3 +383,88 @@ fn verify_finds_a_damaged_cached_output_and_the_next_build_makes_it_again() {
     assert!(p.run(&["verify"]).success());
     cache_outputs(&p.cache_dir(), "dev");
 }
+
+/// The script `a_full_disk_…` runs in a mount namespace of its own: a
+/// tmpfs of 8 MiB, filled but for a megabyte, a build, the space freed,
+/// builds after. Each command's exit status and stderr are written to
+/// `$OUT`, and the cache as the failed build left it is copied there.
+const FULL_DISK: &str = r#"
+set -u
+mnt="$OUT/mnt"
+mkdir -p "$mnt"
+mount -t tmpfs -o size=8m tmpfs "$mnt" || exit 90
+cp -r "$PROJECT" "$mnt/p"
+cd "$mnt/p"
+avail=$(df -k --output=avail "$mnt" | tail -1)
+head -c $(( (avail - 1024) * 1024 )) /dev/zero > "$mnt/filler"
+step() { name=$1; shift; "$BIN" assets "$@" > /dev/null 2> "$OUT/$name.err"; echo $? > "$OUT/$name.rc"; }
+step full build
+cp -r target "$OUT/after-full"
+rm "$mnt/filler"
+step build build
+step gc gc
+step verify verify
+"#;
+
+#[test]
+#[ignore = "needs a mount namespace (unshare -rm) for a small file system; .ci/run runs it"]
+fn a_full_disk_fails_the_build_once_and_leaves_nothing_that_stops_the_next() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata("");
+    // Noise, which no compressor shrinks: 1.3 MB of images whose outputs
+    // do not fit in the megabyte left.
+    let mut rng = Lcg(7);
+    for i in 0..5 {
+        let image = image::RgbaImage::from_fn(256, 256, |_, _| {
+            image::Rgba([0, 1, 2, 3].map(|_| rng.below(256) as u8))
+        });
+        p.file(
+            &format!("assets/noise/n{i}.png"),
+            assets_test_support::encode_png(&image),
+        );
+    }
+    let out = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("unshare")
+        .args(["-rm", "sh", "-c", FULL_DISK])
+        .env("OUT", out.path())
+        .env("PROJECT", p.path())
+        .env("BIN", env!("CARGO_BIN_EXE_cargo-assets"))
+        .status()
+        .expect("unshare runs");
+    assert!(status.success(), "the script: {status}");
+    let read = |name: &str| std::fs::read_to_string(out.path().join(name)).unwrap();
+    let rc = |name: &str| read(&format!("{name}.rc")).trim().parse::<i32>().unwrap();
+
+    // The full disk fails the build, saying so once per line.
+    assert_eq!(rc("full"), 101, "{}", read("full.err"));
+    let full = read("full.err");
+    assert!(full.contains("No space left on device"), "{full}");
+    for line in full.lines() {
+        assert!(
+            line.matches("No space left on device").count() <= 1,
+            "said twice: {line}"
+        );
+    }
+    // It keeps no bytes that no index entry points at: a pack ends where
+    // its last entry does.
+    let cache = out.path().join("after-full/assets");
+    let store = assets_build::Store::open(&cache).unwrap();
+    let mut ends: std::collections::HashMap<std::path::PathBuf, u64> = Default::default();
+    for (_, at) in store.locations() {
+        let end = ends.entry(at.path.clone()).or_default();
+        *end = (*end).max(at.offset + at.len);
+    }
+    drop(store);
+    for entry in std::fs::read_dir(cache.join("packs")).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "pack") {
+            let len = std::fs::metadata(&path).unwrap().len();
+            let end = ends.get(&path).copied().unwrap_or(8);
+            assert_eq!(len, end, "{} ends in unindexed bytes", path.display());
+        }
+    }
+    // Once the space is freed, the next build, `gc` and `verify` succeed.
+    for name in ["build", "gc", "verify"] {
+        assert_eq!(rc(name), 0, "{name}: {}", read(&format!("{name}.err")));
+    }
+}

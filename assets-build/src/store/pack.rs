@@ -126,6 +126,8 @@ struct Writer {
     index: File,
     /// The pack's length, the pending bytes included: where the next blob goes.
     len: u64,
+    /// The index's length on disk, the pending entries not included.
+    index_len: u64,
     /// Blob bytes appended but not yet written; they go at
     /// [`Writer::pending_start`]. Reads of them are served from here.
     pending: Vec<u8>,
@@ -134,12 +136,13 @@ struct Writer {
 }
 
 impl Writer {
-    fn new(number: u32, pack: File, index: File, len: u64) -> Writer {
+    fn new(number: u32, pack: File, index: File, len: u64, index_len: u64) -> Writer {
         Writer {
             number,
             pack,
             index,
             len,
+            index_len,
             pending: Vec::new(),
             pending_entries: Vec::new(),
         }
@@ -161,8 +164,19 @@ impl Writer {
         (&self.pack).write_all(&self.pending)?;
         self.pending.clear();
         (&self.index).write_all(&self.pending_entries)?;
+        self.index_len += self.pending_entries.len() as u64;
         self.pending_entries.clear();
         Ok(())
+    }
+
+    /// Cuts both files back to what they held before the pending batch,
+    /// after a failed [`Writer::flush`]: a full disk keeps none of the
+    /// batch's bytes (a megabyte of blobs no entry points at would
+    /// otherwise stay until a later build appends to this pack, and one
+    /// that needs the space first would fail for want of it). Best effort.
+    fn cut_back(&self) {
+        let _ = self.pack.set_len(self.pending_start());
+        let _ = self.index.set_len(self.index_len);
     }
 
     /// The hashes of the pending entries (to forget them when they cannot
@@ -335,6 +349,7 @@ impl Packs {
         };
         // Those blobs are not stored: forget them, and the writer, whose
         // files may now end in a torn blob (see [`Writer::flush`]).
+        w.cut_back();
         let mut index = write_lock(self.index());
         for hash in w.pending_hashes() {
             index.remove(&hash);
@@ -359,6 +374,7 @@ impl Packs {
             let read = self.read_index(number);
             let pack_len = fs::metadata(self.layout.pack(number)).map_or(0, |m| m.len());
             let mut keep = Vec::new();
+            let entries = read.entries.len();
             // A pack with no entry (its build stored nothing) goes too.
             let mut clean = pack_len == read.pack_end && !read.entries.is_empty();
             for (hash, slot) in read.entries {
@@ -373,6 +389,22 @@ impl Packs {
             }
             if clean {
                 done.kept += keep.len() as u64;
+                continue;
+            }
+            // Every entry live and only unindexed bytes after them (a batch
+            // a kill tore): cut in place, which needs no free space, where
+            // a copy would (and a disk just freed may not have it).
+            if keep.len() == entries && entries > 0 && pack_len > read.pack_end {
+                OpenOptions::new()
+                    .write(true)
+                    .open(self.layout.pack(number))?
+                    .set_len(read.pack_end)?;
+                OpenOptions::new()
+                    .write(true)
+                    .open(self.layout.pack_index(number))?
+                    .set_len(read.valid_index_len)?;
+                done.kept += keep.len() as u64;
+                done.bytes_freed += pack_len - read.pack_end;
                 continue;
             }
             doomed.push((number, pack_len, keep));
@@ -445,7 +477,13 @@ impl Packs {
                     .append(true)
                     .open(self.layout.pack_index(number))?;
                 index.set_len(read.valid_index_len)?;
-                return Ok(Writer::new(number, pack, index, read.pack_end));
+                return Ok(Writer::new(
+                    number,
+                    pack,
+                    index,
+                    read.pack_end,
+                    read.valid_index_len,
+                ));
             }
         }
         self.new_writer()
@@ -467,7 +505,13 @@ impl Packs {
         // without one is never read (and `gc` removes it).
         let pack = create(self.layout.pack(number), PACK_MAGIC)?;
         let index = create(self.layout.pack_index(number), INDEX_MAGIC)?;
-        Ok(Writer::new(number, pack, index, PACK_MAGIC.len() as u64))
+        Ok(Writer::new(
+            number,
+            pack,
+            index,
+            PACK_MAGIC.len() as u64,
+            INDEX_MAGIC.len() as u64,
+        ))
     }
 
     /// Pack `number`'s valid entries, in order (see the module docs).
