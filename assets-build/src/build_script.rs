@@ -82,6 +82,12 @@ pub const PARCELS_VAR: &str = "CARGO_ASSETS_PARCELS";
 pub const STRICT_VAR: &str = "CARGO_ASSETS_STRICT";
 /// Set to `1` to fail the build script when a processor warns.
 pub const DENY_WARNINGS_VAR: &str = "CARGO_ASSETS_DENY_WARNINGS";
+/// The build's memory budget for large decodes, e.g. `4GiB` (see
+/// [`crate::DEFAULT_MEMORY_BUDGET`]), as `cargo assets --memory-budget`.
+pub const MEMORY_BUDGET_VAR: &str = "CARGO_ASSETS_MEMORY_BUDGET";
+/// How long a step may run, in seconds, unless its rule's `timeout` says
+/// (see [`crate::DEFAULT_STEP_TIMEOUT`]), as `cargo assets --step-timeout`.
+pub const STEP_TIMEOUT_VAR: &str = "CARGO_ASSETS_STEP_TIMEOUT";
 /// Whether `include_parcel!` embeds the parcel (`1`) or maps its file
 /// (`0`): the script passes it to rustc, `0` for a debug build on a target
 /// with files (not `wasm32`), unless it is set to `1` in the environment.
@@ -204,6 +210,29 @@ impl Builder {
         options.on_failure = Some(on_failure);
         if let Some(jobs) = std::env::var("NUM_JOBS").ok().and_then(|j| j.parse().ok()) {
             options.jobs = jobs;
+        }
+        println!("cargo:rerun-if-env-changed={STEP_TIMEOUT_VAR}");
+        if let Ok(seconds) = std::env::var(STEP_TIMEOUT_VAR) {
+            match seconds.trim().parse::<f64>() {
+                Ok(s) if s > 0.0 && s <= 86_400.0 => {
+                    options.step_timeout = std::time::Duration::from_secs_f64(s)
+                }
+                _ => {
+                    return Cargo::from_env().fail(&[format!(
+                        "cargo-assets: {STEP_TIMEOUT_VAR}: `{seconds}` is not a number of seconds (more than 0, at most a day)"
+                    )]);
+                }
+            }
+        }
+        println!("cargo:rerun-if-env-changed={MEMORY_BUDGET_VAR}");
+        if let Ok(budget) = std::env::var(MEMORY_BUDGET_VAR) {
+            match crate::parse_size(&budget) {
+                Ok(bytes) => options.memory_budget = bytes,
+                Err(e) => {
+                    return Cargo::from_env()
+                        .fail(&[format!("cargo-assets: {MEMORY_BUDGET_VAR}: {e}")]);
+                }
+            }
         }
         options.target = std::env::var("TARGET").ok();
         options.parcel_dir = Some(parcel_dir.clone());
@@ -362,6 +391,14 @@ fn on_event(event: &Event<'_>) {
         }
         Event::RemoteWarning { message } => {
             println!("cargo:warning=cargo-assets: {}", first_line(message));
+        }
+        Event::Overdue { .. } => {
+            // The step's thread cannot be stopped; the script can, safely
+            // at any moment, failing the build with the reason.
+            let message = event.overdue_message().unwrap_or_default();
+            eprintln!("error: {message}");
+            println!("cargo:warning=cargo-assets: {message}");
+            std::process::exit(1);
         }
         _ => {}
     }

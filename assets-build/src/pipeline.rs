@@ -71,7 +71,19 @@ pub struct BuildOptions {
     /// was, or written with stand-ins (see [`OnFailure`]). By default
     /// [`OnFailure::for_variant`] of `variant`, when the build starts.
     pub on_failure: Option<OnFailure>,
+    /// The bytes the build's steps may hold at once for large decodes (see
+    /// [`crate::DEFAULT_MEMORY_BUDGET`] and `Context::reserve_memory`).
+    pub memory_budget: u64,
+    /// How long a step may run unless its rule's `timeout` says otherwise
+    /// (see [`crate::DEFAULT_STEP_TIMEOUT`] and [`Event::Overdue`]).
+    pub step_timeout: std::time::Duration,
 }
+
+/// How long a step may run by default: five minutes, far beyond what any
+/// built-in takes on real content, so that only a hang (a parser looping
+/// on a hostile file, a tool that never exits) meets it. A rule's
+/// `timeout = SECONDS` changes it for its steps.
+pub const DEFAULT_STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 impl BuildOptions {
     /// Options for `manifest_path` with its cache in `cache_dir`, variant
@@ -89,6 +101,8 @@ impl BuildOptions {
             remote: None,
             patch_parcels: false,
             on_failure: None,
+            memory_budget: crate::DEFAULT_MEMORY_BUDGET,
+            step_timeout: crate::DEFAULT_STEP_TIMEOUT,
         }
     }
 }
@@ -288,6 +302,7 @@ impl Pipeline {
             records,
             &|_| {},
         )
+        .with_memory_budget(self.options.memory_budget)
         .with_stats(Some(&w.stats))
         .reusing(&reused);
         let mut packed = 0;
@@ -420,6 +435,8 @@ impl Pipeline {
         let unused_rules = manifest.unused_rules(plan.steps.iter().filter_map(|s| s.rule));
         let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events)
             .on_failure(on_failure)
+            .with_memory_budget(o.memory_budget)
+            .with_step_timeout(o.step_timeout)
             .verifying(o.verify)
             .with_remote(remote.as_ref())
             .deferring(bound)

@@ -452,6 +452,8 @@ impl BuildReport {
     }
 }
 
+pub use crate::memory_budget::human_bytes;
+
 /// `1 asset`, `2 assets`.
 pub fn plural(n: usize, word: &str) -> String {
     if n == 1 {

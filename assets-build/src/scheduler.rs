@@ -19,18 +19,19 @@
 //! Processors are called inside `catch_unwind`: a panicking processor fails its
 //! asset, not the build.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::asset_path::AssetPath;
 use crate::event::{Event, EventHandler};
 use crate::freshness::{self, DependencyState, Verdict};
 use crate::hash::ContentHash;
 use crate::manifest::Manifest;
+use crate::memory_budget::MemoryBudget;
 use crate::parallel;
 use crate::parcels::ParcelBound;
 use crate::plan::Plan;
@@ -50,6 +51,12 @@ use crate::verify::{self, Verification, Verify};
 
 /// Stack size of worker threads: inline dependency chains recurse.
 const WORKER_STACK: usize = 64 << 20;
+/// How often the running steps' deadlines are checked.
+const DEADLINE_CHECK: Duration = Duration::from_millis(100);
+/// How long past its deadline a step is left to give up by itself (as the
+/// `command` processor does, killing its tool: an error that fails only
+/// that step) before the build reports it overdue.
+const DEADLINE_GRACE: Duration = Duration::from_secs(2);
 
 pub(crate) struct Scheduler<'a> {
     pub plan: &'a Plan,
@@ -77,6 +84,11 @@ pub(crate) struct Scheduler<'a> {
     /// step would match them on (see [`Scheduler::renamed`]); made when
     /// first needed.
     vanished: OnceLock<HashMap<RenameKey, Arc<Record>>>,
+    /// What the steps may hold at once for large decodes.
+    memory: MemoryBudget,
+    /// How long a step may run unless its rule says (see
+    /// [`Scheduler::watch_deadlines`]).
+    step_timeout: Duration,
     state: Mutex<State>,
     done: Condvar,
 }
@@ -89,7 +101,8 @@ struct State {
 
 enum Slot {
     Pending,
-    Running,
+    /// Since when.
+    Running(Instant),
     Done(Arc<StepReport>),
 }
 
@@ -123,12 +136,27 @@ impl<'a> Scheduler<'a> {
             result_keys: OnceLock::new(),
             on_failure: OnFailure::KeepParcel,
             vanished: OnceLock::new(),
+            memory: MemoryBudget::new(crate::DEFAULT_MEMORY_BUDGET),
+            step_timeout: crate::DEFAULT_STEP_TIMEOUT,
             state: Mutex::new(State {
                 slots,
                 waits_for: HashMap::new(),
             }),
             done: Condvar::new(),
         }
+    }
+
+    /// Steps may hold `bytes` at once for large decodes (see
+    /// [`crate::memory_budget`]).
+    pub fn with_memory_budget(mut self, bytes: u64) -> Scheduler<'a> {
+        self.memory = MemoryBudget::new(bytes);
+        self
+    }
+
+    /// Steps whose rule gives no `timeout` may run this long.
+    pub fn with_step_timeout(mut self, timeout: Duration) -> Scheduler<'a> {
+        self.step_timeout = timeout;
+        self
     }
 
     /// Checks the fresh steps `verify` selects (see [`crate::verify`]).
@@ -250,14 +278,64 @@ impl<'a> Scheduler<'a> {
                 }
             }
         };
+        let working = AtomicUsize::new(jobs.clamp(1, steps.len().max(1)));
+        let worker = || {
+            worker();
+            working.fetch_sub(1, Ordering::Release);
+        };
         std::thread::scope(|s| {
-            for _ in 0..jobs.clamp(1, steps.len().max(1)) {
+            for _ in 0..working.load(Ordering::Relaxed) {
                 std::thread::Builder::new()
                     .stack_size(WORKER_STACK)
                     .spawn_scoped(s, worker)
                     .expect("could not start a worker thread");
             }
+            s.spawn(|| self.watch_deadlines(&working));
         });
+    }
+
+    /// Until every worker is done: reports each step that runs past its
+    /// deadline and [`DEADLINE_GRACE`] ([`Event::Overdue`], once a step), not counting the time
+    /// it waits for another step it needs. A running step cannot be
+    /// stopped from outside (threads cannot be killed); the front-ends end
+    /// the process, which is safe at any moment (see the store's crash
+    /// safety), after naming the asset.
+    fn watch_deadlines(&self, working: &AtomicUsize) {
+        let mut reported = HashSet::new();
+        while working.load(Ordering::Acquire) > 0 {
+            std::thread::sleep(DEADLINE_CHECK);
+            let overdue: Vec<(usize, Duration)> = {
+                let state = self.lock();
+                (state.slots.iter().enumerate())
+                    .filter_map(|(i, slot)| match slot {
+                        Slot::Running(since) => Some((i, since.elapsed())),
+                        _ => None,
+                    })
+                    .filter(|&(i, elapsed)| {
+                        elapsed > self.timeout_of(i) + DEADLINE_GRACE
+                            && !state.waits_for.contains_key(&i)
+                            && !reported.contains(&i)
+                    })
+                    .collect()
+            };
+            for (i, elapsed) in overdue {
+                reported.insert(i);
+                let step = &self.plan.steps[i];
+                (self.events)(&Event::Overdue {
+                    asset: &step.asset,
+                    processor: step.processor.name(),
+                    elapsed,
+                    timeout: self.timeout_of(i),
+                });
+            }
+        }
+    }
+
+    /// How long step `i` may run: its rule's `timeout`, or the build's.
+    fn timeout_of(&self, i: usize) -> Duration {
+        (self.plan.steps[i].rule)
+            .and_then(|r| self.manifest.rules[r].timeout)
+            .unwrap_or(self.step_timeout)
     }
 
     fn reports(&self) -> Vec<Arc<StepReport>> {
@@ -313,7 +391,7 @@ impl<'a> Scheduler<'a> {
         let mut state = self.lock();
         let pending = matches!(state.slots[i], Slot::Pending);
         if pending {
-            state.slots[i] = Slot::Running;
+            state.slots[i] = Slot::Running(Instant::now());
         }
         pending
     }
@@ -334,14 +412,14 @@ impl<'a> Scheduler<'a> {
             match &state.slots[target] {
                 Slot::Done(r) => return Ok(Arc::clone(r)),
                 Slot::Pending => {
-                    state.slots[target] = Slot::Running;
+                    state.slots[target] = Slot::Running(Instant::now());
                     state.waits_for.insert(requester, target);
                     drop(state);
                     let report = self.execute_and_publish(target);
                     self.lock().waits_for.remove(&requester);
                     return Ok(report);
                 }
-                Slot::Running => {
+                Slot::Running(_) => {
                     if let Some(cycle) = self.find_cycle(&state, requester, target) {
                         return Err(cycle);
                     }
@@ -771,6 +849,7 @@ impl<'a> Scheduler<'a> {
             settings: &step.settings,
             origin: step.origin.as_ref(),
             platform: step.platform.as_deref(),
+            timeout: self.timeout_of(i),
         }
     }
 
@@ -972,6 +1051,10 @@ impl Dependencies for Scheduler<'_> {
 
     fn runs_without_failed(&self) -> bool {
         Scheduler::runs_without_failed(self)
+    }
+
+    fn memory(&self) -> &MemoryBudget {
+        &self.memory
     }
 
     fn discovered(&self, requester: usize, asset: &AssetPath) -> bool {

@@ -285,3 +285,69 @@ fn a_processor_crate_claims_its_extensions_without_a_rule() {
     assert_eq!(processor("a.CHAIN"), "chain");
     assert_eq!(processor("raw/b.chain"), "copy");
 }
+
+/// Loops until told to stop, as a parser stuck on a hostile file would
+/// (without the stop).
+struct Stuck;
+
+static RELEASE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+impl Processor for Stuck {
+    fn name(&self) -> &str {
+        "stuck"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+        while !RELEASE.load(std::sync::atomic::Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        ctx.emit("bytes", Vec::new())
+    }
+}
+
+#[test]
+fn a_step_past_its_deadline_is_reported_once_by_name_while_the_others_finish() {
+    let f = Fixture::new();
+    std::fs::write(
+        f.dir.path().join("Cargo.toml"),
+        "[package]\nname = \"g\"\nversion = \"0.1.0\"\n\n\
+         [[package.metadata.assets.rules]]\nmatch = \"*.stuck\"\nprocessor = \"stuck\"\ntimeout = 0.3\n\n\
+         [[package.metadata.assets.rules]]\nmatch = \"**/*.chain\"\nprocessor = \"chain\"\n",
+    )
+    .unwrap();
+    f.file("hostile.stuck", "")
+        .file("a.chain", "")
+        .file("b.chain", "a.chain");
+    let root = f.dir.path().to_owned();
+    let (sent, overdue) = std::sync::mpsc::channel();
+    let build = std::thread::spawn(move || {
+        let options = BuildOptions::new(root.join("Cargo.toml"), root.join("target/assets"));
+        let mut pipeline = Pipeline::new(options);
+        pipeline.registry_mut().register(Chain { version: 1 });
+        pipeline.registry_mut().register(Stuck);
+        let sent = Mutex::new(sent);
+        let on_event = |e: &Event<'_>| {
+            if let Some(message) = e.overdue_message() {
+                sent.lock().unwrap().send(message).unwrap();
+            }
+        };
+        pipeline.build(&on_event).unwrap()
+    });
+    let message = overdue
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the stuck step is reported");
+    assert!(
+        message.starts_with("`hostile.stuck` (stuck) has run for ")
+            && message.contains("past its deadline of 0.3 s")
+            && message.contains("ignore = [\"hostile.stuck\"]"),
+        "{message}"
+    );
+    // Reported once; released, the build ends with every other step done.
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    RELEASE.store(true, std::sync::atomic::Ordering::SeqCst);
+    let report = build.join().unwrap();
+    assert!(overdue.try_recv().is_err(), "said once");
+    assert!(matches!(outcome(&report, "b.chain"), Outcome::Ran { .. }));
+}

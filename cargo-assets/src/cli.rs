@@ -46,6 +46,49 @@ pub enum Command {
     Gc(PackageArgs),
 }
 
+/// How much of the machine a build uses.
+#[derive(Debug, Args)]
+pub struct JobsArgs {
+    /// Number of parallel jobs, defaults to # of CPUs.
+    #[arg(short, long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Memory that large decodes may hold at once, e.g. `4GiB`; a bigger
+    /// image fails by name [default: 1GiB]
+    #[arg(long, value_name = "SIZE", env = "CARGO_ASSETS_MEMORY_BUDGET", value_parser = assets_build::parse_size)]
+    pub memory_budget: Option<u64>,
+    /// Seconds a step may run before the build stops, where its rule has
+    /// no `timeout` [default: 300]
+    #[arg(long, value_name = "SECONDS", env = "CARGO_ASSETS_STEP_TIMEOUT", value_parser = seconds)]
+    pub step_timeout: Option<std::time::Duration>,
+}
+
+/// `--step-timeout`'s value.
+fn seconds(text: &str) -> Result<std::time::Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(std::time::Duration::from_secs_f64(s)),
+        _ => Err(format!(
+            "`{text}` is not a number of seconds (more than 0, at most a day)"
+        )),
+    }
+}
+
+impl JobsArgs {
+    /// Sets the jobs and the memory budget of `options`.
+    pub fn apply(&self, options: &mut assets_build::BuildOptions) -> anyhow::Result<()> {
+        if let Some(jobs) = self.jobs {
+            anyhow::ensure!(jobs > 0, "`--jobs` must be at least 1");
+            options.jobs = jobs;
+        }
+        if let Some(bytes) = self.memory_budget {
+            options.memory_budget = bytes;
+        }
+        if let Some(timeout) = self.step_timeout {
+            options.step_timeout = timeout;
+        }
+        Ok(())
+    }
+}
+
 /// The build variant: `dev`, `release` or a profile's name.
 #[derive(Debug, Args)]
 pub struct VariantArgs {
@@ -101,9 +144,9 @@ pub struct WatchArgs {
     /// The package.
     #[command(flatten)]
     pub package: PackageArgs,
-    /// Number of parallel jobs, defaults to # of CPUs.
-    #[arg(short, long, value_name = "N")]
-    pub jobs: Option<usize>,
+    /// How much of the machine the build uses.
+    #[command(flatten)]
+    pub jobs: JobsArgs,
     /// The variant to build.
     #[command(flatten)]
     pub variant: VariantArgs,
@@ -166,9 +209,9 @@ pub struct BuildArgs {
     /// The package.
     #[command(flatten)]
     pub package: PackageArgs,
-    /// Number of parallel jobs, defaults to # of CPUs.
-    #[arg(short, long, value_name = "N")]
-    pub jobs: Option<usize>,
+    /// How much of the machine the build uses.
+    #[command(flatten)]
+    pub jobs: JobsArgs,
     /// The variant to build.
     #[command(flatten)]
     pub variant: VariantArgs,

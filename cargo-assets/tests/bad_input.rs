@@ -412,3 +412,58 @@ fn a_rule_no_asset_comes_from_is_a_warning_at_its_line() {
     // CI can deny it.
     assert_eq!(p.run(&["build", "--deny-warnings"]).code, Some(101));
 }
+
+#[test]
+fn images_too_large_for_the_memory_budget_fail_by_name_before_decoding() {
+    // Three files of a few dozen bytes claiming 16384 x 16384 pixels each
+    // (which `max-dimension` allows): a gigabyte each once decoded, two or
+    // three with the processors' copies.
+    let p = project();
+    p.metadata("[[package.metadata.assets.rules]]\nmatch = \"sprites/*.png\"\nprocessor = \"sprite\"\n\n[[package.metadata.assets.rules]]\nmatch = \"textures/*.png\"\nprocessor = \"texture\"\n")
+        .file("assets/bomb.png", huge_png_header(16384, 16384))
+        .file("assets/sprites/bomb.png", huge_png_header(16384, 16384))
+        .file("assets/textures/bomb.png", huge_png_header(16384, 16384))
+        .png("assets/sprites/fine.png", 8, 8, 1);
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    assert_no_panic(&run.stderr);
+    for (asset, needs) in [
+        ("bomb.png", "3.0GiB"),
+        ("sprites/bomb.png", "3.0GiB"),
+        ("textures/bomb.png", "4.0GiB"),
+    ] {
+        let message = run.failure_message(asset);
+        assert!(
+            message.contains(&format!("decoding a 16384x16384 image needs about {needs} of memory, more than the build's memory budget of 1.0GiB"))
+                && message.contains("`--memory-budget`"),
+            "{asset}: {message}"
+        );
+    }
+    assert_eq!(run.finished()["failed"].as_u64(), Some(3));
+
+    // A larger budget lets them through to the decoder, which finds the
+    // data missing (a real one of these would decode, one at a time).
+    for budget in [vec!["build", "--memory-budget", "8GiB"], vec!["build"]] {
+        let env = if budget.len() == 1 {
+            vec![("CARGO_ASSETS_MEMORY_BUDGET", "8GiB".to_owned())]
+        } else {
+            vec![]
+        };
+        let run = p.run_with(&budget, &env);
+        assert_eq!(run.finished()["failed"].as_u64(), Some(3));
+        for asset in ["bomb.png", "sprites/bomb.png", "textures/bomb.png"] {
+            let message = run.failure_message(asset);
+            assert!(
+                message.contains("could not decode image"),
+                "{asset}: {message}"
+            );
+        }
+    }
+    let run = p.run(&["build", "--memory-budget", "lots"]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`lots` is not a size"),
+        "{}",
+        run.stderr
+    );
+}

@@ -307,3 +307,54 @@ command = ["sh", "-c", "echo 'palette has 300 colours; 256 kept' >&2; cp \"$0\" 
     );
     assert_eq!(by_env.code, Some(101), "{}", by_env.stderr);
 }
+
+#[test]
+fn a_tool_still_running_at_its_steps_deadline_is_stopped_and_fails_by_name() {
+    // A tool that hangs, with what it started: a shell and its `sleep`.
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "levels/*.lvl"
+processor = "command"
+command = ["sh", "-c", "echo started >&2; sleep 60 & sleep 60; cp \"$0\" \"$1\"", "{input}", "{output}"]
+timeout = 1.5
+"#,
+    )
+    .file("assets/levels/one.lvl", "level one\n")
+    .file("assets/notes.txt", "fine\n");
+    let start = std::time::Instant::now();
+    let run = p.run(&["build"]);
+    let took = start.elapsed();
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    let message = run.failure_message("levels/one.lvl");
+    assert!(
+        message.contains("`sh` was still running at the step's deadline and was stopped")
+            && message.contains("raise `timeout = SECONDS` on its rule")
+            && message.contains("started"),
+        "{message}"
+    );
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+    // The other assets built, and nothing the tool started outlives it.
+    assert_eq!(run.finished()["failed"].as_u64(), Some(1));
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", "sleep 60"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "still running: {left}");
+
+    // A bad `timeout` is an error at its key.
+    p.metadata("[[package.metadata.assets.rules]]\nmatch = \"levels/*.lvl\"\ntimeout = \"soon\"\n");
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("expected seconds, more than 0 and at most a day")
+            && run
+                .stderr
+                .contains("package.metadata.assets.rules[0].timeout"),
+        "{}",
+        run.stderr
+    );
+}

@@ -286,6 +286,7 @@ impl Resolver<'_> {
         let (processor, processor_origin) = self.processor(&mut table, &key)?;
         let inputs = self.inputs(&mut table, &key)?;
         let compression = self.rule_compression(&mut table, &key)?;
+        let timeout = self.rule_timeout(&mut table, &key)?;
         let platform_settings = self.platform_settings(&mut table, &key, platforms)?;
         Ok(Rule {
             pattern: pattern.into_inner(),
@@ -294,6 +295,7 @@ impl Resolver<'_> {
             processor_origin,
             inputs,
             compression,
+            timeout,
             setting_origins: origins_of(&table, &key),
             settings: settings_of(table),
             platform_settings,
@@ -422,6 +424,36 @@ impl Resolver<'_> {
         let value = table.remove(&k).expect("key was just found");
         let span = value.span();
         self.compression(value.into_inner(), &span, key).map(Some)
+    }
+
+    /// Takes a rule's `timeout` key out: seconds a step of the rule may
+    /// run before the build stops it (see [`Rule::timeout`]). Not a
+    /// setting: it changes no output.
+    fn rule_timeout(
+        &self,
+        table: &mut RawTable,
+        key: &str,
+    ) -> Result<Option<std::time::Duration>, ManifestError> {
+        let Some(k) = table.keys().find(|k| k.get_ref() == "timeout").cloned() else {
+            return Ok(None);
+        };
+        let value = table.remove(&k).expect("key was just found");
+        let span = value.span();
+        let seconds = match value.into_inner() {
+            toml::Value::Integer(n) => n as f64,
+            toml::Value::Float(f) => f,
+            _ => f64::NAN,
+        };
+        if !(seconds > 0.0 && seconds <= 86_400.0) {
+            return Err(self
+                .err(
+                    span,
+                    format!("{key}.timeout"),
+                    "expected seconds, more than 0 and at most a day",
+                )
+                .help("e.g. `timeout = 600` for a step that may take ten minutes"));
+        }
+        Ok(Some(std::time::Duration::from_secs_f64(seconds)))
     }
 
     /// `ignore = ["drafts/**", "**/*.psd"]`: what discovery leaves out.

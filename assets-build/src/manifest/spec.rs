@@ -75,6 +75,9 @@ pub struct Rule {
     /// steps, over the parcel's own choice (see
     /// [`ParcelSpec::compression_for`]).
     pub compression: Option<Compression>,
+    /// `timeout`: how long a step of the rule may run before the build
+    /// stops it (over [`BuildOptions::step_timeout`](crate::BuildOptions)).
+    pub timeout: Option<std::time::Duration>,
     /// Every other key of the rule.
     pub settings: Settings,
     /// Where each setting's key was written.

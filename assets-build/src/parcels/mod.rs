@@ -93,7 +93,10 @@ pub(crate) fn write_parcels(
             let last = choices.as_deref_mut().and_then(|c| c.take(&spec.name));
             let selected = &*select::with_references(selected, plan, steps);
             let mut stand_ins = Vec::new();
-            let mut damaged = None;
+            let mut check = DamageCheck {
+                every_time: check_all,
+                found: None,
+            };
             let chosen = select::choose(selected, plan, steps, last, on_failure);
             let (outcome, patched) = match chosen {
                 Ok(mut chosen) => {
@@ -123,9 +126,8 @@ pub(crate) fn write_parcels(
                                 selection,
                                 &key,
                                 compression,
-                                check_all,
                                 retired,
-                                &mut damaged,
+                                &mut check,
                             )?;
                             held.reserve(selection.len());
                             held.extend(selection.iter().filter_map(Planned::whole_blob));
@@ -158,7 +160,7 @@ pub(crate) fn write_parcels(
                 patch: in_force.then_some(patch),
                 outcome,
                 stand_ins,
-                damaged,
+                damaged: check.found,
             }
         })
         .collect()
@@ -250,9 +252,8 @@ fn write_one(
     planned: &[Planned],
     key: &ContentHash,
     compression: Compression,
-    check_all: bool,
     retired: &mut Retired,
-    damaged: &mut Option<Vec<String>>,
+    check: &mut DamageCheck,
 ) -> Result<ParcelOutcome, StoreError> {
     let key_path = path.with_extension("parcel.key");
     let toc_path = path.with_extension("parcel.toc");
@@ -269,12 +270,12 @@ fn write_one(
         // and checked, and written again if damaged.
         let stamp = Stamp::of(path);
         let same = stamp.is_some() && recorded.and_then(|k| k.stamp) == stamp;
-        *damaged = if same && !check_all {
+        check.found = if same && !check.every_time {
             None
         } else {
             damage(path)
         };
-        if damaged.is_none() {
+        if check.found.is_none() {
             if !same {
                 store.write_atomic(&key_path, KeyFile::text(key, stamp).as_bytes())?;
             }
@@ -338,7 +339,7 @@ fn write_one(
         None => changed_names(&before_contents, planned, &contents),
     };
     // A game that read a damaged resource reads it again.
-    if let Some(damaged) = damaged {
+    if let Some(damaged) = &check.found {
         changed.extend(damaged.iter().cloned());
         changed.sort_unstable();
         changed.dedup();
@@ -347,6 +348,14 @@ fn write_one(
     store.write_atomic(&key_path, KeyFile::text(key, Stamp::of(path)).as_bytes())?;
     patch::remove(path)?;
     Ok(ParcelOutcome::Written { resources, changed })
+}
+
+/// Whether [`write_one`] reads a parcel whose contents are to stay the
+/// same against its checksums: when the file changed since it was written,
+/// or `every_time` (`verify`). What it found damaged, if anything.
+struct DamageCheck {
+    every_time: bool,
+    found: Option<Vec<String>>,
 }
 
 /// A parcel's `.key` file: the key of its contents (see [`parcel_key`])

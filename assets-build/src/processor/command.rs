@@ -54,6 +54,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
@@ -301,7 +302,7 @@ impl Processor for Command {
         let mut attempt = 1;
         let stderr = loop {
             let tool_started = std::time::SystemTime::now();
-            let stderr = run_tool(program, &args, &package_dir, &variant)?;
+            let stderr = run_tool(program, &args, &package_dir, &variant, ctx.deadline())?;
             let show_stderr = shown(&stderr);
             if !used_depfile {
                 break stderr;
@@ -364,33 +365,91 @@ fn shown(stderr: &str) -> String {
 const MAX_TOOL_RUNS: u32 = 3;
 
 /// Runs the tool; its stderr (trailing white space trimmed), on success.
+/// A tool still running at `deadline` (the step's `timeout`) is killed,
+/// with what it started (it runs in a process group of its own on Unix),
+/// and the step fails saying so.
 fn run_tool(
     program: &str,
     args: &[String],
     package_dir: &Path,
     variant: &str,
+    deadline: Instant,
 ) -> Result<String, ProcessError> {
-    let result = std::process::Command::new(&args[0])
+    let mut command = std::process::Command::new(&args[0]);
+    command
         .args(&args[1..])
         .current_dir(package_dir)
         .env("CARGO_ASSETS_VARIANT", variant)
         .stdin(Stdio::null())
-        .output()
-        .map_err(|e| {
-            ProcessError::msg(format!(
-                "could not run `{program}`: {e}; is it installed and on PATH?"
-            ))
-        })?;
-    let stderr = String::from_utf8_lossy(&result.stderr);
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().map_err(|e| {
+        ProcessError::msg(format!(
+            "could not run `{program}`: {e}; is it installed and on PATH?"
+        ))
+    })?;
+    // Read on a thread of its own, so a tool that fills the pipe is not
+    // blocked while this one waits for it to exit.
+    let mut pipe = child.stderr.take().expect("stderr is piped");
+    let (sent, said) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut pipe, &mut bytes);
+        let _ = sent.send(bytes);
+    });
+    let mut pause = Duration::from_millis(1);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                stop(&mut child);
+                let stderr = said
+                    .recv_timeout(Duration::from_millis(200))
+                    .unwrap_or_default();
+                let stderr = String::from_utf8_lossy(&stderr);
+                return Err(ProcessError::msg(format!(
+                    "`{program}` was still running at the step's deadline and was stopped (raise `timeout = SECONDS` on its rule if it needs longer){}",
+                    shown(stderr.trim_end())
+                )));
+            }
+            Ok(None) => {
+                std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(e) => {
+                return Err(ProcessError::msg(format!(
+                    "could not wait for `{program}`: {e}"
+                )));
+            }
+        }
+    };
+    // The tool has exited; what it started may still hold the pipe open.
+    let stderr = said
+        .recv_timeout(Duration::from_secs(1))
+        .unwrap_or_default();
+    let stderr = String::from_utf8_lossy(&stderr);
     let stderr = stderr.trim_end();
-    if !result.status.success() {
+    if !status.success() {
         return Err(ProcessError::msg(format!(
-            "`{program}` failed ({}){}",
-            result.status,
+            "`{program}` failed ({status}){}",
             shown(stderr)
         )));
     }
     Ok(stderr.to_owned())
+}
+
+/// Kills a tool and, on Unix, the process group it leads (what it
+/// started: a shell's children); best effort.
+fn stop(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 #[cfg(test)]

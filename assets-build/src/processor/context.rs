@@ -13,6 +13,7 @@ use crate::asset_path::AssetPath;
 use crate::buffers::Buffers;
 use crate::hash::ContentHash;
 use crate::manifest::{AssetRoot, Manifest, Origin, Settings};
+use crate::memory_budget::{MemoryBudget, Reservation};
 use crate::record::{DependencyUse, FileStamp, Input, InputState, OutputRecord, Record};
 use crate::store::{Store, StoreError};
 
@@ -34,6 +35,8 @@ pub(crate) trait Dependencies: Sync {
     /// Whether a step may go on without a dependency that failed (see
     /// [`Context::dependency_if_built`]).
     fn runs_without_failed(&self) -> bool;
+    /// The build's memory budget (see [`Context::reserve_memory`]).
+    fn memory(&self) -> &MemoryBudget;
 }
 
 /// What a step is, as its context needs to know it.
@@ -49,6 +52,8 @@ pub(crate) struct StepInfo<'a> {
     pub origin: Option<&'a Origin>,
     /// The platform, when it is part of the step's key.
     pub platform: Option<&'a str>,
+    /// How long the step may run (see [`Context::deadline`]).
+    pub timeout: std::time::Duration,
 }
 
 /// What a processor did: filled in by [`Context`], turned into a record.
@@ -93,6 +98,10 @@ pub struct Context<'a> {
     /// Whether the step runs again to have its outputs checked: then
     /// nothing it makes may come from memory ([`Memo`]).
     reproducing: bool,
+    /// Memory reserved for this step, given back when it ends.
+    reserved: Vec<Reservation<'a>>,
+    /// When the step must be done by.
+    deadline: std::time::Instant,
 }
 
 impl<'a> Context<'a> {
@@ -114,7 +123,35 @@ impl<'a> Context<'a> {
             used: HashSet::new(),
             temp_dir: None,
             reproducing: false,
+            reserved: Vec::new(),
+            deadline: std::time::Instant::now() + step.timeout,
         }
+    }
+
+    /// When this step must be done by: its rule's `timeout` (or the
+    /// build's) from when it started. A step still running then is
+    /// reported and the build stopped; a processor that waits on something
+    /// it can stop (an external tool, a network request) should give up by
+    /// this time with an error of its own, as the `command` processor kills
+    /// its tool.
+    pub fn deadline(&self) -> std::time::Instant {
+        self.deadline
+    }
+
+    /// Reserves `bytes` of the build's memory budget for this step until
+    /// it ends: call before decoding something large, with an estimate of
+    /// what the decode and its copies will hold (from the file's header,
+    /// before allocating), after asking for the other assets the step
+    /// needs. Waits while other steps hold the budget, so large decodes
+    /// take turns; fails the step, naming the size and the budget, if
+    /// `bytes` is more than the whole budget. `what` says what is decoded,
+    /// for that message (`"a 16384x16384 image"`).
+    pub fn reserve_memory(&mut self, bytes: u64, what: &str) -> Result<(), ProcessError> {
+        let deps: &'a dyn Dependencies = self.deps;
+        let reservation = (deps.memory().reserve(bytes))
+            .map_err(|over| ProcessError::msg(format!("decoding {what} {over}")))?;
+        self.reserved.push(reservation);
+        Ok(())
     }
 
     /// Marks a run that checks a step's outputs (`verify`): they are all

@@ -76,6 +76,9 @@ impl Processor for Image {
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
         let settings: ImageSettings = ctx.settings()?;
         let bytes = ctx.source()?;
+        // The pixels, the source's own layout when it is not RGBA8, and
+        // the compressed output.
+        reserve_decode(ctx, &bytes, settings.max_dimension, 3)?;
         let buffers = ctx.memo().buffers();
         let pixels = decode_in(&bytes, settings.max_dimension, buffers)?;
         ctx.emit(
@@ -89,6 +92,27 @@ impl Processor for Image {
             )?,
         )
     }
+}
+
+/// Reserves of the build's memory budget (see
+/// [`Context::reserve_memory`]) what decoding `bytes` to RGBA8 holds,
+/// `copies` times over (the copies the processor makes), as the header
+/// declares it: before anything is allocated, so that a small file that
+/// claims a huge image fails or waits its turn by name. Images under
+/// 16 MiB in all are not counted: a build holds at most a few of those
+/// per worker, and they are most of a game's.
+pub(crate) fn reserve_decode(
+    ctx: &mut Context<'_>,
+    bytes: &[u8],
+    max_dimension: u32,
+    copies: u64,
+) -> Result<(), ProcessError> {
+    let (width, height) = decoder(bytes, max_dimension)?.dimensions();
+    let held = u64::from(width) * u64::from(height) * 4 * copies;
+    if held < 16 << 20 {
+        return Ok(());
+    }
+    ctx.reserve_memory(held, &format!("a {width}x{height} image"))
 }
 
 /// Decodes `bytes` (PNG or JPEG, detected from content) to RGBA8, refusing

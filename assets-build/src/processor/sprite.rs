@@ -14,7 +14,7 @@
 
 use serde::Deserialize;
 
-use super::image::{decode_rgba8, default_max_dimension};
+use super::image::{decode_rgba8, default_max_dimension, reserve_decode};
 use super::sprite_source::{SPRITE_SOURCE_KIND, SpriteSource};
 use super::{Context, ProcessError, Processor};
 use crate::manifest::{Settings, SettingsError};
@@ -65,6 +65,8 @@ impl Processor for Sprite {
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
         let settings: SpriteSettings = ctx.settings()?;
         let bytes = ctx.source()?;
+        // The pixels, and their LZ4 block and cached bytes.
+        reserve_decode(ctx, &bytes, settings.max_dimension, 3)?;
         let image = decode_rgba8(&bytes, settings.max_dimension)?;
         let sprite = SpriteSource::new(image, settings.trim);
         ctx.emit(SPRITE_SOURCE_KIND, sprite.encode())

@@ -10,7 +10,7 @@ use assets_build::{
 };
 
 use super::Exit;
-use crate::cli::{BuildArgs, VariantArgs};
+use crate::cli::{BuildArgs, JobsArgs, VariantArgs};
 use crate::message::{BuildFinished, Message, OutputMismatchMessage};
 use crate::runner;
 use crate::shell::{Shell, Style, Verbosity};
@@ -48,7 +48,7 @@ fn build_packages(
         let exit = match runner::delegate_if_needed(package, shell)? {
             Some(code) => Exit::Delegated(code),
             None => {
-                let mut pipeline = pipeline(package, args.jobs, &args.variant, processors)?;
+                let mut pipeline = pipeline(package, &args.jobs, &args.variant, processors)?;
                 pipeline.options_mut().verify = verify;
                 if args.remote_write {
                     match &mut pipeline.options_mut().remote {
@@ -150,15 +150,12 @@ fn remote_config() -> anyhow::Result<Option<RemoteConfig>> {
 /// The pipeline for `package` with these options and processors.
 pub fn pipeline(
     package: &Package,
-    jobs: Option<usize>,
+    jobs: &JobsArgs,
     variant: &VariantArgs,
     processors: &[fn(&mut Registry)],
 ) -> anyhow::Result<Pipeline> {
     let mut options = BuildOptions::new(&package.manifest_path, &package.cache_dir);
-    if let Some(jobs) = jobs {
-        anyhow::ensure!(jobs > 0, "`--jobs` must be at least 1");
-        options.jobs = jobs;
-    }
+    jobs.apply(&mut options)?;
     variant.apply(&mut options);
     options.remote = remote_config()?;
     let mut pipeline = Pipeline::new(options);
@@ -222,6 +219,21 @@ fn render_event(shell: &Shell, event: &Event<'_>) {
             shell.progress_step();
         }
         Event::RemoteWarning { message } => shell.warn(message),
+        Event::Overdue {
+            asset, processor, ..
+        } => {
+            let message = event.overdue_message().unwrap_or_default();
+            shell.error(&message);
+            shell.message(&Message::AssetFailed {
+                asset: (*asset).clone(),
+                processor: (*processor).to_owned(),
+                message,
+                why: None,
+            });
+            // The step's thread cannot be stopped; the process can, safely
+            // at any moment.
+            std::process::exit(101);
+        }
         _ => {}
     }
 }

@@ -44,18 +44,4 @@ pub fn exec(args: &PackageArgs, shell: &Shell) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-/// `1.5MiB`, as Cargo writes sizes.
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut size = bytes as f64;
-    let mut unit = 0;
-    while size >= 1024.0 && unit < UNITS.len() - 1 {
-        size /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes}B")
-    } else {
-        format!("{size:.1}{}", UNITS[unit])
-    }
-}
+pub use assets_build::report::human_bytes;

@@ -174,7 +174,7 @@ pub fn exec(
     let cache_dirs = workspace::cache_dirs(&packages);
     let mut watched = Vec::with_capacity(packages.len());
     for package in packages {
-        let mut pipeline = build::pipeline(&package, args.jobs, &args.variant, processors)?;
+        let mut pipeline = build::pipeline(&package, &args.jobs, &args.variant, processors)?;
         pipeline.keep_state_in_memory();
         pipeline.set_patch_parcels(true);
         // One broken file does not stop a running game, whatever the variant.

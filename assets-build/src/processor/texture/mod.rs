@@ -51,7 +51,7 @@ pub mod mips;
 use assets_runtime::TextureFormat;
 use serde::Deserialize;
 
-use super::image::{decode_rgba8, default_max_dimension};
+use super::image::{decode_rgba8, default_max_dimension, reserve_decode};
 use super::{Context, ProcessError, Processor};
 use crate::manifest::{Settings, SettingsError};
 use mips::{Level, Texels};
@@ -339,6 +339,9 @@ impl Processor for Texture {
         let settings: TextureSettings = ctx.settings()?;
         let (format, texels) = settings.resolve().map_err(ProcessError::msg)?;
         let bytes = ctx.source()?;
+        // The pixels, the mip chain (a third more), and the encoded blocks
+        // and file.
+        reserve_decode(ctx, &bytes, settings.max_dimension, 4)?;
         let image = decode_rgba8(&bytes, settings.max_dimension)?;
         let (width, height) = image.dimensions();
         let alpha = image.pixels().any(|p| p[3] != 255);
