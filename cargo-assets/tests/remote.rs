@@ -404,3 +404,30 @@ fn a_warm_local_cache_fills_an_empty_remote_once() {
     let noop = build(&b, &server, &[]).build_finished().clone();
     assert_eq!((noop.ran, noop.fetched), (0, 0));
 }
+
+#[test]
+fn a_remote_that_freezes_during_uploads_holds_the_build_for_one_timeout() {
+    // Lookups answered (nothing there), every upload left unanswered.
+    let server = S3Server::start_stalling_writes();
+    let p = machine();
+    let mut env = server.env("team");
+    env.push(("CARGO_ASSETS_REMOTE_TIMEOUT", "3".into()));
+    let started = std::time::Instant::now();
+    let run = p.run_with(&["build", "--remote-write"], &env);
+    let took = started.elapsed();
+    assert!(run.success(), "{}", run.stderr);
+    let warnings = remote_warnings(&run);
+    assert_eq!(warnings.len(), 1, "{}", run.stderr);
+    assert!(
+        warnings[0].contains("failed while writing"),
+        "{}",
+        warnings[0]
+    );
+    assert_eq!(run.processed().len(), ASSETS);
+    // Each request is bounded as a whole: the uploads in flight give up
+    // together, after one timeout (the build itself takes about a second).
+    assert!(
+        took < std::time::Duration::from_secs(8),
+        "the build waited {took:?} for a frozen remote with a 3 s timeout"
+    );
+}

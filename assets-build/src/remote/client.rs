@@ -105,6 +105,8 @@ impl std::fmt::Debug for Remote {
 /// What the tasks share with the build.
 struct Shared {
     url: String,
+    /// How long a whole request may take.
+    timeout: std::time::Duration,
     limit: Semaphore,
     down: AtomicBool,
     warnings: Mutex<Vec<String>>,
@@ -156,6 +158,23 @@ impl Shared {
         }
     }
 
+    /// `request`, given up on after the configured timeout as a whole:
+    /// OpenDAL's timeout layer bounds each call and each I/O of a request
+    /// (a write is several: its chunks, then its close), so a remote that
+    /// froze mid-upload held a build for several timeouts.
+    async fn bounded<T>(
+        &self,
+        request: impl std::future::Future<Output = opendal::Result<T>>,
+    ) -> opendal::Result<T> {
+        match tokio::time::timeout(self.timeout, request).await {
+            Ok(result) => result,
+            Err(_) => Err(opendal::Error::new(
+                ErrorKind::Unexpected,
+                format!("no answer within {} s", self.timeout.as_secs_f64()),
+            )),
+        }
+    }
+
     /// Reads `path`; `None` when absent or the remote fails.
     async fn read(&self, op: &Operator, path: &str) -> Option<Vec<u8>> {
         if self.is_down() {
@@ -165,7 +184,7 @@ impl Shared {
         if self.is_down() {
             return None;
         }
-        match op.read(path).await {
+        match self.bounded(op.read(path)).await {
             Ok(buffer) => {
                 let bytes = buffer.to_vec();
                 self.bytes_down
@@ -189,7 +208,7 @@ impl Shared {
             return false;
         };
         let len = bytes.len() as u64;
-        match op.write(path, bytes).await {
+        match self.bounded(op.write(path, bytes)).await {
             Ok(_) => {
                 self.bytes_up.fetch_add(len, Ordering::Relaxed);
                 true
@@ -207,7 +226,7 @@ impl Shared {
             return None;
         }
         let _permit = self.limit.acquire().await.ok()?;
-        match op.stat(path).await {
+        match self.bounded(op.stat(path)).await {
             Ok(_) => Some(true),
             Err(e) if e.kind() == ErrorKind::NotFound => Some(false),
             Err(e) => {
@@ -266,6 +285,7 @@ impl Remote {
             runtime,
             shared: Arc::new(Shared {
                 url: config.display().to_owned(),
+                timeout: config.timeout,
                 limit: Semaphore::new(MAX_IN_FLIGHT),
                 down: AtomicBool::new(false),
                 warnings: Mutex::default(),

@@ -84,6 +84,15 @@ impl S3Server {
         server
     }
 
+    /// Starts a server that answers reads and never answers a write: a
+    /// remote that freezes once a build starts uploading.
+    pub fn start_stalling_writes() -> S3Server {
+        let mut server = S3Server::start();
+        server.kill();
+        server.spawn(&["--stall-writes"]);
+        server
+    }
+
     fn spawn(&mut self, extra: &[&str]) {
         let mut cmd = Command::new(server_binary());
         cmd.arg(self.root.path()).args(extra);
