@@ -81,6 +81,9 @@ pub(crate) mod cache_layout;
 pub(crate) mod discover;
 pub mod event;
 pub(crate) mod freshness;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
 pub(crate) mod hash;
 pub mod manifest;
 mod memory_budget;

@@ -19,7 +19,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use assets_runtime::ParcelBuf;
+use assets_runtime::PatchedBuf;
 use assets_runtime::format::KIND_REMOVED;
 
 /// The list of files a sync wrote, in the folder, one name a line.
@@ -61,8 +61,12 @@ pub enum OutDirError {
 }
 
 /// Writes every resource of the parcels at `parcels` under `dir`, in sync
-/// with what an earlier call wrote there (see the module docs).
-pub fn sync(dir: &Path, parcels: &[PathBuf]) -> Result<OutDirStats, OutDirError> {
+/// with what an earlier call wrote there (see the module docs). Each parcel
+/// is read through its patch, when `watch` has written one.
+pub fn sync(
+    dir: &Path,
+    parcels: &[(PathBuf, Option<PathBuf>)],
+) -> Result<OutDirStats, OutDirError> {
     let io_at = |path: &Path| {
         let path = path.to_owned();
         move |source| OutDirError::Io { path, source }
@@ -74,11 +78,12 @@ pub fn sync(dir: &Path, parcels: &[PathBuf]) -> Result<OutDirStats, OutDirError>
         .unwrap_or_default();
     let mut now = BTreeSet::new();
     let mut stats = OutDirStats::default();
-    for path in parcels {
-        let buf = ParcelBuf::open(path).map_err(|source| OutDirError::Parcel {
-            path: path.clone(),
-            source,
-        })?;
+    for (path, patch) in parcels {
+        let buf =
+            PatchedBuf::open(path, patch.as_deref()).map_err(|source| OutDirError::Parcel {
+                path: path.clone(),
+                source,
+            })?;
         for r in buf.parcel().iter().filter(|r| r.kind != KIND_REMOVED) {
             // Names are asset paths: relative, `/`-separated, no `..`.
             if !now.insert(r.name.to_owned()) {

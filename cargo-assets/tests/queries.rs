@@ -303,3 +303,54 @@ fn source_leads_from_a_resource_back_to_what_to_edit() {
         "sprites/a.png: from assets/sprites/a.png (sprite, asset `sprites/a.png`)\n"
     );
 }
+
+#[test]
+fn the_manifests_out_dir_is_kept_in_sync_by_build_and_by_watch() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata("[package.metadata.assets]\nout-dir = \"dist/assets\"\n")
+        .file("assets/readme.txt", "one\n")
+        .file("assets/levels/a.json", "{\"a\": 1}\n");
+    let out = p.path().join("dist/assets");
+    let run = p.run(&["build"]);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(run.with_reason("out-dir-written").count(), 1);
+    assert_eq!(
+        std::fs::read_to_string(out.join("readme.txt")).unwrap(),
+        "one\n"
+    );
+    assert!(out.join("levels/a.json").exists());
+
+    // Each save under `watch` reaches the folder, through the patch the
+    // save's parcel is written as.
+    let watch = p.watch();
+    p.file("assets/readme.txt", "two\n");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::read_to_string(out.join("readme.txt")).unwrap() != "two\n" {
+        assert!(std::time::Instant::now() < deadline, "out-dir not updated");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    p.remove("assets/levels/a.json");
+    while out.join("levels/a.json").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a removed asset's file stayed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(watch);
+
+    // Inside an asset root, the files written would be assets: refused at the key.
+    for (dir, says) in [
+        ("assets/out", "is inside the asset root `assets`"),
+        ("/tmp/x", "expected a folder relative to the package"),
+    ] {
+        p.metadata(&format!("[package.metadata.assets]\nout-dir = \"{dir}\"\n"));
+        let run = p.run(&["build"]);
+        assert_eq!(run.code, Some(101), "{}", run.stderr);
+        assert!(
+            run.stderr.contains(says) && run.stderr.contains("package.metadata.assets.out-dir"),
+            "{dir}: {}",
+            run.stderr
+        );
+    }
+}

@@ -84,6 +84,9 @@ pub struct Manifest {
     pub processor_crates: Vec<String>,
     /// Declared platforms, by name.
     pub platforms: BTreeMap<String, Platform>,
+    /// `out-dir`: where `cargo assets build` also writes the parcels'
+    /// resources as files (see [`crate::out_dir`]), under the package.
+    pub out_dir: Option<PathBuf>,
     pub(super) source: Arc<str>,
 }
 

@@ -30,7 +30,7 @@ pub(crate) struct RawPackageMetadata {
     pub assets: Option<Spanned<RawAssets>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawAssets {
     /// A string or an array of strings.
@@ -52,6 +52,9 @@ pub(crate) struct RawAssets {
     /// Platform name → the target triples it covers.
     #[serde(default)]
     pub platforms: BTreeMap<Spanned<String>, Spanned<RawPlatform>>,
+    /// Where `cargo assets build` also writes the parcels' resources as
+    /// files, relative to the package.
+    pub out_dir: Option<Spanned<String>>,
 }
 
 /// `[package.metadata.assets.platforms.<name>]`.

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use assets_runtime::Compression;
@@ -39,21 +39,17 @@ impl Resolver<'_> {
         assets: Option<Spanned<RawAssets>>,
     ) -> Result<Manifest, ManifestError> {
         let package_dir = self.path.parent().unwrap_or(Path::new(".")).to_owned();
-        let assets = assets.map(Spanned::into_inner);
-        let (root, ignore, rules, overrides, atlases, parcels, processors, platforms) = match assets
-        {
-            Some(a) => (
-                a.root,
-                a.ignore,
-                a.rules,
-                a.overrides,
-                a.atlases,
-                a.parcels,
-                a.processors,
-                a.platforms,
-            ),
-            None => Default::default(),
-        };
+        let RawAssets {
+            root,
+            ignore,
+            rules,
+            overrides,
+            atlases,
+            parcels,
+            processors,
+            platforms,
+            out_dir,
+        } = assets.map(Spanned::into_inner).unwrap_or_default();
         let platforms: BTreeMap<String, Platform> = platforms
             .into_iter()
             .map(|(name, p)| self.platform(name, p))
@@ -74,6 +70,9 @@ impl Resolver<'_> {
             })
             .collect::<Result<_, _>>()?;
         let roots = self.roots(&package_dir, root)?;
+        let out_dir = out_dir
+            .map(|dir| self.out_dir(&package_dir, &roots, dir))
+            .transpose()?;
         let ignore = self.ignore(ignore)?;
         let rules = rules
             .into_iter()
@@ -107,6 +106,7 @@ impl Resolver<'_> {
             parcels,
             processor_crates,
             platforms,
+            out_dir,
             source: Arc::from(self.text),
         })
     }
@@ -454,6 +454,51 @@ impl Resolver<'_> {
                 .help("e.g. `timeout = 600` for a step that may take ten minutes"));
         }
         Ok(Some(std::time::Duration::from_secs_f64(seconds)))
+    }
+
+    /// `out-dir = "dist/assets"`: a folder relative to the package, never
+    /// inside an asset root (the files written there would be assets).
+    fn out_dir(
+        &self,
+        package_dir: &Path,
+        roots: &[AssetRoot],
+        dir: Spanned<String>,
+    ) -> Result<PathBuf, ManifestError> {
+        let key = format!("{ASSETS_KEY}.out-dir");
+        let span = dir.span();
+        let written = dir.into_inner();
+        let relative = Path::new(&written);
+        if written.trim().is_empty() || relative.is_absolute() {
+            return Err(self
+                .err(span, key, "expected a folder relative to the package")
+                .help("e.g. `out-dir = \"dist/assets\"`; `cargo assets build --out-dir DIR` takes any path"));
+        }
+        let dir = package_dir.join(relative);
+        let normal = |p: &Path| -> PathBuf {
+            let mut out = PathBuf::new();
+            for c in p.components() {
+                match c {
+                    std::path::Component::ParentDir => {
+                        out.pop();
+                    }
+                    std::path::Component::CurDir => {}
+                    other => out.push(other),
+                }
+            }
+            out
+        };
+        if let Some(root) = roots
+            .iter()
+            .find(|r| normal(&dir).starts_with(normal(&r.dir)))
+        {
+            return Err(self
+                .err(span, key, format!(
+                    "`{written}` is inside the asset root `{}`: the files written there would be built as assets",
+                    root.dir.strip_prefix(package_dir).unwrap_or(&root.dir).display()
+                ))
+                .help("choose a folder outside the asset roots, e.g. `out-dir = \"dist/assets\"`"));
+        }
+        Ok(dir)
     }
 
     /// `ignore = ["drafts/**", "**/*.psd"]`: what discovery leaves out.

@@ -134,70 +134,8 @@ impl Processor for Font {
 
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
         let settings: FontSettings = ctx.settings()?;
-        let sizes = checked_sizes(&settings)?;
         let bytes = ctx.source()?;
-        check_cmap(&bytes).map_err(ProcessError::msg)?;
-        let font = fontdue::Font::from_bytes(
-            bytes.as_slice(),
-            fontdue::FontSettings {
-                scale: sizes.last().copied().unwrap_or(32.0),
-                ..fontdue::FontSettings::default()
-            },
-        )
-        .map_err(|e| ProcessError::msg(format!("not a font fontdue can read: {e}")))?;
-        let chars = character_set(&settings, |c| font.lookup_glyph_index(c) != 0)?;
-        if chars.len() * sizes.len() > MAX_GLYPHS {
-            return Err(ProcessError::msg(format!(
-                "{} characters at {} sizes are {} glyphs, more than {MAX_GLYPHS}; bake fewer",
-                chars.len(),
-                sizes.len(),
-                chars.len() * sizes.len()
-            )));
-        }
-        let pad = match settings.mode {
-            GlyphMode::Bitmap => 0,
-            GlyphMode::Sdf => settings.spread,
-        };
-        let mut tables = FontTables {
-            spread: pad as f32,
-            ..FontTables::default()
-        };
-        let mut sprites = Vec::with_capacity(chars.len() * sizes.len());
-        for &px in &sizes {
-            let line = font.horizontal_line_metrics(px).ok_or_else(|| {
-                ProcessError::msg("the font has no horizontal line metrics (`hhea`)")
-            })?;
-            let size = FontSize {
-                px,
-                ascent: line.ascent,
-                descent: line.descent,
-                line_gap: line.line_gap,
-            };
-            let mut glyphs = Vec::with_capacity(chars.len());
-            for &ch in &chars {
-                let (m, coverage) = font.rasterize(ch, px);
-                let glyph = GlyphBitmap {
-                    width: m.width as u32,
-                    height: m.height as u32,
-                    alpha: coverage,
-                };
-                let glyph = match settings.mode {
-                    GlyphMode::Bitmap => glyph,
-                    GlyphMode::Sdf => distance_field(&glyph, pad),
-                };
-                glyphs.push(GlyphMetrics {
-                    ch,
-                    advance: m.advance_width,
-                    left: m.xmin as f32 - pad as f32,
-                    top: (m.ymin + m.height as i32) as f32 + pad as f32,
-                });
-                sprites.push(SpriteSource::new(glyph.to_rgba(), true));
-            }
-            tables.sizes.push((size, glyphs));
-        }
-        if settings.kerning {
-            tables.kerning = kerning::pairs(&bytes, &chars)?;
-        }
+        let (tables, sprites) = bake(&bytes, &settings)?;
         ctx.emit(assets_runtime::format::KIND_FONT, tables.encode())?;
         ctx.emit_labeled(
             SPRITES_LABEL,
@@ -205,6 +143,78 @@ impl Processor for Font {
             SpriteSource::encode_list(&sprites),
         )
     }
+}
+
+/// The font in `bytes` (an untrusted file) baked as `settings` ask: its
+/// tables, and one sprite per glyph and size.
+pub(crate) fn bake(
+    bytes: &[u8],
+    settings: &FontSettings,
+) -> Result<(FontTables, Vec<SpriteSource>), ProcessError> {
+    let sizes = checked_sizes(settings)?;
+    check_cmap(bytes).map_err(ProcessError::msg)?;
+    let font = fontdue::Font::from_bytes(
+        bytes,
+        fontdue::FontSettings {
+            scale: sizes.last().copied().unwrap_or(32.0),
+            ..fontdue::FontSettings::default()
+        },
+    )
+    .map_err(|e| ProcessError::msg(format!("not a font fontdue can read: {e}")))?;
+    let chars = character_set(settings, |c| font.lookup_glyph_index(c) != 0)?;
+    if chars.len() * sizes.len() > MAX_GLYPHS {
+        return Err(ProcessError::msg(format!(
+            "{} characters at {} sizes are {} glyphs, more than {MAX_GLYPHS}; bake fewer",
+            chars.len(),
+            sizes.len(),
+            chars.len() * sizes.len()
+        )));
+    }
+    let pad = match settings.mode {
+        GlyphMode::Bitmap => 0,
+        GlyphMode::Sdf => settings.spread,
+    };
+    let mut tables = FontTables {
+        spread: pad as f32,
+        ..FontTables::default()
+    };
+    let mut sprites = Vec::with_capacity(chars.len() * sizes.len());
+    for &px in &sizes {
+        let line = font
+            .horizontal_line_metrics(px)
+            .ok_or_else(|| ProcessError::msg("the font has no horizontal line metrics (`hhea`)"))?;
+        let size = FontSize {
+            px,
+            ascent: line.ascent,
+            descent: line.descent,
+            line_gap: line.line_gap,
+        };
+        let mut glyphs = Vec::with_capacity(chars.len());
+        for &ch in &chars {
+            let (m, coverage) = font.rasterize(ch, px);
+            let glyph = GlyphBitmap {
+                width: m.width as u32,
+                height: m.height as u32,
+                alpha: coverage,
+            };
+            let glyph = match settings.mode {
+                GlyphMode::Bitmap => glyph,
+                GlyphMode::Sdf => distance_field(&glyph, pad),
+            };
+            glyphs.push(GlyphMetrics {
+                ch,
+                advance: m.advance_width,
+                left: m.xmin as f32 - pad as f32,
+                top: (m.ymin + m.height as i32) as f32 + pad as f32,
+            });
+            sprites.push(SpriteSource::new(glyph.to_rgba(), true));
+        }
+        tables.sizes.push((size, glyphs));
+    }
+    if settings.kerning {
+        tables.kerning = kerning::pairs(bytes, &chars)?;
+    }
+    Ok((tables, sprites))
 }
 
 /// The sizes, sorted, each once; an error names a bad one.

@@ -86,16 +86,7 @@ impl Processor for Gltf {
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
         let settings: GltfSettings = ctx.settings()?;
         let source = ctx.source()?;
-        let (json_bytes, glb_bin) = if source.starts_with(GLB_MAGIC) {
-            let glb = gltf::binary::Glb::from_slice(&source)
-                .map_err(|e| ProcessError::msg(format!("not a valid GLB file: {e}")))?;
-            (glb.json.into_owned(), glb.bin.map(Cow::into_owned))
-        } else {
-            (source, None)
-        };
-        let mut doc: Value = serde_json::from_slice(&json_bytes)
-            .map_err(|e| ProcessError::msg(format!("not valid glTF JSON: {e}")))?;
-        validate(&doc)?;
+        let (mut doc, glb_bin) = read(source)?;
         // A loader without these cannot load the model at all: worth saying,
         // though packing moves their bytes without needing to know them.
         let required: Vec<&str> = (doc["extensionsRequired"].as_array().into_iter().flatten())
@@ -284,6 +275,23 @@ impl Packed {
         }
         self.bin
     }
+}
+
+/// A glTF or GLB file's document, checked (see [`validate`]), and the
+/// GLB's binary chunk if any: all that reads the untrusted bytes before
+/// the model's references are followed.
+pub(crate) fn read(source: Vec<u8>) -> Result<(Value, Option<Vec<u8>>), ProcessError> {
+    let (json_bytes, glb_bin) = if source.starts_with(GLB_MAGIC) {
+        let glb = gltf::binary::Glb::from_slice(&source)
+            .map_err(|e| ProcessError::msg(format!("not a valid GLB file: {e}")))?;
+        (glb.json.into_owned(), glb.bin.map(Cow::into_owned))
+    } else {
+        (source, None)
+    };
+    let doc: Value = serde_json::from_slice(&json_bytes)
+        .map_err(|e| ProcessError::msg(format!("not valid glTF JSON: {e}")))?;
+    validate(&doc)?;
+    Ok((doc, glb_bin))
 }
 
 /// Checks `doc` with the `gltf` crate, `extensionsRequired` set aside (see

@@ -60,11 +60,12 @@ fn build_packages(
                     }
                 }
                 let report = build_once(&pipeline, Changes::Unknown, shell)?;
-                if let Some(dir) = &args.out_dir {
-                    let dir = match packages.len() {
-                        1 => dir.clone(),
-                        _ => dir.join(&package.name),
-                    };
+                let out_dir = match &args.out_dir {
+                    Some(dir) if packages.len() == 1 => Some(dir.clone()),
+                    Some(dir) => Some(dir.join(&package.name)),
+                    None => manifest_out_dir(package),
+                };
+                if let Some(dir) = out_dir {
                     write_out_dir(shell, &dir, &report)?;
                 }
                 finish(shell, package, &report, args.deny_warnings)
@@ -77,16 +78,29 @@ fn build_packages(
     Ok(Exit::Success)
 }
 
-/// `--out-dir`: the parcels this build wrote or kept, as files under `dir`.
-fn write_out_dir(shell: &Shell, dir: &std::path::Path, report: &BuildReport) -> anyhow::Result<()> {
-    let parcels: Vec<PathBuf> = (report.parcels.iter())
+/// The package's `out-dir` key, if it has one (a manifest that does not
+/// load has already failed the build).
+pub(crate) fn manifest_out_dir(package: &Package) -> Option<PathBuf> {
+    assets_build::Manifest::load(&package.manifest_path)
+        .ok()
+        .and_then(|m| m.out_dir)
+}
+
+/// `--out-dir` (or the manifest's `out-dir`): the parcels this build wrote
+/// or kept, as files under `dir`.
+pub(crate) fn write_out_dir(
+    shell: &Shell,
+    dir: &std::path::Path,
+    report: &BuildReport,
+) -> anyhow::Result<()> {
+    let parcels: Vec<(PathBuf, Option<PathBuf>)> = (report.parcels.iter())
         .filter(|p| {
             matches!(
                 p.outcome,
                 ParcelOutcome::Written { .. } | ParcelOutcome::Unchanged { .. }
             )
         })
-        .map(|p| p.path.clone())
+        .map(|p| (p.path.clone(), p.patch.clone()))
         .collect();
     let stats = assets_build::out_dir::sync(dir, &parcels)?;
     shell.status(

@@ -256,6 +256,13 @@ pub fn exec(
                     } else {
                         build::finish(shell, &w.package, &report, false);
                     }
+                    // The manifest's `out-dir`, kept in sync on every save
+                    // (read through the patches the parcels now have).
+                    if let Some(dir) = build::manifest_out_dir(&w.package)
+                        && let Err(e) = build::write_out_dir(shell, &dir, &report)
+                    {
+                        shell.error(format!("{e:#}; still watching"));
+                    }
                 }
                 Err(e) => shell.error(format!("{e}; still watching")),
             }

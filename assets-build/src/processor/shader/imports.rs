@@ -113,7 +113,7 @@ fn module_candidates(
 
 /// One import statement.
 #[derive(Debug, PartialEq)]
-struct Import {
+pub(super) struct Import {
     /// 1-based line of the statement.
     line: usize,
     /// As written, for messages.
@@ -144,7 +144,7 @@ enum ModuleDir {
 
 /// The imports of a shader's text: WESL `import ...;` statements (which may
 /// span lines and hold `{...}` lists), and naga_oil `#import` lines.
-fn imports(text: &str) -> Vec<Import> {
+pub(super) fn imports(text: &str) -> Vec<Import> {
     let mut out = Vec::new();
     let mut lines = text.lines().enumerate();
     while let Some((n, line)) = lines.next() {
@@ -263,7 +263,7 @@ fn split_top_level(s: &str) -> Vec<&str> {
 }
 
 /// What preprocessor a text uses, if any: naga parses plain WGSL only.
-pub(super) fn preprocessor(text: &str) -> Option<&'static str> {
+pub(crate) fn preprocessor(text: &str) -> Option<&'static str> {
     for line in text.lines() {
         let t = line.trim_start();
         if t.starts_with("#if") || t.starts_with("#else") || t.starts_with("#define ") {

@@ -282,3 +282,11 @@ fn without_feature(feature: &str, target: &str) -> ProcessError {
          add `features = [\"{feature}\"]` to assets-build in [build-dependencies] (`cargo assets` has it)"
     ))
 }
+
+/// What the fuzz target `shader_imports` runs: the import scan and the
+/// preprocessor check on a shader's text (see [`crate::fuzzing`]).
+#[cfg(fuzzing)]
+pub(crate) fn scan(text: &str) {
+    let _ = imports::imports(text);
+    let _ = preprocessor(text);
+}

@@ -1,0 +1,6 @@
+//! `assets_build::fuzzing::depfile` on any UTF-8 text.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|text: &str| {
+    assets_build::fuzzing::depfile(text);
+});

@@ -1,0 +1,4 @@
+out/a.bin: assets/a.lvl \
+  assets/tiles/one\ two.png $$(x) \
+  /etc/hostname
+assets/b.png:
