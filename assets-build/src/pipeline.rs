@@ -77,6 +77,9 @@ pub struct BuildOptions {
     /// How long a step may run unless its rule's `timeout` says otherwise
     /// (see [`crate::DEFAULT_STEP_TIMEOUT`] and [`Event::Overdue`]).
     pub step_timeout: std::time::Duration,
+    /// Build only these assets (paths under the root, or `atlas:<name>`)
+    /// and what they need; no parcel is written. `None`: everything.
+    pub only: Option<Vec<String>>,
 }
 
 /// How long a step may run by default: five minutes, far beyond what any
@@ -103,6 +106,7 @@ impl BuildOptions {
             on_failure: None,
             memory_budget: crate::DEFAULT_MEMORY_BUDGET,
             step_timeout: crate::DEFAULT_STEP_TIMEOUT,
+            only: None,
         }
     }
 }
@@ -139,6 +143,14 @@ pub enum BuildError {
     /// The variant name cannot be a directory name.
     #[error("invalid variant `{0}`: use letters, digits, `-` and `_`")]
     BadVariant(String),
+    /// An asset asked for by [`BuildOptions::only`] is not in the package.
+    #[error("no asset named `{asset}`{}", .suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
+    NoSuchAsset {
+        /// The name asked for.
+        asset: String,
+        /// The closest asset name, if one is close.
+        suggestion: Option<String>,
+    },
 }
 
 fn list(errors: &[DiscoveryError]) -> String {
@@ -442,7 +454,14 @@ impl Pipeline {
             .deferring(bound)
             .with_stats(warm.as_deref().map(|w| &w.stats))
             .reusing(&reused);
-        let mut steps = scheduler.run(o.jobs);
+        let selected = match &o.only {
+            Some(names) => Some(selected_steps(&plan, names)?),
+            None => None,
+        };
+        let mut steps = match &selected {
+            Some(selected) => scheduler.run_only(selected, o.jobs),
+            None => scheduler.run(o.jobs),
+        };
         let cache_damage: Vec<AssetPath> = (steps.iter())
             .filter(|s| matches!(s.verification, Some(Verification::Damaged(_))))
             .map(|s| s.asset.clone())
@@ -468,7 +487,12 @@ impl Pipeline {
                 o.verify.is_some(),
             )
         };
-        let mut parcels = write(&steps, &mut retired);
+        // A build of chosen assets writes no parcel: what the others hold
+        // was not built.
+        let mut parcels = match selected {
+            Some(_) => Vec::new(),
+            None => write(&steps, &mut retired),
+        };
         // A parcel that could not be written may have met a corrupt blob
         // (removed when found). Then every output is checked at once, the
         // steps that made damaged ones run again, and the parcels are
@@ -493,7 +517,7 @@ impl Pipeline {
         let remote = remote.map(|remote| finish_remote(&remote, events));
         // Keep the latest record of every planned asset, also of failed ones:
         // they still say why the next build will rerun them.
-        records.compact_if_worthwhile(&store, steps.iter().map(|s| &s.asset))?;
+        records.compact_if_worthwhile(&store, plan.steps.iter().map(|s| &s.asset))?;
         match warm {
             Some(w) => {
                 w.choices = choices.unwrap_or_default();
@@ -531,6 +555,26 @@ impl Pipeline {
             cache_damage,
         })
     }
+}
+
+/// The plan's indices of the assets `names` (see [`BuildOptions::only`]).
+fn selected_steps(plan: &crate::plan::Plan, names: &[String]) -> Result<Vec<usize>, BuildError> {
+    names
+        .iter()
+        .map(|name| {
+            AssetPath::from_name(name)
+                .ok()
+                .and_then(|a| plan.index.get(&a).copied())
+                .ok_or_else(|| BuildError::NoSuchAsset {
+                    asset: name.clone(),
+                    suggestion: crate::manifest::did_you_mean(
+                        name,
+                        plan.steps.iter().map(|s| s.asset.as_str()),
+                    )
+                    .map(str::to_owned),
+                })
+        })
+        .collect()
 }
 
 /// The remote cache of `config`, if one is configured and can be used;

@@ -255,6 +255,20 @@ impl<'a> Scheduler<'a> {
         self.reports()
     }
 
+    /// Runs `steps` alone, and the steps they ask for as they run (see
+    /// [`crate::BuildOptions::only`]); the reports of the steps that ran or
+    /// were reused, in plan order.
+    pub fn run_only(&self, steps: &[usize], jobs: usize) -> Vec<Arc<StepReport>> {
+        self.run_steps(steps, jobs);
+        let state = self.lock();
+        (state.slots.iter())
+            .filter_map(|slot| match slot {
+                Slot::Done(r) => Some(Arc::clone(r)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Runs `steps` again (after a build found some of their output blobs
     /// corrupt and removed them: their freshness check now says
     /// `output-missing`, so they rerun); returns every report in plan order.

@@ -206,6 +206,10 @@ pub struct InspectArgs {
 /// `cargo assets build`.
 #[derive(Debug, Args)]
 pub struct BuildArgs {
+    /// Build only these assets (paths under the asset root, or
+    /// `atlas:<name>`) and what they need; no parcel is written.
+    #[arg(value_name = "ASSET")]
+    pub assets: Vec<String>,
     /// The package.
     #[command(flatten)]
     pub package: PackageArgs,

@@ -354,3 +354,55 @@ fn the_manifests_out_dir_is_kept_in_sync_by_build_and_by_watch() {
         );
     }
 }
+
+#[test]
+fn building_chosen_assets_builds_them_and_what_they_need_and_no_parcel() {
+    let p = project();
+    // The shader's include is a module it reads through that module's step.
+    let run = p.run(&["build", "shaders/main.wgsl", "readme.txt"]);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(
+        run.processed(),
+        ["lib/common.wgsl", "readme.txt", "shaders/main.wgsl"]
+    );
+    assert!(run.with_reason("parcel-written").next().is_none());
+    assert!(
+        !p.cache_dir().join("parcels").exists(),
+        "no parcel is written"
+    );
+
+    // An atlas asks for its sprites, which are built with it.
+    let run = p.run(&["build", "atlas:main"]);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(
+        run.processed(),
+        ["atlas:main", "sprites/a.png", "sprites/b.png"]
+    );
+
+    // A whole build then runs nothing more, and writes the parcel.
+    let run = p.run(&["build"]);
+    assert_eq!(run.processed(), Vec::<String>::new());
+    let path = run.parcel("main");
+    let parcel = std::fs::read(&path).unwrap();
+
+    // An edit seen by a chosen build reruns that asset alone; the parcel
+    // stays as it was until a whole build.
+    p.file("assets/readme.txt", "edited\n")
+        .png("assets/sprites/a.png", 6, 6, 9);
+    let run = p.run(&["build", "readme.txt"]);
+    assert_eq!(run.processed(), ["readme.txt"]);
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(std::fs::read(&path).unwrap(), parcel);
+    let run = p.run(&["build"]);
+    assert_eq!(run.processed(), ["atlas:main", "sprites/a.png"]);
+
+    // A name that is no asset fails, with the closest one.
+    let run = p.run(&["build", "sprites/c.png"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("no asset named `sprites/c.png` (did you mean `sprites/a.png`?)"),
+        "{}",
+        run.stderr
+    );
+}

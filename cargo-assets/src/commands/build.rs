@@ -50,6 +50,13 @@ fn build_packages(
             None => {
                 let mut pipeline = pipeline(package, &args.jobs, &args.variant, processors)?;
                 pipeline.options_mut().verify = verify;
+                if !args.assets.is_empty() {
+                    anyhow::ensure!(
+                        packages.len() == 1,
+                        "building chosen assets needs one package: name it with `-p`"
+                    );
+                    pipeline.options_mut().only = Some(args.assets.clone());
+                }
                 if args.remote_write {
                     match &mut pipeline.options_mut().remote {
                         Some(remote) => remote.write = true,
@@ -61,6 +68,8 @@ fn build_packages(
                 }
                 let report = build_once(&pipeline, Changes::Unknown, shell)?;
                 let out_dir = match &args.out_dir {
+                    // No parcel was written: the folder stays as it is.
+                    _ if !args.assets.is_empty() => None,
                     Some(dir) if packages.len() == 1 => Some(dir.clone()),
                     Some(dir) => Some(dir.join(&package.name)),
                     None => manifest_out_dir(package),
