@@ -386,3 +386,71 @@ fn a_sprite_draws_from_its_page_through_a_texture_atlas_layout() {
         }
     }
 }
+
+#[test]
+fn a_turned_sprite_is_refused_by_name_for_a_layout_and_loads_upright_alone() {
+    // Two tall sprites and three wide ones on 32-pixel pages, turning
+    // allowed: the packer lays two wide ones turned beside the tall ones.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"turned\"\nversion = \"0.1.0\"\n\n\
+         [[package.metadata.assets.rules]]\nmatch = \"sprites/*.png\"\nprocessor = \"sprite\"\n\n\
+         [package.metadata.assets.atlases.main]\nmax-size = 32\nrotate = true\npadding = 0\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("assets/sprites")).unwrap();
+    let solid = |w: u32, h: u32, seed: u8| {
+        image::RgbaImage::from_fn(w, h, |x, y| {
+            image::Rgba([seed.wrapping_mul(40), (x * 8) as u8, (y * 8) as u8, 255])
+        })
+    };
+    for (name, w, h) in [
+        ("tall", 8, 30),
+        ("tall2", 8, 30),
+        ("w0", 30, 8),
+        ("w1", 30, 8),
+        ("w2", 30, 8),
+    ] {
+        solid(w, h, name.len() as u8)
+            .save(root.join(format!("assets/sprites/{name}.png")))
+            .unwrap();
+    }
+    let options =
+        assets_build::BuildOptions::new(root.join("Cargo.toml"), root.join("target/assets"));
+    let report = assets_build::Pipeline::new(options).build(&|_| {}).unwrap();
+    assert!(report.success(), "{:?}", report.failure_summary());
+    let parcel_path = report.parcels[0].path.clone();
+    let buf = assets_runtime::ParcelBuf::open(&parcel_path).unwrap();
+    let turned: Vec<String> = (buf.parcel().iter())
+        .filter(|r| r.sprite_frame().is_some_and(|f| f.rotated))
+        .map(|r| r.name.to_owned())
+        .collect();
+    assert!(!turned.is_empty(), "the packing turns a sprite");
+
+    let plugin = CargoAssetsPlugin::file(&parcel_path).unwrap();
+    let mut app = app(Some(plugin), AssetPlugin::default());
+    let name = turned[0].clone();
+    let id = SpriteId::from_id(ResourceId::of_runtime(&name));
+    let refused = app
+        .world_mut()
+        .run_system_once(move |mut assets: ParcelAssets<'_>| {
+            assets
+                .atlas_sprite(id)
+                .unwrap()
+                .err()
+                .map(|e| e.to_string())
+        })
+        .unwrap()
+        .expect("a layout of a page holding a turned sprite is refused");
+    assert!(
+        (turned.iter())
+            .any(|t| refused.contains(&format!("sprite `{t}` lies turned on its atlas page")))
+            && refused.contains("set `rotate = false`"),
+        "{refused}"
+    );
+    // Alone, it is the source image, upright.
+    let loaded = load_images(&mut app, &[name.as_str()]);
+    assert_eq!(loaded[0], source(root, &name));
+}
