@@ -292,7 +292,8 @@ impl Builder {
             );
         }
         println!("cargo:rerun-if-env-changed={DENY_WARNINGS_VAR}");
-        let deny_warnings = std::env::var(DENY_WARNINGS_VAR).is_ok_and(|v| v == "1" || v == "true");
+        let deny_warnings = std::env::var(DENY_WARNINGS_VAR).is_ok_and(|v| v == "1" || v == "true")
+            || crate::Manifest::load(&manifest_path).is_ok_and(|m| m.deny_warnings);
         // Each step's warnings, also a reused step's (the record keeps them).
         let warnings: Vec<String> = report
             .warnings()

@@ -566,3 +566,39 @@ fn a_debug_build_maps_the_parcel_and_a_release_or_asked_build_embeds_it() {
     assert!(holds(&binary(), intro), "the parcel is not embedded");
     assert!(c.run().contains("intro: Once upon a time"));
 }
+
+#[test]
+fn a_step_stuck_in_the_build_script_fails_the_build_naming_it_at_its_deadline() {
+    let c = Crate::new("e2e-overdue");
+    c.manifest_with(
+        "",
+        "[[package.metadata.assets.rules]]\nmatch = \"levels/*.hang\"\nprocessor = \"hang\"\ntimeout = 1\n",
+    );
+    // A processor stuck for ever, as a parser looping on a hostile file.
+    c.write(
+        "build.rs",
+        r#"use assets_build::{Context, ProcessError, Processor, Registry};
+struct Hang;
+impl Processor for Hang {
+    fn name(&self) -> &str { "hang" }
+    fn version(&self) -> u32 { 1 }
+    fn process(&self, _: &mut Context<'_>) -> Result<(), ProcessError> {
+        loop { std::thread::sleep(std::time::Duration::from_millis(50)); }
+    }
+}
+fn register(r: &mut Registry) { r.register(Hang); }
+fn main() { assets_build::Builder::new().register(register).build().unwrap() }
+"#,
+    );
+    c.write("assets/levels/stuck.hang", "loop\n");
+    let started = std::time::Instant::now();
+    let (ok, _, stderr) = c.build();
+    assert!(!ok, "{stderr}");
+    assert!(
+        stderr.contains("`levels/stuck.hang` (hang) has run for")
+            && stderr.contains("past its deadline of 1 s"),
+        "{stderr}"
+    );
+    // The deadline and its grace, not for ever (compiling the crate aside).
+    assert!(started.elapsed() < std::time::Duration::from_secs(120));
+}

@@ -306,6 +306,23 @@ command = ["sh", "-c", "echo 'palette has 300 colours; 256 kept' >&2; cp \"$0\" 
         &[("CARGO_ASSETS_DENY_WARNINGS", "1".to_owned())],
     );
     assert_eq!(by_env.code, Some(101), "{}", by_env.stderr);
+    // Or always, for the project: a key of the manifest.
+    let manifest = std::fs::read_to_string(p.path().join("Cargo.toml")).unwrap();
+    p.file(
+        "Cargo.toml",
+        manifest.replacen(
+            "[[package.metadata.assets.rules]]",
+            "[package.metadata.assets]\ndeny-warnings = true\n\n[[package.metadata.assets.rules]]",
+            1,
+        ),
+    );
+    let by_key = p.run(&["build"]);
+    assert_eq!(by_key.code, Some(101), "{}", by_key.stderr);
+    assert!(
+        by_key.stderr.contains("`deny-warnings = true`"),
+        "{}",
+        by_key.stderr
+    );
 }
 
 #[test]

@@ -87,6 +87,10 @@ pub struct Manifest {
     /// `out-dir`: where `cargo assets build` also writes the parcels'
     /// resources as files (see [`crate::out_dir`]), under the package.
     pub out_dir: Option<PathBuf>,
+    /// `deny-warnings = true`: a processor's warning fails the build, in
+    /// `cargo assets` and in build scripts (as `--deny-warnings` and
+    /// `CARGO_ASSETS_DENY_WARNINGS=1` do for one run).
+    pub deny_warnings: bool,
     pub(super) source: Arc<str>,
 }
 

@@ -55,6 +55,9 @@ pub(crate) struct RawAssets {
     /// Where `cargo assets build` also writes the parcels' resources as
     /// files, relative to the package.
     pub out_dir: Option<Spanned<String>>,
+    /// Whether a processor's warning fails the build.
+    #[serde(default)]
+    pub deny_warnings: bool,
 }
 
 /// `[package.metadata.assets.platforms.<name>]`.

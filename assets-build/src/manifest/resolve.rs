@@ -49,6 +49,7 @@ impl Resolver<'_> {
             processors,
             platforms,
             out_dir,
+            deny_warnings,
         } = assets.map(Spanned::into_inner).unwrap_or_default();
         let platforms: BTreeMap<String, Platform> = platforms
             .into_iter()
@@ -107,6 +108,7 @@ impl Resolver<'_> {
             processor_crates,
             platforms,
             out_dir,
+            deny_warnings,
             source: Arc::from(self.text),
         })
     }

@@ -72,12 +72,13 @@ fn build_packages(
                     _ if !args.assets.is_empty() => None,
                     Some(dir) if packages.len() == 1 => Some(dir.clone()),
                     Some(dir) => Some(dir.join(&package.name)),
-                    None => manifest_out_dir(package),
+                    None => manifest(package).and_then(|m| m.out_dir),
                 };
                 if let Some(dir) = out_dir {
                     write_out_dir(shell, &dir, &report)?;
                 }
-                finish(shell, package, &report, args.deny_warnings)
+                let deny = args.deny_warnings || manifest(package).is_some_and(|m| m.deny_warnings);
+                finish(shell, package, &report, deny)
             }
         };
         if !exit.is_success() {
@@ -87,12 +88,11 @@ fn build_packages(
     Ok(Exit::Success)
 }
 
-/// The package's `out-dir` key, if it has one (a manifest that does not
-/// load has already failed the build).
-pub(crate) fn manifest_out_dir(package: &Package) -> Option<PathBuf> {
-    assets_build::Manifest::load(&package.manifest_path)
-        .ok()
-        .and_then(|m| m.out_dir)
+/// The package's manifest, for its keys that act after a build (`out-dir`,
+/// `deny-warnings`); `None` if it does not load, which has already failed
+/// the build.
+pub(crate) fn manifest(package: &Package) -> Option<assets_build::Manifest> {
+    assets_build::Manifest::load(&package.manifest_path).ok()
 }
 
 /// `--out-dir` (or the manifest's `out-dir`): the parcels this build wrote
@@ -473,7 +473,7 @@ pub fn finish(shell: &Shell, package: &Package, report: &BuildReport, deny_warni
         shell.error(summary);
     } else if denied {
         shell.error(format!(
-            "{} denied by `--deny-warnings` (CARGO_ASSETS_DENY_WARNINGS)",
+            "{} denied by `--deny-warnings` (or CARGO_ASSETS_DENY_WARNINGS, or `deny-warnings = true` under [package.metadata.assets])",
             plural(warnings, "warning")
         ));
     }

@@ -258,7 +258,7 @@ pub fn exec(
                     }
                     // The manifest's `out-dir`, kept in sync on every save
                     // (read through the patches the parcels now have).
-                    if let Some(dir) = build::manifest_out_dir(&w.package)
+                    if let Some(dir) = build::manifest(&w.package).and_then(|m| m.out_dir)
                         && let Err(e) = build::write_out_dir(shell, &dir, &report)
                     {
                         shell.error(format!("{e:#}; still watching"));
