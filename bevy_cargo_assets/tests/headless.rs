@@ -57,12 +57,17 @@ fn built_project() -> (tempfile::TempDir, PathBuf) {
         "{\"name\": \"meadow\"}\n",
     )
     .unwrap();
+    let parcel = build_parcel(root);
+    (dir, parcel)
+}
+
+/// Builds the package at `root` with the pipeline; the path of its parcel.
+fn build_parcel(root: &Path) -> PathBuf {
     let options =
         assets_build::BuildOptions::new(root.join("Cargo.toml"), root.join("target/assets"));
     let report = assets_build::Pipeline::new(options).build(&|_| {}).unwrap();
     assert!(report.success(), "{:?}", report.failure_summary());
-    let parcel = report.parcels[0].path.clone();
-    (dir, parcel)
+    report.parcels[0].path.clone()
 }
 
 /// A ready-made BC1 texture, 16×16 with its five mips (the block bytes
@@ -417,11 +422,7 @@ fn a_turned_sprite_is_refused_by_name_for_a_layout_and_loads_upright_alone() {
             .save(root.join(format!("assets/sprites/{name}.png")))
             .unwrap();
     }
-    let options =
-        assets_build::BuildOptions::new(root.join("Cargo.toml"), root.join("target/assets"));
-    let report = assets_build::Pipeline::new(options).build(&|_| {}).unwrap();
-    assert!(report.success(), "{:?}", report.failure_summary());
-    let parcel_path = report.parcels[0].path.clone();
+    let parcel_path = build_parcel(root);
     let buf = assets_runtime::ParcelBuf::open(&parcel_path).unwrap();
     let turned: Vec<String> = (buf.parcel().iter())
         .filter(|r| r.sprite_frame().is_some_and(|f| f.rotated))
