@@ -133,6 +133,15 @@ fn manifest_errors_point_at_the_key_with_a_fix() {
             &["invalid glob `[*.png`", "Cargo.toml:7:9", "rules[0].match"],
         ),
         ("[package.metadata.assets\n", &["Cargo.toml:6:"]),
+        (
+            // As other tools' configs write a list of parcels.
+            "[[package.metadata.assets.parcels]]\nname = \"main\"\ninclude = [\"**\"]\n",
+            &[
+                "invalid type: sequence, expected a map",
+                "Cargo.toml:6:1",
+                "written with single brackets: `[package.metadata.assets.parcels]`, then `main = [\"**\"]`",
+            ],
+        ),
     ];
     for (metadata, expected) in cases {
         let p = project();

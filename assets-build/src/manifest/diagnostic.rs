@@ -214,6 +214,37 @@ pub(crate) fn suggest_for_unknown_field(message: &str) -> Option<String> {
     did_you_mean(field, candidates.iter().copied()).map(|s| format!("did you mean `{s}`?"))
 }
 
+/// For a table written as an array of tables (`[[package.metadata.assets.
+/// parcels]]`, where `parcels`, `atlases`, `overrides` and `platforms` are
+/// one table whose keys are names), how to write it: the TOML reader only
+/// says "invalid type: sequence, expected a map" at the header. `header` is
+/// the text the error points at.
+pub(crate) fn suggest_for_array_of_tables(message: &str, header: &str) -> Option<String> {
+    if !message.starts_with("invalid type: sequence, expected a map") {
+        return None;
+    }
+    let name = header
+        .trim()
+        .strip_prefix("[[package.metadata.assets.")?
+        .split([']', '.'])
+        .next()?;
+    let (table, key) = match name {
+        "parcels" => {
+            return Some(
+                "`parcels` is one table of name = globs, written with single brackets: `[package.metadata.assets.parcels]`, then `main = [\"**\"]`"
+                    .to_owned(),
+            );
+        }
+        "atlases" => ("atlases.main", "max-size = 2048"),
+        "overrides" => ("overrides.\"sprites/hero.png\"", "trim = false"),
+        "platforms" => ("platforms.web", "targets = [\"wasm32-*\"]"),
+        _ => return None,
+    };
+    Some(format!(
+        "`{name}` is one table whose keys are names, each a table of its own, in single brackets: `[package.metadata.assets.{table}]`, then `{key}` (only `rules` is an array of tables)"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +259,31 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "oops\n  --> Cargo.toml:2:7\n  |\n2 | key = \"bad\"\n  |       ^^^^^\n  = key: a.key\n  = help: fix it"
+        );
+    }
+
+    #[test]
+    fn a_table_written_as_an_array_of_tables_says_how_to_write_it() {
+        let says = |header: &str| {
+            suggest_for_array_of_tables("invalid type: sequence, expected a map", header)
+        };
+        assert!(
+            says("[[package.metadata.assets.parcels]]")
+                .unwrap()
+                .contains("`[package.metadata.assets.parcels]`, then `main = [\"**\"]`")
+        );
+        assert!(
+            says("[[package.metadata.assets.atlases]]")
+                .unwrap()
+                .contains("`[package.metadata.assets.atlases.main]`, then `max-size = 2048`")
+        );
+        assert_eq!(says("[[package.metadata.assets.rules]]"), None);
+        assert_eq!(
+            suggest_for_array_of_tables(
+                "invalid type: string",
+                "[[package.metadata.assets.parcels]]"
+            ),
+            None
         );
     }
 

@@ -120,7 +120,11 @@ impl Manifest {
     pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
         let raw: RawCargoToml = toml::from_str(text).map_err(|e| {
             let message = e.message().trim_end_matches('\n').to_owned();
-            let help = suggest_for_unknown_field(&message);
+            let at = (e.span())
+                .and_then(|span| text.get(span))
+                .unwrap_or_default();
+            let help = suggest_for_unknown_field(&message)
+                .or_else(|| diagnostic::suggest_for_array_of_tables(&message, at));
             let mut err = ManifestError::at(path, text, e.span(), message);
             err.help = help;
             err
