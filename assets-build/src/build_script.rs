@@ -213,14 +213,11 @@ impl Builder {
         }
         println!("cargo:rerun-if-env-changed={STEP_TIMEOUT_VAR}");
         if let Ok(seconds) = std::env::var(STEP_TIMEOUT_VAR) {
-            match seconds.trim().parse::<f64>() {
-                Ok(s) if s > 0.0 && s <= 86_400.0 => {
-                    options.step_timeout = std::time::Duration::from_secs_f64(s)
-                }
-                _ => {
-                    return Cargo::from_env().fail(&[format!(
-                        "cargo-assets: {STEP_TIMEOUT_VAR}: `{seconds}` is not a number of seconds (more than 0, at most a day)"
-                    )]);
+            match crate::parse_step_timeout(&seconds) {
+                Ok(timeout) => options.step_timeout = timeout,
+                Err(e) => {
+                    return Cargo::from_env()
+                        .fail(&[format!("cargo-assets: {STEP_TIMEOUT_VAR}: {e}")]);
                 }
             }
         }

@@ -115,7 +115,9 @@ pub use event::{Event, EventHandler};
 pub use hash::ContentHash;
 pub use manifest::{Manifest, ManifestError};
 pub use memory_budget::{DEFAULT_MEMORY_BUDGET, parse_size};
-pub use pipeline::{BuildError, BuildOptions, DEFAULT_STEP_TIMEOUT, Pipeline, package_key};
+pub use pipeline::{
+    BuildError, BuildOptions, DEFAULT_STEP_TIMEOUT, Pipeline, package_key, parse_step_timeout,
+};
 pub use processor::{Context, ProcessError, Processor, Registry};
 pub use record::{DirtyReason, Record};
 pub use record_log::read_records;

@@ -292,13 +292,18 @@ impl<'a> Scheduler<'a> {
                 }
             }
         };
-        let working = AtomicUsize::new(jobs.clamp(1, steps.len().max(1)));
+        let workers = jobs.clamp(1, steps.len().max(1));
+        // How many workers are still at it, and a signal when one is done:
+        // the deadline watch ends with the last, not at its next check (a
+        // no-op build would otherwise wait out the check's period).
+        let working = (Mutex::new(workers), Condvar::new());
         let worker = || {
             worker();
-            working.fetch_sub(1, Ordering::Release);
+            *working.0.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
+            working.1.notify_all();
         };
         std::thread::scope(|s| {
-            for _ in 0..working.load(Ordering::Relaxed) {
+            for _ in 0..workers {
                 std::thread::Builder::new()
                     .stack_size(WORKER_STACK)
                     .spawn_scoped(s, worker)
@@ -314,10 +319,17 @@ impl<'a> Scheduler<'a> {
     /// stopped from outside (threads cannot be killed); the front-ends end
     /// the process, which is safe at any moment (see the store's crash
     /// safety), after naming the asset.
-    fn watch_deadlines(&self, working: &AtomicUsize) {
+    fn watch_deadlines(&self, working: &(Mutex<usize>, Condvar)) {
         let mut reported = HashSet::new();
-        while working.load(Ordering::Acquire) > 0 {
-            std::thread::sleep(DEADLINE_CHECK);
+        loop {
+            let left = working.0.lock().unwrap_or_else(|p| p.into_inner());
+            let (left, _) = (working.1)
+                .wait_timeout_while(left, DEADLINE_CHECK, |left| *left > 0)
+                .unwrap_or_else(|p| p.into_inner());
+            if *left == 0 {
+                return;
+            }
+            drop(left);
             let overdue: Vec<(usize, Duration)> = {
                 let state = self.lock();
                 (state.slots.iter().enumerate())

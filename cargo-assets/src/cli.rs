@@ -58,18 +58,8 @@ pub struct JobsArgs {
     pub memory_budget: Option<u64>,
     /// Seconds a step may run before the build stops, where its rule has
     /// no `timeout` [default: 300]
-    #[arg(long, value_name = "SECONDS", env = "CARGO_ASSETS_STEP_TIMEOUT", value_parser = seconds)]
+    #[arg(long, value_name = "SECONDS", env = "CARGO_ASSETS_STEP_TIMEOUT", value_parser = assets_build::parse_step_timeout)]
     pub step_timeout: Option<std::time::Duration>,
-}
-
-/// `--step-timeout`'s value.
-fn seconds(text: &str) -> Result<std::time::Duration, String> {
-    match text.trim().parse::<f64>() {
-        Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(std::time::Duration::from_secs_f64(s)),
-        _ => Err(format!(
-            "`{text}` is not a number of seconds (more than 0, at most a day)"
-        )),
-    }
 }
 
 impl JobsArgs {

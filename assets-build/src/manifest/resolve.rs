@@ -446,16 +446,16 @@ impl Resolver<'_> {
             toml::Value::Float(f) => f,
             _ => f64::NAN,
         };
-        if !(seconds > 0.0 && seconds <= 86_400.0) {
-            return Err(self
-                .err(
+        crate::pipeline::step_timeout(seconds)
+            .map(Some)
+            .ok_or_else(|| {
+                self.err(
                     span,
                     format!("{key}.timeout"),
                     "expected seconds, more than 0 and at most a day",
                 )
-                .help("e.g. `timeout = 600` for a step that may take ten minutes"));
-        }
-        Ok(Some(std::time::Duration::from_secs_f64(seconds)))
+                .help("e.g. `timeout = 600` for a step that may take ten minutes")
+            })
     }
 
     /// `out-dir = "dist/assets"`: a folder relative to the package, never
