@@ -113,11 +113,9 @@ pub use cache::{CleanStats, GcStats, clean, clean_package, gc};
 pub use cache_layout::{CacheLayout, variant_slot};
 pub use event::{Event, EventHandler};
 pub use hash::ContentHash;
-pub use manifest::{Manifest, ManifestError};
+pub use manifest::{Manifest, ManifestError, parse_step_timeout};
 pub use memory_budget::{DEFAULT_MEMORY_BUDGET, parse_size};
-pub use pipeline::{
-    BuildError, BuildOptions, DEFAULT_STEP_TIMEOUT, Pipeline, package_key, parse_step_timeout,
-};
+pub use pipeline::{BuildError, BuildOptions, DEFAULT_STEP_TIMEOUT, Pipeline, package_key};
 pub use processor::{Context, ProcessError, Processor, Registry};
 pub use record::{DirtyReason, Record};
 pub use record_log::read_records;

@@ -88,19 +88,6 @@ pub struct BuildOptions {
 /// `timeout = SECONDS` changes it for its steps.
 pub const DEFAULT_STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
-/// A step timeout of `seconds`, if it is one: more than 0, at most a day.
-pub(crate) fn step_timeout(seconds: f64) -> Option<std::time::Duration> {
-    (seconds > 0.0 && seconds <= 86_400.0).then(|| std::time::Duration::from_secs_f64(seconds))
-}
-
-/// Reads a step timeout as `--step-timeout` and `CARGO_ASSETS_STEP_TIMEOUT`
-/// take it: seconds, more than 0 and at most a day.
-pub fn parse_step_timeout(text: &str) -> Result<std::time::Duration, String> {
-    (text.trim().parse().ok())
-        .and_then(step_timeout)
-        .ok_or_else(|| format!("`{text}` is not a number of seconds (more than 0, at most a day)"))
-}
-
 impl BuildOptions {
     /// Options for `manifest_path` with its cache in `cache_dir`, variant
     /// `dev`, one job per core.

@@ -286,3 +286,16 @@ impl Manifest {
 
 #[cfg(test)]
 mod tests;
+
+/// A step timeout of `seconds`, if it is one: more than 0, at most a day.
+pub(crate) fn step_timeout(seconds: f64) -> Option<std::time::Duration> {
+    (seconds > 0.0 && seconds <= 86_400.0).then(|| std::time::Duration::from_secs_f64(seconds))
+}
+
+/// Reads a step timeout as `--step-timeout` and `CARGO_ASSETS_STEP_TIMEOUT`
+/// take it: seconds, more than 0 and at most a day.
+pub fn parse_step_timeout(text: &str) -> Result<std::time::Duration, String> {
+    (text.trim().parse().ok())
+        .and_then(step_timeout)
+        .ok_or_else(|| format!("`{text}` is not a number of seconds (more than 0, at most a day)"))
+}

@@ -446,16 +446,14 @@ impl Resolver<'_> {
             toml::Value::Float(f) => f,
             _ => f64::NAN,
         };
-        crate::pipeline::step_timeout(seconds)
-            .map(Some)
-            .ok_or_else(|| {
-                self.err(
-                    span,
-                    format!("{key}.timeout"),
-                    "expected seconds, more than 0 and at most a day",
-                )
-                .help("e.g. `timeout = 600` for a step that may take ten minutes")
-            })
+        super::step_timeout(seconds).map(Some).ok_or_else(|| {
+            self.err(
+                span,
+                format!("{key}.timeout"),
+                "expected seconds, more than 0 and at most a day",
+            )
+            .help("e.g. `timeout = 600` for a step that may take ten minutes")
+        })
     }
 
     /// `out-dir = "dist/assets"`: a folder relative to the package, never
