@@ -159,7 +159,9 @@ impl Builder {
         }
     }
 
-    /// Adds a processor.
+    /// Adds a processor (keyed by the code of the crate calling this: see
+    /// [`Registry::register`]).
+    #[track_caller]
     pub fn processor(mut self, processor: impl Processor) -> Builder {
         self.registry.register(processor);
         self

@@ -5,13 +5,14 @@
 //! | hashed into the key            | never hashed                         |
 //! |--------------------------------|--------------------------------------|
 //! | processor name and version     | absolute paths                       |
+//! | the processor's code fingerprint | the code's path on this machine    |
 //! | canonical settings (JSON)      | mtimes, the time of the build        |
 //! | asset path, variant            | thread count, discovery order        |
 //!
 //! Its record then lists what the last run actually touched. The check
 //! stops at the first difference and names it as a [`DirtyReason`]:
 //!
-//! 1. the key (processor, version, settings changed?);
+//! 1. the key (processor, version, code, settings changed?);
 //! 2. every input: its stamp first (size, mtime, ctime, inode, device: see
 //!    [`FileStamp`]); only when it differs, or when the
 //!    file was modified within [`RACY_WINDOW_NS`] of the step (a later write in
@@ -79,6 +80,7 @@ pub(crate) struct Current<'a> {
     pub key: ContentHash,
     pub processor: &'a str,
     pub version: u32,
+    pub code: Option<u64>,
     pub settings_json: &'a str,
     pub package_dir: &'a Path,
     pub now_ns: u64,
@@ -200,6 +202,8 @@ fn key_change(record: &Record, current: &Current<'_>) -> DirtyReason {
             previous: record.processor_version,
             current: current.version,
         }
+    } else if record.processor_code != current.code {
+        DirtyReason::ProcessorCodeChanged
     } else {
         DirtyReason::SettingsChanged {
             previous: record.settings.clone(),

@@ -25,6 +25,9 @@ pub(crate) struct Step {
     pub asset: AssetPath,
     pub root: usize,
     pub processor: Arc<dyn Processor>,
+    /// The fingerprint of the processor's code, when known (see
+    /// `processor/code.rs`): part of the key.
+    pub code: Option<u64>,
     pub settings: Settings,
     pub settings_json: String,
     pub origin: Option<Origin>,
@@ -57,6 +60,7 @@ impl Plan {
             key: step.key,
             processor: step.processor.name(),
             version: step.processor.version(),
+            code: step.code,
             settings_json: &step.settings_json,
             package_dir,
             now_ns: system_time_ns(std::time::SystemTime::now()),
@@ -208,6 +212,7 @@ pub(crate) fn plan(
         steps.push(step);
     }
     let packer: Arc<dyn Processor> = Arc::new(AtlasPacker);
+    let packer_code = crate::processor::builtin_code("atlas");
     for (name, sprites) in members {
         let atlas = steps.len();
         for (slot, &i) in sprites.iter().enumerate() {
@@ -225,6 +230,7 @@ pub(crate) fn plan(
             AssetPath::atlas(&name),
             0,
             Arc::clone(&packer),
+            packer_code,
             Settings::from_table(table),
             None,
             variant,
@@ -305,6 +311,7 @@ fn plan_asset(
         d.path.clone(),
         d.root,
         Arc::clone(processor),
+        registry.code(&a.processor),
         settings,
         a.origin,
         &key_variant,
@@ -322,6 +329,7 @@ fn plan_asset(
         s.key = step_key(
             s.processor.name(),
             s.processor.version(),
+            s.code,
             &s.settings_json,
             &s.asset,
             &key_variant,
@@ -345,6 +353,7 @@ fn step(
     asset: AssetPath,
     root: usize,
     processor: Arc<dyn Processor>,
+    code: Option<u64>,
     settings: Settings,
     origin: Option<Origin>,
     variant: &str,
@@ -353,6 +362,7 @@ fn step(
     let key = step_key(
         processor.name(),
         processor.version(),
+        code,
         &settings_json,
         &asset,
         variant,
@@ -361,6 +371,7 @@ fn step(
         asset,
         root,
         processor,
+        code,
         settings,
         settings_json,
         origin,

@@ -67,6 +67,9 @@ pub enum DirtyReason {
         /// Its label (empty for the main output).
         label: String,
     },
+    /// The processor's code changed (same name and version, another code
+    /// fingerprint: see `processor/code.rs`).
+    ProcessorCodeChanged,
 }
 
 impl fmt::Display for DirtyReason {
@@ -92,13 +95,16 @@ impl fmt::Display for DirtyReason {
             DirtyReason::OutputMissing { label } => {
                 write!(f, "output `{label}` missing from the cache")
             }
+            DirtyReason::ProcessorCodeChanged => {
+                f.write_str("the processor's code changed since the last build")
+            }
         }
     }
 }
 
 /// Bumped when the record layout or the key scheme changes; older records
 /// are then treated as absent.
-pub const RECORD_FORMAT: u32 = 3;
+pub const RECORD_FORMAT: u32 = 4;
 
 /// The persisted facts about one build step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,9 +119,13 @@ pub struct Record {
     pub processor: String,
     /// Processor version.
     pub processor_version: u32,
+    /// The fingerprint of the processor's code, when it was known (see
+    /// `processor/code.rs`): part of the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processor_code: Option<u64>,
     /// The settings, in canonical JSON, for people and for "settings changed".
     pub settings: String,
-    /// Hash of processor, version, settings, asset path and variant.
+    /// Hash of processor, version, code, settings, asset path and variant.
     pub key: ContentHash,
     /// Wall-clock time (ns since the Unix epoch) at which the step began reading
     /// inputs. Inputs modified within `RACY_WINDOW_NS` (2 s, in `freshness.rs`) of it are
@@ -208,6 +218,7 @@ pub fn outputs_hash(outputs: &[OutputRecord]) -> ContentHash {
 pub fn step_key(
     processor: &str,
     version: u32,
+    code: Option<u64>,
     settings_json: &str,
     asset: &AssetPath,
     variant: &str,
@@ -224,6 +235,9 @@ pub fn step_key(
         h.update(field);
     }
     h.update(&version.to_le_bytes());
+    if let Some(code) = code {
+        h.update(&code.to_le_bytes());
+    }
     h.finalize().into()
 }
 
@@ -514,15 +528,23 @@ mod tests {
     #[test]
     fn step_keys_separate_every_field() {
         let a = AssetPath::new("a.png").unwrap();
-        let base = step_key("image", 1, "{}", &a, "dev");
-        assert_ne!(base, step_key("image", 2, "{}", &a, "dev"));
-        assert_ne!(base, step_key("copy", 1, "{}", &a, "dev"));
-        assert_ne!(base, step_key("image", 1, r#"{"x":1}"#, &a, "dev"));
+        let base = step_key("image", 1, None, "{}", &a, "dev");
+        assert_ne!(base, step_key("image", 2, None, "{}", &a, "dev"));
+        assert_ne!(base, step_key("image", 1, Some(7), "{}", &a, "dev"));
+        assert_ne!(base, step_key("copy", 1, None, "{}", &a, "dev"));
+        assert_ne!(base, step_key("image", 1, None, r#"{"x":1}"#, &a, "dev"));
         assert_ne!(
             base,
-            step_key("image", 1, "{}", &AssetPath::new("b.png").unwrap(), "dev")
+            step_key(
+                "image",
+                1,
+                None,
+                "{}",
+                &AssetPath::new("b.png").unwrap(),
+                "dev"
+            )
         );
-        assert_ne!(base, step_key("image", 1, "{}", &a, "release"));
-        assert_eq!(base, step_key("image", 1, "{}", &a, "dev"));
+        assert_ne!(base, step_key("image", 1, None, "{}", &a, "release"));
+        assert_eq!(base, step_key("image", 1, None, "{}", &a, "dev"));
     }
 }

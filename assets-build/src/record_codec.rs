@@ -18,6 +18,7 @@
 //!
 //! ```text
 //! u32 format, str asset, str variant, str processor, u32 processor_version,
+//! option processor_code: u64,
 //! str settings, hash key, u64 started_ns,
 //! list of inputs:       str path, u8 state,
 //!                         0 present:   u64 size, mtime_ns, ctime_ns, ino, dev, hash
@@ -49,6 +50,13 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
     w.str(&record.variant);
     w.str(&record.processor);
     w.u32(record.processor_version);
+    match record.processor_code {
+        None => w.u8(0),
+        Some(code) => {
+            w.u8(1);
+            w.u64(code);
+        }
+    }
     w.str(&record.settings);
     w.hash(&record.key);
     w.u64(record.started_ns);
@@ -124,6 +132,11 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Record> {
         variant: r.string()?,
         processor: r.string()?,
         processor_version: r.u32()?,
+        processor_code: match r.u8()? {
+            0 => None,
+            1 => Some(r.u64()?),
+            _ => return None,
+        },
         settings: r.string()?,
         key: r.hash()?,
         started_ns: r.u64()?,
@@ -187,6 +200,7 @@ fn reason_out(w: &mut Writer<'_>, reason: &DirtyReason) {
         DirtyReason::InputRemoved { path } => w.tagged(6, &[path]),
         DirtyReason::DependencyChanged { asset } => w.tagged(7, &[asset.as_str()]),
         DirtyReason::OutputMissing { label } => w.tagged(8, &[label]),
+        DirtyReason::ProcessorCodeChanged => w.tagged(9, &[]),
     }
 }
 
@@ -209,6 +223,7 @@ fn reason_in(r: &mut Reader<'_>) -> Option<DirtyReason> {
         6 => DirtyReason::InputRemoved { path: r.string()? },
         7 => DirtyReason::DependencyChanged { asset: r.asset()? },
         8 => DirtyReason::OutputMissing { label: r.string()? },
+        9 => DirtyReason::ProcessorCodeChanged,
         _ => return None,
     })
 }
@@ -347,6 +362,7 @@ mod tests {
             variant: "dev".into(),
             processor: "sprite".into(),
             processor_version: 3,
+            processor_code: Some(u64::MAX - 5),
             settings: r#"{"pivot":[0.5,1]}"#.into(),
             key: ContentHash::of(b"key"),
             started_ns: 1_795_602_941_449_858_262,
@@ -416,6 +432,7 @@ mod tests {
                 asset: AssetPath::new("d.png").unwrap(),
             }),
             Some(DirtyReason::OutputMissing { label: s("0") }),
+            Some(DirtyReason::ProcessorCodeChanged),
         ]
     }
 
@@ -467,6 +484,9 @@ mod tests {
         r.string().unwrap();
         r.string().unwrap();
         r.u32().unwrap();
+        if r.u8().unwrap() == 1 {
+            r.u64().unwrap();
+        }
         r.string().unwrap();
         r.hash().unwrap();
         r.u64().unwrap();

@@ -613,6 +613,7 @@ mod tests {
             variant: "dev".into(),
             processor: "copy".into(),
             processor_version: 1,
+            processor_code: None,
             settings: "{}".into(),
             key: ContentHash::of(asset.as_bytes()),
             started_ns: 1,

@@ -528,6 +528,7 @@ impl<'a> Scheduler<'a> {
         let key = RenameKey {
             processor: step.processor.name().to_owned(),
             version: step.processor.version(),
+            code: step.code,
             settings: step.settings_json.clone(),
             source: hash,
         };
@@ -974,6 +975,7 @@ impl<'a> Scheduler<'a> {
             variant: self.variant.to_owned(),
             processor: step.processor.name().to_owned(),
             processor_version: step.processor.version(),
+            processor_code: step.code,
             settings: step.settings_json.clone(),
             key: step.key,
             started_ns,
@@ -1024,6 +1026,7 @@ enum Failure {
 struct RenameKey {
     processor: String,
     version: u32,
+    code: Option<u64>,
     settings: String,
     source: ContentHash,
 }
@@ -1041,6 +1044,7 @@ impl RenameKey {
         Some(RenameKey {
             processor: r.processor.clone(),
             version: r.processor_version,
+            code: r.processor_code,
             settings: r.settings.clone(),
             source: *hash,
         })

@@ -328,6 +328,92 @@ fn main() {
     );
 }
 
+#[test]
+fn editing_a_processor_crates_code_reruns_its_steps_and_no_others() {
+    let c = Crate::new("e2e-code-edit");
+    let level_processor = workspace().join("examples/level-processor");
+    // A processor crate of the game's own, as a path dependency: `stamp`
+    // prefixes a note with a mark its code holds.
+    c.write(
+        "stamp/Cargo.toml",
+        "[package]\nname = \"stamp\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nassets-build = { path = \"ASSETS_BUILD\" }\n"
+            .replace("ASSETS_BUILD", &workspace().join("assets-build").display().to_string().replace('\\', "/")),
+    );
+    let stamp = |mark: &str| {
+        format!(
+            r#"use assets_build::{{Context, ProcessError, Processor, Registry}};
+pub fn register(registry: &mut Registry) {{
+    registry.register(Stamp).claim_extensions("stamp", &["note"]);
+}}
+struct Stamp;
+impl Processor for Stamp {{
+    fn name(&self) -> &str {{ "stamp" }}
+    fn version(&self) -> u32 {{ 1 }}
+    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {{
+        let source = ctx.source()?;
+        ctx.emit("bytes", [b"{mark}:".as_slice(), &source].concat())
+    }}
+}}
+"#
+        )
+    };
+    c.write("stamp/src/lib.rs", stamp("v1"));
+    c.manifest_with(
+        "",
+        &format!(
+            r#"[package.metadata.assets]
+processors = ["level-processor", "stamp"]
+
+[build-dependencies.level-processor]
+path = {:?}
+
+[build-dependencies.stamp]
+path = "stamp"
+"#,
+            level_processor.display().to_string()
+        ),
+    );
+    c.write(
+        "build.rs",
+        "fn main() { assets_build::Builder::new().register(level_processor::register).register(stamp::register).build().unwrap() }\n",
+    );
+    c.write("assets/levels/one.lvl", "T.C\n");
+    c.write("assets/notes/a.note", "hello");
+    c.write("assets/notes/b.note", "world");
+    c.write(
+        "src/main.rs",
+        r#"assets_runtime::include_parcel!("main");
+fn main() {
+    let note = main::PARCEL.bytes(main::notes::A).unwrap();
+    println!("note {}", std::str::from_utf8(&note).unwrap());
+}
+"#,
+    );
+    let (ok, _, stderr) = c.build();
+    assert!(ok, "{stderr}");
+    assert!(c.run().contains("note v1:hello"));
+
+    // The processor's code changes, its version does not: its two notes
+    // rerun; the level, the sprites and the text stay fresh.
+    c.write("stamp/src/lib.rs", stamp("v2"));
+    let (ok, ran_script, stderr) = c.build();
+    assert!(ok && ran_script, "{stderr}");
+    assert_eq!(
+        processed(&stderr),
+        Some(vec!["notes/a.note".to_owned(), "notes/b.note".to_owned()]),
+        "{stderr}"
+    );
+    assert!(c.run().contains("note v2:hello"));
+    let why = c.assets(&["why", "notes/a.note"]);
+    let last = &why.with_reason("why").next().expect("a why message")["last"];
+    assert_eq!(last["kind"], "processor-code-changed", "{:?}", why.messages);
+
+    // The CLI's runner, compiled from the same sources, agrees: nothing to do.
+    let out = c.assets(&["build"]);
+    assert!(out.success(), "{}", out.stderr);
+    assert_eq!(out.build_finished().ran, 0, "{:?}", out.typed);
+}
+
 /// Code naming the assets of [`engine_tree`] by the constants the README's
 /// naming table promises: it compiles only if every name is as documented.
 const ENGINE_MAIN_RS: &str = r#"

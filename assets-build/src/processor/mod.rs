@@ -16,14 +16,17 @@
 //! - `ctx.emit(kind, bytes)` / `ctx.emit_labeled(label, kind, bytes)` produce outputs.
 //!
 //! A processor must be a pure function of what it read through the context and
-//! its settings: that is what makes the cache correct. Change
-//! [`Processor::version`] whenever the code changes what it produces; every step
-//! that used the processor then reruns.
+//! its settings: that is what makes the cache correct. An edit to its code
+//! reruns its steps by itself: the registry keys them by a fingerprint of the
+//! processor's sources (see `code.rs`). Bump [`Processor::version`] when what
+//! it produces changes for a reason that fingerprint cannot see, such as a
+//! dependency crate's update.
 //!
 //! Built-ins: [`copy`], [`text`], [`shader`], [`image`], [`sprite`],
 //! [`command`], [`ktx2`], `gltf` and `font` (cargo features `gltf` and `fonts`, on by
 //! default), and `texture` (feature `textures`).
 
+mod code;
 pub mod command;
 pub(crate) mod context;
 pub mod copy;
@@ -55,7 +58,11 @@ use crate::store::StoreError;
 pub trait Processor: Send + Sync + 'static {
     /// The name rules use: `processor = "<name>"`.
     fn name(&self) -> &str;
-    /// Bump when the outputs for the same inputs change.
+    /// Bump when the outputs for the same inputs change for a reason the
+    /// code fingerprint does not see (a dependency's new release, a change
+    /// of output format made in another crate): every step that used the
+    /// processor then reruns. An edit to the processor's own crate needs no
+    /// bump (see the [module docs](self)).
     fn version(&self) -> u32;
     /// Processes `ctx.asset()`.
     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError>;
@@ -119,7 +126,7 @@ pub trait Processor: Send + Sync + 'static {
 /// Processors by name.
 #[derive(Clone, Default)]
 pub struct Registry {
-    processors: BTreeMap<String, Arc<dyn Processor>>,
+    processors: BTreeMap<String, Registered>,
     /// Extensions (lowercase) claimed by a processor, by its name.
     extensions: BTreeMap<String, String>,
 }
@@ -135,26 +142,43 @@ impl Registry {
     /// `fonts`, on by default), and `texture` (feature `textures`).
     pub fn with_builtins() -> Registry {
         let mut r = Registry::empty();
-        r.register(copy::Copy);
-        r.register(text::Text);
-        r.register(shader::Shader);
-        r.register(image::Image);
-        r.register(sprite::Sprite);
-        r.register(command::Command);
-        r.register(ktx2::Ktx2);
+        r.builtin(copy::Copy);
+        r.builtin(text::Text);
+        r.builtin(shader::Shader);
+        r.builtin(image::Image);
+        r.builtin(sprite::Sprite);
+        r.builtin(command::Command);
+        r.builtin(ktx2::Ktx2);
         #[cfg(feature = "gltf")]
-        r.register(gltf::Gltf);
+        r.builtin(gltf::Gltf);
         #[cfg(feature = "fonts")]
-        r.register(font::Font);
+        r.builtin(font::Font);
         #[cfg(feature = "textures")]
-        r.register(texture::Texture);
+        r.builtin(texture::Texture);
         r
     }
 
-    /// Adds `processor`, replacing one of the same name.
+    fn builtin(&mut self, processor: impl Processor) {
+        let code = code::builtin(processor.name());
+        self.insert(processor, code);
+    }
+
+    /// Adds `processor`, replacing one of the same name. Its steps are
+    /// keyed by a fingerprint of the source code of the crate that calls
+    /// this (see the [module docs](self)), so editing that code reruns
+    /// them; call it from the crate that defines the processor.
+    #[track_caller]
     pub fn register(&mut self, processor: impl Processor) -> &mut Registry {
-        self.processors
-            .insert(processor.name().to_owned(), Arc::new(processor));
+        let code = code::of_caller(std::panic::Location::caller());
+        self.insert(processor, code)
+    }
+
+    fn insert(&mut self, processor: impl Processor, code: Option<u64>) -> &mut Registry {
+        let registered = Registered {
+            processor: Arc::new(processor),
+            code,
+        };
+        (self.processors).insert(registered.processor.name().to_owned(), registered);
         self
     }
 
@@ -178,7 +202,13 @@ impl Registry {
 
     /// The processor named `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Processor>> {
-        self.processors.get(name)
+        self.processors.get(name).map(|r| &r.processor)
+    }
+
+    /// The fingerprint of the code of the processor named `name`, when it
+    /// is known (see the [module docs](self)).
+    pub(crate) fn code(&self, name: &str) -> Option<u64> {
+        self.processors.get(name).and_then(|r| r.code)
     }
 
     /// Every registered name, sorted.
@@ -191,6 +221,19 @@ impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.names()).finish()
     }
+}
+
+/// The code fingerprint of the built-in `name` (`"atlas"` for the atlas
+/// step).
+pub(crate) fn builtin_code(name: &str) -> Option<u64> {
+    code::builtin(name)
+}
+
+/// A processor and the fingerprint of its code.
+#[derive(Clone)]
+struct Registered {
+    processor: Arc<dyn Processor>,
+    code: Option<u64>,
 }
 
 /// Why processing an asset failed.

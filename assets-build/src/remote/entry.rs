@@ -113,6 +113,7 @@ mod tests {
             variant: "dev".into(),
             processor: "sprite".into(),
             processor_version: 1,
+            processor_code: None,
             settings: "{}".into(),
             key: ContentHash::of(b"key"),
             started_ns: 1,
