@@ -43,6 +43,8 @@
 //!   or, for `watch`, into patches over them (`parcels/patch.rs`);
 //!   `parcel_sums`: the `.sums` beside each, what its resources hold.
 //! - [`report`], [`event`]: what a build did, returned and as it happens.
+//! - [`testing`]: a processor's `process` run in a unit test, its inputs
+//!   given as bytes, what it read, missed, used and emitted returned.
 //! - [`out_dir`]: every resource of the parcels as a file under a folder,
 //!   kept in sync (`cargo assets build --out-dir`).
 //!
@@ -103,6 +105,7 @@ pub mod report;
 mod scheduler;
 mod stat_cache;
 pub(crate) mod store;
+pub mod testing;
 mod verdicts;
 pub mod verify;
 pub mod warm;

@@ -94,6 +94,26 @@ pub fn encode(text: &str) -> Result<Vec<u8>, ProcessError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use assets_build::testing::ProcessorTest;
+
+    #[test]
+    fn process_reads_only_its_map_and_emits_one_level() {
+        let run = ProcessorTest::new("levels/one.lvl", "T.\n.C\n")
+            .run(&Level)
+            .expect_ok();
+        assert_eq!(run.main(), b"LVL1\x02\x00\x02\x00T..C");
+        assert_eq!(run.output("").unwrap().kind, "level");
+        assert_eq!(run.read, ["levels/one.lvl"]);
+        assert!(run.missing.is_empty() && run.dependencies.is_empty() && run.warnings.is_empty());
+
+        let typo = ProcessorTest::new("levels/one.lvl", "T.\n")
+            .settings("tiles = 3")
+            .run(&Level);
+        let error = typo.error().unwrap();
+        assert!(error.contains("unknown field `tiles`"), "{error}");
+        let bad = ProcessorTest::new("levels/one.lvl", [0xff, b'\n']).run(&Level);
+        assert!(bad.error().unwrap().contains("UTF-8"));
+    }
 
     #[test]
     fn maps_encode_row_by_row_and_errors_say_where() {

@@ -1,0 +1,200 @@
+//! The built-in processors, each run alone through the test kit
+//! (`assets_build::testing`): inputs given as bytes, and what each read,
+//! looked for and missed, depended on, referenced, warned of and emitted.
+//! The whole-pipeline tests are elsewhere; these say what one `process`
+//! call does, as a processor crate's own tests would.
+
+use assets_build::processor::{command::Command, copy::Copy, image::Image, shader::Shader};
+use assets_build::processor::{sprite::Sprite, text::Text};
+use assets_build::testing::ProcessorTest;
+use assets_build::{AssetPath, Context, ProcessError, Processor};
+
+fn asset(path: &str) -> AssetPath {
+    AssetPath::new(path).unwrap()
+}
+
+/// A 3×2 RGBA PNG, made with the same `image` crate the pipeline decodes with.
+fn png() -> Vec<u8> {
+    let pixels =
+        image::RgbaImage::from_fn(3, 2, |x, y| image::Rgba([x as u8 * 80, y as u8, 7, 255]));
+    let mut bytes = std::io::Cursor::new(Vec::new());
+    pixels
+        .write_to(&mut bytes, image::ImageFormat::Png)
+        .unwrap();
+    bytes.into_inner()
+}
+
+#[test]
+fn copy_reads_its_source_and_emits_it_as_bytes() {
+    let run = ProcessorTest::new("data/blob.bin", [0u8, 1, 2])
+        .run(&Copy)
+        .expect_ok();
+    assert_eq!(run.main(), [0, 1, 2]);
+    assert_eq!(run.output("").unwrap().kind, "bytes");
+    assert_eq!(run.read, ["data/blob.bin"]);
+    assert!(run.missing.is_empty() && run.dependencies.is_empty());
+}
+
+#[test]
+fn text_follows_an_include_through_its_folders_and_records_where_it_looked() {
+    let run = ProcessorTest::new("dialogue/intro.txt", "Hello\r\n#include \"names.txt\"\r\n")
+        .file("shared/names.txt", "Ada\n")
+        .settings("includes = true\ninclude-dirs = [\"shared\"]")
+        .run(&Text)
+        .expect_ok();
+    assert_eq!(run.main(), b"Hello\nAda\n");
+    assert_eq!(run.read, ["dialogue/intro.txt"]);
+    // Creating the first place looked at would change the output.
+    assert_eq!(run.missing, ["dialogue/names.txt"]);
+    assert_eq!(run.dependencies, [asset("shared/names.txt")]);
+
+    let missing = ProcessorTest::new("a.txt", "#include \"gone.txt\"\n")
+        .settings("includes = true")
+        .run(&Text);
+    let error = missing.error().unwrap();
+    assert!(
+        error.contains("line 1") && error.contains("`gone.txt`"),
+        "{error}"
+    );
+    assert_eq!(missing.missing, ["gone.txt"]);
+}
+
+#[test]
+fn an_include_loop_is_a_cycle_naming_each_file() {
+    let run = ProcessorTest::new("a.txt", "#include \"b.txt\"\n")
+        .file("b.txt", "#include \"a.txt\"\n")
+        .settings("includes = true")
+        .run(&Text);
+    let error = run.error().unwrap();
+    assert!(error.contains("`a.txt` -> `b.txt` -> `a.txt`"), "{error}");
+}
+
+#[test]
+fn a_settings_typo_fails_before_the_processor_runs() {
+    let run = ProcessorTest::new("a.txt", "x")
+        .settings("normalise = false")
+        .run(&Text);
+    let error = run.error().unwrap();
+    assert!(error.contains("unknown field `normalise`"), "{error}");
+    assert!(run.read.is_empty(), "it ran: {:?}", run.read);
+}
+
+#[test]
+fn a_shader_imports_a_module_built_first_and_reflects_its_bindings() {
+    let run = ProcessorTest::new(
+        "shaders/main.wgsl",
+        "import super::common::TINT;\n\
+         @group(0) @binding(0) var<uniform> scale: f32;\n\
+         @fragment fn fs() -> @location(0) vec4<f32> { return TINT * scale; }\n",
+    )
+    .file(
+        "shaders/common.wgsl",
+        "const TINT: vec4<f32> = vec4<f32>(1.0, 0.5, 0.25, 1.0);\n",
+    )
+    .run(&Shader)
+    .expect_ok();
+    assert_eq!(run.output("").unwrap().kind, "shader");
+    assert_eq!(run.dependencies, [asset("shaders/common.wgsl")]);
+    // Where `super::common::TINT` could have been first: a module `TINT`,
+    // or `common` in WESL.
+    let looked = [
+        "shaders/common/TINT.wesl",
+        "shaders/common/TINT.wgsl",
+        "shaders/common.wesl",
+    ];
+    assert_eq!(run.missing, looked);
+    let reflection = String::from_utf8(run.output("reflection").unwrap().bytes.clone()).unwrap();
+    assert!(reflection.contains("\"scale\""), "{reflection}");
+}
+
+#[test]
+fn image_and_sprite_decode_a_png_and_say_what_they_made() {
+    let image = ProcessorTest::new("ui/icon.png", png())
+        .run(&Image)
+        .expect_ok();
+    assert_eq!(image.output("").unwrap().kind, "image");
+    assert_eq!(image.read, ["ui/icon.png"]);
+
+    let sprite = ProcessorTest::new("sprites/hero.png", png())
+        .settings("trim = false")
+        .run(&Sprite)
+        .expect_ok();
+    assert_eq!(sprite.output("").unwrap().kind, "sprite-source");
+
+    let broken = ProcessorTest::new("ui/broken.png", &png()[..40]).run(&Image);
+    assert!(broken.result.is_err() && broken.outputs.is_empty());
+    assert_eq!(broken.read, ["ui/broken.png"]);
+}
+
+#[test]
+fn a_tools_stderr_on_success_becomes_a_warning() {
+    let run = ProcessorTest::new("levels/one.lvl", "T.C\n")
+        .settings(
+            r#"command = ["sh", "-c", "echo 'tile 7 is unused' >&2; cp \"$0\" \"$1\"", "{input}", "{output}"]"#,
+        )
+        .run(&Command)
+        .expect_ok();
+    assert_eq!(run.main(), b"T.C\n");
+    assert_eq!(run.warnings, ["tile 7 is unused"]);
+}
+
+/// A processor that asks for other assets, as a level asks for its tileset.
+struct Linked;
+
+impl Processor for Linked {
+    fn name(&self) -> &str {
+        "linked"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+        let tiles = ctx.dependency("tiles.png")?.bytes("palette")?;
+        ctx.reference(&asset("music.ogg"))?;
+        ctx.warn(format!("{} palette bytes", tiles.len()));
+        ctx.emit_labeled("meta", "level", tiles)
+    }
+}
+
+#[test]
+fn given_outputs_stand_for_an_asset_built_before_and_references_must_be_assets() {
+    let run = ProcessorTest::new("levels/one.lvl", "")
+        .dependency(
+            "tiles.png",
+            &[("", "image", b"..."), ("palette", "bytes", b"rgb")],
+        )
+        .file("music.ogg", "OggS")
+        .run(&Linked)
+        .expect_ok();
+    assert_eq!(run.dependencies, [asset("tiles.png")]);
+    assert_eq!(run.references, [asset("music.ogg")]);
+    assert_eq!(run.warnings, ["3 palette bytes"]);
+    assert_eq!(run.output("meta").unwrap().bytes, b"rgb");
+    assert!(run.output("").is_none());
+
+    let without = ProcessorTest::new("levels/one.lvl", "").run(&Linked);
+    assert_eq!(without.error().unwrap(), "no asset named `tiles.png`");
+}
+
+#[cfg(feature = "gltf")]
+#[test]
+fn a_models_image_beside_it_is_a_reference_not_a_copy() {
+    use assets_build::processor::gltf::Gltf;
+    let model = r#"{"asset":{"version":"2.0"},"images":[{"uri":"Leather%20Parts.png"}],"textures":[{"source":0}]}"#;
+    let run = ProcessorTest::new("models/helmet.gltf", model)
+        .file("models/Leather Parts.png", png())
+        .run(&Gltf)
+        .expect_ok();
+    assert_eq!(run.references, [asset("models/Leather Parts.png")]);
+    assert_eq!(run.read, ["models/helmet.gltf"]);
+    let glb = &run.output("").unwrap().bytes;
+    assert_eq!(&glb[..4], b"glTF");
+    // The image stays out of the GLB: the parcel holds it once, by its URI.
+    assert!(glb.len() < 200, "{} bytes", glb.len());
+
+    let gone = ProcessorTest::new("models/helmet.gltf", model).run(&Gltf);
+    let error = gone.error().unwrap();
+    assert!(error.contains("Leather"), "{error}");
+}
