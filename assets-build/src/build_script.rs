@@ -127,9 +127,10 @@ pub fn build() -> Result<(), BuildScriptError> {
 /// ```no_run
 /// # struct Level;
 /// # impl assets_build::Processor for Level {
+/// #     type Settings = assets_build::NoSettings;
 /// #     fn name(&self) -> &str { "level" }
 /// #     fn version(&self) -> u32 { 1 }
-/// #     fn process(&self, _: &mut assets_build::Context<'_>) -> Result<(), assets_build::ProcessError> { Ok(()) }
+/// #     fn process(&self, _: &mut assets_build::Context<'_>, _: assets_build::NoSettings) -> Result<(), assets_build::ProcessError> { Ok(()) }
 /// # }
 /// fn main() {
 ///     assets_build::Builder::new()

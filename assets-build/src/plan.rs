@@ -17,14 +17,14 @@ use crate::manifest::{
     did_you_mean,
 };
 use crate::parallel;
-use crate::processor::{Processor, Registry};
+use crate::processor::{ErasedProcessor, Registry};
 use crate::record::{step_key, system_time_ns};
 
 /// One asset's build step, as planned.
 pub(crate) struct Step {
     pub asset: AssetPath,
     pub root: usize,
-    pub processor: Arc<dyn Processor>,
+    pub processor: Arc<dyn ErasedProcessor>,
     /// The fingerprint of the processor's code, when known (see
     /// `processor/code.rs`): part of the key.
     pub code: Option<u64>,
@@ -211,7 +211,7 @@ pub(crate) fn plan(
         }
         steps.push(step);
     }
-    let packer: Arc<dyn Processor> = Arc::new(AtlasPacker);
+    let packer: Arc<dyn ErasedProcessor> = Arc::new(AtlasPacker);
     let packer_code = crate::processor::builtin_code("atlas");
     for (name, sprites) in members {
         let atlas = steps.len();
@@ -352,7 +352,7 @@ fn known_processors(registry: &Registry, name: &str) -> String {
 fn step(
     asset: AssetPath,
     root: usize,
-    processor: Arc<dyn Processor>,
+    processor: Arc<dyn ErasedProcessor>,
     code: Option<u64>,
     settings: Settings,
     origin: Option<Origin>,

@@ -6,9 +6,10 @@
 //! # use assets_build::{Context, ProcessError, Processor};
 //! # struct Upper;
 //! # impl Processor for Upper {
+//! #     type Settings = assets_build::NoSettings;
 //! #     fn name(&self) -> &str { "upper" }
 //! #     fn version(&self) -> u32 { 1 }
-//! #     fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+//! #     fn process(&self, ctx: &mut Context<'_>, _: assets_build::NoSettings) -> Result<(), ProcessError> {
 //! #         let _ = ctx.try_read("notes/glossary.txt")?;
 //! #         let text = ctx.source()?;
 //! #         ctx.emit("text", text.to_ascii_uppercase())
@@ -39,7 +40,7 @@ use crate::asset_path::AssetPath;
 use crate::manifest::{AssetRoot, Manifest, Settings};
 use crate::memory_budget::{DEFAULT_MEMORY_BUDGET, MemoryBudget};
 use crate::processor::context::{Dependencies, Recorded, StepInfo};
-use crate::processor::{Context, ProcessError, Processor};
+use crate::processor::{Context, ErasedProcessor, ProcessError, Processor};
 use crate::record::{InputState, OutputRecord, RECORD_FORMAT, Record};
 use crate::store::Store;
 
@@ -112,14 +113,14 @@ impl ProcessorTest {
     /// same processor with the same settings, as a shader's imported module
     /// is in a build. Panics only if the kit cannot set up its temporary
     /// package.
-    pub fn run(&self, processor: &dyn Processor) -> Processed {
+    pub fn run(&self, processor: &impl Processor) -> Processed {
         match self.try_run(processor) {
             Ok(run) => run,
             Err(e) => Processed::with(Err(e)),
         }
     }
 
-    fn try_run(&self, processor: &dyn Processor) -> Result<Processed, ProcessError> {
+    fn try_run(&self, processor: &dyn ErasedProcessor) -> Result<Processed, ProcessError> {
         let package = TempPackage::new();
         let root_dir = package.0.join("assets");
         for (path, bytes) in &self.files {
@@ -327,7 +328,7 @@ fn stored_record(
 /// The kit's stand-in for the scheduler: one processor, the test's files,
 /// and the assets already built (given, or built on demand).
 struct Bench<'a> {
-    processor: &'a dyn Processor,
+    processor: &'a dyn ErasedProcessor,
     manifest: &'a Manifest,
     store: &'a Store,
     root: AssetRoot,

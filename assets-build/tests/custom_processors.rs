@@ -16,13 +16,19 @@ struct Chain {
 }
 
 impl Processor for Chain {
+    type Settings = assets_build::NoSettings;
+
     fn name(&self) -> &str {
         "chain"
     }
     fn version(&self) -> u32 {
         self.version
     }
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+    fn process(
+        &self,
+        ctx: &mut Context<'_>,
+        _: assets_build::NoSettings,
+    ) -> Result<(), ProcessError> {
         let source = String::from_utf8(ctx.source()?).map_err(ProcessError::other)?;
         let mut out = ctx.asset().to_string();
         match source.trim() {
@@ -293,13 +299,19 @@ struct Stuck;
 static RELEASE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 impl Processor for Stuck {
+    type Settings = assets_build::NoSettings;
+
     fn name(&self) -> &str {
         "stuck"
     }
     fn version(&self) -> u32 {
         1
     }
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+    fn process(
+        &self,
+        ctx: &mut Context<'_>,
+        _: assets_build::NoSettings,
+    ) -> Result<(), ProcessError> {
         while !RELEASE.load(std::sync::atomic::Ordering::SeqCst) {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -350,4 +362,96 @@ fn a_step_past_its_deadline_is_reported_once_by_name_while_the_others_finish() {
     let report = build.join().unwrap();
     assert!(overdue.try_recv().is_err(), "said once");
     assert!(matches!(outcome(&report, "b.chain"), Outcome::Ran { .. }));
+}
+
+/// A processor with settings of its own type.
+struct Tiles;
+
+/// `tiles`' keys.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct TileSettings {
+    tile_size: u32,
+    #[serde(default)]
+    strict: bool,
+}
+
+impl Processor for Tiles {
+    type Settings = TileSettings;
+
+    fn name(&self) -> &str {
+        "tiles"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn check_settings(
+        &self,
+        settings: &TileSettings,
+    ) -> Result<(), assets_build::manifest::SettingsError> {
+        match settings.tile_size {
+            0 => Err(assets_build::manifest::SettingsError {
+                message: "`tile-size` must be at least 1".into(),
+                help: None,
+                key: Some("tile-size".into()),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn process(&self, ctx: &mut Context<'_>, s: TileSettings) -> Result<(), ProcessError> {
+        let text = format!("{} {}", s.tile_size, s.strict);
+        ctx.emit("text", text.into_bytes())
+    }
+}
+
+#[test]
+fn a_typed_settings_typo_names_the_key_its_line_and_the_field_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = |rule: &str| {
+        let text = format!(
+            "[package]\nname = \"g\"\nversion = \"0.1.0\"\n\n\
+             [[package.metadata.assets.rules]]\nmatch = \"*.map\"\nprocessor = \"tiles\"\n{rule}\n"
+        );
+        std::fs::write(dir.path().join("Cargo.toml"), text).unwrap();
+    };
+    std::fs::create_dir_all(dir.path().join("assets")).unwrap();
+    std::fs::write(dir.path().join("assets/a.map"), "").unwrap();
+    let build = || {
+        let root = dir.path();
+        let options = BuildOptions::new(root.join("Cargo.toml"), root.join("target/assets"));
+        let mut pipeline = Pipeline::new(options);
+        pipeline.registry_mut().register(Tiles);
+        pipeline.build(&|_: &Event<'_>| {})
+    };
+
+    manifest("tile-size = 16\nstrickt = true");
+    let error = anyhow_like(build().unwrap_err());
+    assert!(
+        error.contains("unknown key `strickt` for processor `tiles`"),
+        "{error}"
+    );
+    assert!(error.contains("Cargo.toml:9"), "the key's line: {error}");
+    assert!(error.contains("`strict`"), "the field meant: {error}");
+
+    manifest("tile-size = 0");
+    let error = anyhow_like(build().unwrap_err());
+    assert!(error.contains("`tile-size` must be at least 1"), "{error}");
+
+    manifest("tile-size = 8\nstrict = true");
+    let report = build().unwrap();
+    assert!(matches!(outcome(&report, "a.map"), Outcome::Ran { .. }));
+}
+
+/// An error and its causes, as the CLI prints them.
+fn anyhow_like(error: impl std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        text = format!("{text}: {c}");
+        cause = c.source();
+    }
+    text
 }

@@ -142,6 +142,8 @@ fn a_tools_stderr_on_success_becomes_a_warning() {
 struct Linked;
 
 impl Processor for Linked {
+    type Settings = assets_build::NoSettings;
+
     fn name(&self) -> &str {
         "linked"
     }
@@ -150,7 +152,11 @@ impl Processor for Linked {
         1
     }
 
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+    fn process(
+        &self,
+        ctx: &mut Context<'_>,
+        _: assets_build::NoSettings,
+    ) -> Result<(), ProcessError> {
         let tiles = ctx.dependency("tiles.png")?.bytes("palette")?;
         ctx.reference(&asset("music.ogg"))?;
         ctx.warn(format!("{} palette bytes", tiles.len()));

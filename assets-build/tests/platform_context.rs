@@ -13,16 +13,22 @@ struct Tell {
 }
 
 impl Processor for Tell {
+    type Settings = assets_build::NoSettings;
+
     fn name(&self) -> &str {
         self.name
     }
     fn version(&self) -> u32 {
         1
     }
-    fn platform_dependent(&self, _: &assets_build::manifest::Settings) -> bool {
+    fn platform_dependent(&self, _: &assets_build::NoSettings) -> bool {
         self.dependent
     }
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+    fn process(
+        &self,
+        ctx: &mut Context<'_>,
+        _: assets_build::NoSettings,
+    ) -> Result<(), ProcessError> {
         ctx.source()?;
         let told = ctx.platform().unwrap_or("-").to_owned();
         ctx.emit("text", told.into_bytes())

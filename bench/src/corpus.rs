@@ -224,6 +224,8 @@ fn json(len: usize, rng: &mut Rng) -> String {
 pub struct Bundle;
 
 impl Processor for Bundle {
+    type Settings = assets_build::NoSettings;
+
     fn name(&self) -> &str {
         "bundle"
     }
@@ -232,7 +234,11 @@ impl Processor for Bundle {
         1
     }
 
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+    fn process(
+        &self,
+        ctx: &mut Context<'_>,
+        _: assets_build::NoSettings,
+    ) -> Result<(), ProcessError> {
         let list = String::from_utf8(ctx.source()?).map_err(ProcessError::other)?;
         let mut out = Vec::new();
         for line in list.lines().filter(|l| !l.is_empty()) {

@@ -347,9 +347,10 @@ pub fn register(registry: &mut Registry) {{
 }}
 struct Stamp;
 impl Processor for Stamp {{
+    type Settings = assets_build::NoSettings;
     fn name(&self) -> &str {{ "stamp" }}
     fn version(&self) -> u32 {{ 1 }}
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {{
+    fn process(&self, ctx: &mut Context<'_>, _: assets_build::NoSettings) -> Result<(), ProcessError> {{
         let source = ctx.source()?;
         ctx.emit("bytes", [b"{mark}:".as_slice(), &source].concat())
     }}
@@ -666,9 +667,10 @@ fn a_step_stuck_in_the_build_script_fails_the_build_naming_it_at_its_deadline() 
         r#"use assets_build::{Context, ProcessError, Processor, Registry};
 struct Hang;
 impl Processor for Hang {
+    type Settings = assets_build::NoSettings;
     fn name(&self) -> &str { "hang" }
     fn version(&self) -> u32 { 1 }
-    fn process(&self, _: &mut Context<'_>) -> Result<(), ProcessError> {
+    fn process(&self, _: &mut Context<'_>, _: assets_build::NoSettings) -> Result<(), ProcessError> {
         loop { std::thread::sleep(std::time::Duration::from_millis(50)); }
     }
 }

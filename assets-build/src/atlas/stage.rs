@@ -53,9 +53,9 @@ pub const FRAMES_LABEL: &str = "frames";
 /// The settings of an atlas step, as the planner writes them.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct AtlasStepSettings {
-    pub atlas: AtlasSpec,
-    pub sprites: Vec<String>,
+pub struct AtlasStepSettings {
+    pub(crate) atlas: AtlasSpec,
+    pub(crate) sprites: Vec<String>,
 }
 
 /// Packs the sprites of one atlas. Planned by the pipeline, never by rules.
@@ -63,6 +63,8 @@ pub(crate) struct AtlasStepSettings {
 pub struct AtlasPacker;
 
 impl Processor for AtlasPacker {
+    type Settings = AtlasStepSettings;
+
     fn name(&self) -> &str {
         "atlas"
     }
@@ -75,8 +77,11 @@ impl Processor for AtlasPacker {
         4
     }
 
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
-        let settings: AtlasStepSettings = ctx.settings()?;
+    fn process(
+        &self,
+        ctx: &mut Context<'_>,
+        settings: AtlasStepSettings,
+    ) -> Result<(), ProcessError> {
         let spec = &settings.atlas;
         // A sprite that failed leaves its slot empty (see
         // `Context::dependency_if_built`): the others are still packed.

@@ -59,15 +59,15 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use super::{Context, ProcessError, Processor, TOOL_CLOCK_MARGIN, ToolInputs, Unsettled, depfile};
-use crate::manifest::{Settings, SettingsError};
 
 /// Runs an external program.
 #[derive(Debug, Clone, Copy)]
 pub struct Command;
 
+/// Settings of the `command` processor (its module docs list the keys).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CommandSettings {
+pub struct CommandSettings {
     command: Vec<String>,
     #[serde(default)]
     kind: Kinds,
@@ -248,6 +248,8 @@ impl Placeholders<'_> {
 }
 
 impl Processor for Command {
+    type Settings = CommandSettings;
+
     fn name(&self) -> &str {
         "command"
     }
@@ -256,18 +258,18 @@ impl Processor for Command {
         2
     }
 
-    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
-        settings.get::<CommandSettings>().map(drop)
-    }
-
-    fn platform_dependent(&self, settings: &Settings) -> bool {
+    fn platform_dependent(&self, settings: &CommandSettings) -> bool {
         settings
-            .get::<CommandSettings>()
-            .is_ok_and(|s| s.command.iter().any(|arg| arg.contains("{platform}")))
+            .command
+            .iter()
+            .any(|arg| arg.contains("{platform}"))
     }
 
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
-        let settings: CommandSettings = ctx.settings()?;
+    fn process(
+        &self,
+        ctx: &mut Context<'_>,
+        settings: CommandSettings,
+    ) -> Result<(), ProcessError> {
         let Some(program) = settings.command.first() else {
             return Err(ProcessError::msg(
                 "`command` is empty; give the program and its arguments",

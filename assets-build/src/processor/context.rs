@@ -197,7 +197,7 @@ impl<'a> Context<'a> {
     }
 
     /// The asset's settings as `T`. Errors point at the rule in `Cargo.toml`.
-    pub fn settings<T: DeserializeOwned>(&self) -> Result<T, ProcessError> {
+    pub(crate) fn settings<T: DeserializeOwned>(&self) -> Result<T, ProcessError> {
         self.step.settings.get().map_err(|e| {
             let message = format!(
                 "invalid settings for processor `{}`: {}",

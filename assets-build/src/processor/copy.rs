@@ -1,20 +1,14 @@
 //! `copy`: the source bytes, unchanged, as a `bytes` output.
 
-use serde::Deserialize;
-
-use super::{Context, ProcessError, Processor};
-use crate::manifest::{Settings, SettingsError};
-
-/// `copy` takes no settings.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CopySettings {}
+use super::{Context, NoSettings, ProcessError, Processor};
 
 /// Emits the source file as it is.
 #[derive(Debug, Clone, Copy)]
 pub struct Copy;
 
 impl Processor for Copy {
+    type Settings = NoSettings;
+
     fn path_independent(&self) -> bool {
         true
     }
@@ -27,11 +21,7 @@ impl Processor for Copy {
         1
     }
 
-    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
-        settings.get::<CopySettings>().map(drop)
-    }
-
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+    fn process(&self, ctx: &mut Context<'_>, _: NoSettings) -> Result<(), ProcessError> {
         let bytes = ctx.source()?;
         ctx.emit("bytes", bytes)
     }

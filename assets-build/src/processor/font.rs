@@ -56,7 +56,6 @@ use serde::Deserialize;
 
 use super::sprite_source::{SPRITE_SOURCES_KIND, SPRITES_LABEL, SpriteSource};
 use super::{Context, ProcessError, Processor};
-use crate::manifest::{Settings, SettingsError};
 
 /// Bakes fonts into glyph atlases.
 #[derive(Debug, Clone, Copy)]
@@ -112,6 +111,8 @@ const MAX_SPREAD: u32 = 32;
 const MAX_GLYPHS: usize = 65_536;
 
 impl Processor for Font {
+    type Settings = FontSettings;
+
     fn path_independent(&self) -> bool {
         true
     }
@@ -124,16 +125,11 @@ impl Processor for Font {
         2 // 2: glyphs cached with LZ4 that finds matches in small sprites
     }
 
-    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
-        settings.get::<FontSettings>().map(drop)
-    }
-
     fn packs_into_atlas(&self) -> bool {
         true
     }
 
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
-        let settings: FontSettings = ctx.settings()?;
+    fn process(&self, ctx: &mut Context<'_>, settings: FontSettings) -> Result<(), ProcessError> {
         let bytes = ctx.source()?;
         let (tables, sprites) = bake(&bytes, &settings)?;
         ctx.emit(assets_runtime::format::KIND_FONT, tables.encode())?;

@@ -51,15 +51,15 @@ use serde_json::{Value, json};
 
 use super::{Context, ProcessError, Processor};
 use crate::asset_path::AssetPath;
-use crate::manifest::{Settings, SettingsError};
 
 /// Packs a glTF model into one GLB.
 #[derive(Debug, Clone, Copy)]
 pub struct Gltf;
 
+/// Settings of the `gltf` processor (its module docs list the keys).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct GltfSettings {
+pub struct GltfSettings {
     /// Every file the model names goes into the GLB, also those that are
     /// assets of their own.
     #[serde(default)]
@@ -71,6 +71,8 @@ const CHUNK_JSON: u32 = 0x4E4F_534A;
 const CHUNK_BIN: u32 = 0x004E_4942;
 
 impl Processor for Gltf {
+    type Settings = GltfSettings;
+
     fn name(&self) -> &str {
         "gltf"
     }
@@ -79,12 +81,7 @@ impl Processor for Gltf {
         2
     }
 
-    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
-        settings.get::<GltfSettings>().map(drop)
-    }
-
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
-        let settings: GltfSettings = ctx.settings()?;
+    fn process(&self, ctx: &mut Context<'_>, settings: GltfSettings) -> Result<(), ProcessError> {
         let source = ctx.source()?;
         let (mut doc, glb_bin) = read(source)?;
         // A loader without these cannot load the model at all: worth saying,

@@ -29,7 +29,6 @@ use serde::Deserialize;
 use super::{Context, ProcessError, Processor};
 use crate::buffers::Buffers;
 pub use crate::manifest::Encoding;
-use crate::manifest::{Settings, SettingsError};
 
 /// Decodes images to RGBA8.
 #[derive(Debug, Clone, Copy)]
@@ -55,6 +54,8 @@ pub(crate) fn default_max_dimension() -> u32 {
 }
 
 impl Processor for Image {
+    type Settings = ImageSettings;
+
     fn path_independent(&self) -> bool {
         true
     }
@@ -69,12 +70,7 @@ impl Processor for Image {
         3
     }
 
-    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
-        settings.get::<ImageSettings>().map(drop)
-    }
-
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
-        let settings: ImageSettings = ctx.settings()?;
+    fn process(&self, ctx: &mut Context<'_>, settings: ImageSettings) -> Result<(), ProcessError> {
         let bytes = ctx.source()?;
         // The pixels, the source's own layout when it is not RGBA8, and
         // the compressed output.

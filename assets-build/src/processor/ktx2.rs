@@ -6,21 +6,15 @@
 //! built in (the `texture` processor, which makes KTX2 files from images,
 //! is the `textures` feature).
 
-use serde::Deserialize;
-
-use super::{Context, ProcessError, Processor};
-use crate::manifest::{Settings, SettingsError};
-
-/// `ktx2` takes no settings.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Ktx2Settings {}
+use super::{Context, NoSettings, ProcessError, Processor};
 
 /// Emits a checked KTX2 file as a `texture`.
 #[derive(Debug, Clone, Copy)]
 pub struct Ktx2;
 
 impl Processor for Ktx2 {
+    type Settings = NoSettings;
+
     fn path_independent(&self) -> bool {
         true
     }
@@ -33,11 +27,7 @@ impl Processor for Ktx2 {
         1
     }
 
-    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
-        settings.get::<Ktx2Settings>().map(drop)
-    }
-
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+    fn process(&self, ctx: &mut Context<'_>, _: NoSettings) -> Result<(), ProcessError> {
         let bytes = ctx.source()?;
         assets_runtime::texture::Texture::check(&bytes)
             .map_err(|why| ProcessError::msg(format!("cannot be a texture: {why}")))?;

@@ -4,10 +4,12 @@
 //! of one call, which every processor follows:
 //!
 //! ```text
-//! process := settings? (read | look | dependency | emit)* → Ok | Err
+//! process(settings) := (read | look | dependency | emit)* → Ok | Err
 //! ```
 //!
-//! - `ctx.settings::<T>()` deserializes the asset's settings (its rule's keys).
+//! - `settings` are the asset's rule's keys as the processor's
+//!   [`Processor::Settings`] type, read by the engine (which reports a bad
+//!   key at its line in `Cargo.toml` before anything runs).
 //! - `ctx.source()`, `ctx.read(path)`, `ctx.try_read(path)` read files; every
 //!   read is recorded as an input with its hash, and a file looked for and not
 //!   found is recorded as absent, so creating it later reruns the step.
@@ -48,6 +50,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use serde::de::DeserializeOwned;
+
 pub use context::{Context, DependencyOutputs, TOOL_CLOCK_MARGIN, ToolInputs, Unsettled};
 
 use crate::asset_path::{AssetPath, AssetPathError};
@@ -55,7 +59,42 @@ use crate::manifest::{ManifestError, Settings, SettingsError};
 use crate::store::StoreError;
 
 /// Turns one asset into outputs. See the [module docs](self) for the protocol.
+///
+/// ```
+/// use assets_build::{Context, ProcessError, Processor};
+/// use serde::Deserialize;
+///
+/// /// The keys a rule may give `upper`; a typo is an error at its line.
+/// #[derive(Deserialize)]
+/// #[serde(deny_unknown_fields, rename_all = "kebab-case")]
+/// struct UpperSettings {
+///     #[serde(default)]
+///     keep_first_line: bool,
+/// }
+///
+/// struct Upper;
+///
+/// impl Processor for Upper {
+///     type Settings = UpperSettings;
+///     fn name(&self) -> &str { "upper" }
+///     fn version(&self) -> u32 { 1 }
+///     fn process(&self, ctx: &mut Context<'_>, settings: UpperSettings) -> Result<(), ProcessError> {
+///         let text = String::from_utf8(ctx.source()?).map_err(ProcessError::other)?;
+///         let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+///         let first = if settings.keep_first_line { first.to_owned() } else { first.to_uppercase() };
+///         ctx.emit("text", format!("{first}\n{}", rest.to_uppercase()).into_bytes())
+///     }
+/// }
+/// ```
 pub trait Processor: Send + Sync + 'static {
+    /// The settings a rule gives this processor (its keys besides `match`,
+    /// `processor`, `inputs`...), read with serde: deserialized by the
+    /// engine before anything runs, once per rule, so a misspelled key or a
+    /// bad value is one error at its line in `Cargo.toml`, with the closest
+    /// field of this type as a suggestion (use `#[serde(deny_unknown_fields)]`).
+    /// [`NoSettings`] for a processor that takes none.
+    type Settings: DeserializeOwned;
+
     /// The name rules use: `processor = "<name>"`.
     fn name(&self) -> &str;
     /// Bump when the outputs for the same inputs change for a reason the
@@ -64,15 +103,13 @@ pub trait Processor: Send + Sync + 'static {
     /// processor then reruns. An edit to the processor's own crate needs no
     /// bump (see the [module docs](self)).
     fn version(&self) -> u32;
-    /// Processes `ctx.asset()`.
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError>;
+    /// Processes `ctx.asset()` with its `settings`.
+    fn process(&self, ctx: &mut Context<'_>, settings: Self::Settings) -> Result<(), ProcessError>;
 
-    /// Checks a rule's settings before anything runs, so that a misspelled
-    /// key is one error at its line in `Cargo.toml` rather than one failure
-    /// per asset. Called once per rule and processor; the usual body is
-    /// `settings.get::<MySettings>().map(drop)`. The default accepts
-    /// anything (the settings are then only checked by `process`).
-    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
+    /// Checks what serde cannot: values that parse but do not go together
+    /// (a format and a quality it lacks). Called once per rule and
+    /// processor, before anything runs. The default accepts all.
+    fn check_settings(&self, settings: &Self::Settings) -> Result<(), SettingsError> {
         let _ = settings;
         Ok(())
     }
@@ -84,7 +121,7 @@ pub trait Processor: Send + Sync + 'static {
     /// support. Called once per rule and processor, after
     /// [`check_settings`](Processor::check_settings). The default accepts
     /// any target.
-    fn check_target(&self, settings: &Settings, target: &str) -> Result<(), SettingsError> {
+    fn check_target(&self, settings: &Self::Settings, target: &str) -> Result<(), SettingsError> {
         let _ = (settings, target);
         Ok(())
     }
@@ -106,7 +143,7 @@ pub trait Processor: Send + Sync + 'static {
     /// whose settings differ on the platform are, and the others are
     /// built once and shared. `command` says yes when its argv holds
     /// `{platform}`.
-    fn platform_dependent(&self, settings: &Settings) -> bool {
+    fn platform_dependent(&self, settings: &Self::Settings) -> bool {
         let _ = settings;
         false
     }
@@ -120,6 +157,70 @@ pub trait Processor: Send + Sync + 'static {
     /// imports, a model's URIs) or hands its path to a tool must not.
     fn path_independent(&self) -> bool {
         false
+    }
+}
+
+/// The settings of a processor that takes none: any key is an error.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoSettings {}
+
+/// A [`Processor`] with its settings type erased, as the [`Registry`] keeps
+/// it and the engine calls it: every method takes the rule's settings as
+/// written and reads them as the processor's type. Implemented for every
+/// processor; nothing else implements it.
+pub trait ErasedProcessor: Send + Sync + 'static {
+    /// [`Processor::name`].
+    fn name(&self) -> &str;
+    /// [`Processor::version`].
+    fn version(&self) -> u32;
+    /// Reads the settings, then [`Processor::check_settings`].
+    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError>;
+    /// Reads the settings, then [`Processor::check_target`].
+    fn check_target(&self, settings: &Settings, target: &str) -> Result<(), SettingsError>;
+    /// [`Processor::packs_into_atlas`].
+    fn packs_into_atlas(&self) -> bool;
+    /// [`Processor::platform_dependent`]; `false` for settings that do not read.
+    fn platform_dependent(&self, settings: &Settings) -> bool;
+    /// [`Processor::path_independent`].
+    fn path_independent(&self) -> bool;
+    /// Reads the step's settings (an error points at the rule), then
+    /// [`Processor::process`].
+    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError>;
+}
+
+impl<P: Processor> ErasedProcessor for P {
+    fn name(&self) -> &str {
+        Processor::name(self)
+    }
+
+    fn version(&self) -> u32 {
+        Processor::version(self)
+    }
+
+    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
+        Processor::check_settings(self, &settings.get::<P::Settings>()?)
+    }
+
+    fn check_target(&self, settings: &Settings, target: &str) -> Result<(), SettingsError> {
+        Processor::check_target(self, &settings.get::<P::Settings>()?, target)
+    }
+
+    fn packs_into_atlas(&self) -> bool {
+        Processor::packs_into_atlas(self)
+    }
+
+    fn platform_dependent(&self, settings: &Settings) -> bool {
+        (settings.get::<P::Settings>()).is_ok_and(|s| Processor::platform_dependent(self, &s))
+    }
+
+    fn path_independent(&self) -> bool {
+        Processor::path_independent(self)
+    }
+
+    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+        let settings = ctx.settings::<P::Settings>()?;
+        Processor::process(self, ctx, settings)
     }
 }
 
@@ -159,7 +260,7 @@ impl Registry {
     }
 
     fn builtin(&mut self, processor: impl Processor) {
-        let code = code::builtin(processor.name());
+        let code = code::builtin(Processor::name(&processor));
         self.insert(processor, code);
     }
 
@@ -174,11 +275,9 @@ impl Registry {
     }
 
     fn insert(&mut self, processor: impl Processor, code: Option<u64>) -> &mut Registry {
-        let registered = Registered {
-            processor: Arc::new(processor),
-            code,
-        };
-        (self.processors).insert(registered.processor.name().to_owned(), registered);
+        let name = Processor::name(&processor).to_owned();
+        let processor = Arc::new(processor);
+        (self.processors).insert(name, Registered { processor, code });
         self
     }
 
@@ -201,7 +300,7 @@ impl Registry {
     }
 
     /// The processor named `name`.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Processor>> {
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn ErasedProcessor>> {
         self.processors.get(name).map(|r| &r.processor)
     }
 
@@ -232,7 +331,7 @@ pub(crate) fn builtin_code(name: &str) -> Option<u64> {
 /// A processor and the fingerprint of its code.
 #[derive(Clone)]
 struct Registered {
-    processor: Arc<dyn Processor>,
+    processor: Arc<dyn ErasedProcessor>,
     code: Option<u64>,
 }
 

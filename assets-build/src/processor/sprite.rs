@@ -17,7 +17,6 @@ use serde::Deserialize;
 use super::image::{decode_rgba8, default_max_dimension, reserve_decode};
 use super::sprite_source::{SPRITE_SOURCE_KIND, SpriteSource};
 use super::{Context, ProcessError, Processor};
-use crate::manifest::{Settings, SettingsError};
 
 /// Decodes a sprite for an atlas.
 #[derive(Debug, Clone, Copy)]
@@ -40,6 +39,8 @@ fn yes() -> bool {
 }
 
 impl Processor for Sprite {
+    type Settings = SpriteSettings;
+
     fn path_independent(&self) -> bool {
         true
     }
@@ -54,16 +55,11 @@ impl Processor for Sprite {
         3
     }
 
-    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
-        settings.get::<SpriteSettings>().map(drop)
-    }
-
     fn packs_into_atlas(&self) -> bool {
         true
     }
 
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
-        let settings: SpriteSettings = ctx.settings()?;
+    fn process(&self, ctx: &mut Context<'_>, settings: SpriteSettings) -> Result<(), ProcessError> {
         let bytes = ctx.source()?;
         // The pixels, and their LZ4 block and cached bytes.
         reserve_decode(ctx, &bytes, settings.max_dimension, 3)?;

@@ -18,15 +18,15 @@ use serde::Deserialize;
 
 use super::{Context, ProcessError, Processor};
 use crate::asset_path::AssetPath;
-use crate::manifest::{Settings, SettingsError};
 
 /// Emits UTF-8 text.
 #[derive(Debug, Clone, Copy)]
 pub struct Text;
 
+/// Settings of the `text` processor (its module docs list the keys).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct TextSettings {
+pub struct TextSettings {
     #[serde(default = "yes")]
     normalize: bool,
     #[serde(default)]
@@ -40,6 +40,8 @@ pub(super) fn yes() -> bool {
 }
 
 impl Processor for Text {
+    type Settings = TextSettings;
+
     fn name(&self) -> &str {
         "text"
     }
@@ -48,12 +50,7 @@ impl Processor for Text {
         1
     }
 
-    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
-        settings.get::<TextSettings>().map(drop)
-    }
-
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
-        let s: TextSettings = ctx.settings()?;
+    fn process(&self, ctx: &mut Context<'_>, s: TextSettings) -> Result<(), ProcessError> {
         let text = prepare(ctx, s.normalize, s.includes, &s.include_dirs)?;
         ctx.emit("text", text.into_bytes())
     }

@@ -14,8 +14,7 @@
 //! Used by `build.rs` through [`register`]:
 //! `assets_build::Builder::new().register(level_processor::register)`.
 
-use assets_build::{Context, ProcessError, Processor, Registry};
-use serde::Deserialize;
+use assets_build::{Context, NoSettings, ProcessError, Processor, Registry};
 
 /// The characters a map may hold.
 pub const TILES: &str = ".TCHB";
@@ -30,12 +29,10 @@ pub fn register(registry: &mut Registry) {
 #[derive(Debug, Clone, Copy)]
 pub struct Level;
 
-/// `level` takes no settings; the type makes typos an error.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Settings {}
-
 impl Processor for Level {
+    /// `level` takes no settings: any key is an error at its line.
+    type Settings = NoSettings;
+
     fn name(&self) -> &str {
         "level"
     }
@@ -44,8 +41,7 @@ impl Processor for Level {
         1
     }
 
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
-        let Settings {} = ctx.settings()?;
+    fn process(&self, ctx: &mut Context<'_>, _: NoSettings) -> Result<(), ProcessError> {
         let source = ctx.source()?;
         let text = std::str::from_utf8(&source)
             .map_err(|e| ProcessError::msg(format!("a level map must be UTF-8: {e}")))?;

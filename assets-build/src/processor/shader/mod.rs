@@ -59,16 +59,16 @@ use serde::{Deserialize, Serialize};
 
 use super::text::{self, yes};
 use super::{Context, ProcessError, Processor};
-use crate::manifest::{Settings, SettingsError};
 use imports::{Linked, preprocessor};
 
 /// Resolves imports, validates, reflects.
 #[derive(Debug, Clone, Copy)]
 pub struct Shader;
 
+/// Settings of the `shader` processor (its module docs list the keys).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct ShaderSettings {
+pub struct ShaderSettings {
     #[serde(default = "yes")]
     normalize: bool,
     #[serde(default)]
@@ -123,6 +123,8 @@ impl Translation {
 pub const REFLECTION_LABEL: &str = "reflection";
 
 impl Processor for Shader {
+    type Settings = ShaderSettings;
+
     fn name(&self) -> &str {
         "shader"
     }
@@ -132,12 +134,7 @@ impl Processor for Shader {
         2
     }
 
-    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
-        settings.get::<ShaderSettings>().map(drop)
-    }
-
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
-        let settings: ShaderSettings = ctx.settings()?;
+    fn process(&self, ctx: &mut Context<'_>, settings: ShaderSettings) -> Result<(), ProcessError> {
         let source = text::prepare(
             ctx,
             settings.normalize,

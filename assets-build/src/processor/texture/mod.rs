@@ -53,7 +53,7 @@ use serde::Deserialize;
 
 use super::image::{decode_rgba8, default_max_dimension, reserve_decode};
 use super::{Context, ProcessError, Processor};
-use crate::manifest::{Settings, SettingsError};
+use crate::manifest::SettingsError;
 use mips::{Level, Texels};
 
 /// Makes GPU textures.
@@ -290,6 +290,8 @@ impl TextureSettings {
 }
 
 impl Processor for Texture {
+    type Settings = TextureSettings;
+
     fn path_independent(&self) -> bool {
         true
     }
@@ -303,8 +305,7 @@ impl Processor for Texture {
         2
     }
 
-    fn check_settings(&self, settings: &Settings) -> Result<(), SettingsError> {
-        let s: TextureSettings = settings.get()?;
+    fn check_settings(&self, s: &TextureSettings) -> Result<(), SettingsError> {
         s.resolve().map(drop).map_err(|message| SettingsError {
             message,
             help: None,
@@ -312,8 +313,7 @@ impl Processor for Texture {
         })
     }
 
-    fn check_target(&self, settings: &Settings, target: &str) -> Result<(), SettingsError> {
-        let s: TextureSettings = settings.get()?;
+    fn check_target(&self, s: &TextureSettings, target: &str) -> Result<(), SettingsError> {
         if s.allow_optional_format {
             return Ok(());
         }
@@ -335,8 +335,11 @@ impl Processor for Texture {
         })
     }
 
-    fn process(&self, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
-        let settings: TextureSettings = ctx.settings()?;
+    fn process(
+        &self,
+        ctx: &mut Context<'_>,
+        settings: TextureSettings,
+    ) -> Result<(), ProcessError> {
         let (format, texels) = settings.resolve().map_err(ProcessError::msg)?;
         let bytes = ctx.source()?;
         // The pixels, the mip chain (a third more), and the encoded blocks
