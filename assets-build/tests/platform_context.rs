@@ -12,8 +12,17 @@ struct Tell {
     dependent: bool,
 }
 
+/// `quality`, which the rules set differently per platform.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TellSettings {
+    #[serde(default)]
+    #[allow(dead_code)]
+    quality: u32,
+}
+
 impl Processor for Tell {
-    type Settings = assets_build::NoSettings;
+    type Settings = TellSettings;
 
     fn name(&self) -> &str {
         self.name
@@ -21,14 +30,10 @@ impl Processor for Tell {
     fn version(&self) -> u32 {
         1
     }
-    fn platform_dependent(&self, _: &assets_build::NoSettings) -> bool {
+    fn platform_dependent(&self, _: &TellSettings) -> bool {
         self.dependent
     }
-    fn process(
-        &self,
-        ctx: &mut Context<'_>,
-        _: assets_build::NoSettings,
-    ) -> Result<(), ProcessError> {
+    fn process(&self, ctx: &mut Context<'_>, _: TellSettings) -> Result<(), ProcessError> {
         ctx.source()?;
         let told = ctx.platform().unwrap_or("-").to_owned();
         ctx.emit("text", told.into_bytes())

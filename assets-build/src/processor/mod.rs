@@ -160,7 +160,9 @@ pub trait Processor: Send + Sync + 'static {
     }
 }
 
-/// The settings of a processor that takes none: any key is an error.
+/// The settings of a processor that takes none: any key is an error. (A
+/// processor that takes any keys, to pass them on to a tool, says
+/// `type Settings = toml::Table`.)
 #[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NoSettings {}
