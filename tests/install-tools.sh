@@ -1,23 +1,50 @@
 #!/usr/bin/env bash
 # Installs the independent checkers some tests use when present, on a fresh
-# machine: the Khronos reference validators for translated shaders,
-# `spirv-val` (Debian's spirv-tools) and `glslangValidator` (glslang-tools).
-# Without them those tests still check the outputs with naga's own SPIR-V
-# reader and by their text, and say that the Khronos checks were skipped.
-set -euo pipefail
+# machine:
+# - the Khronos reference validators for translated shaders, `spirv-val`
+#   (Debian's spirv-tools) and `glslangValidator` (glslang-tools);
+# - the Khronos glTF validator (npm's `gltf-validator`, pinned), under
+#   `target/tools/`, for the glTF tests.
+# Without them those tests still check their outputs with readers of their
+# own (naga, the `gltf` crate), and say that the Khronos checks were skipped.
+set -uo pipefail
+cd "$(dirname "$0")/.."
 
-if command -v spirv-val >/dev/null 2>&1 && command -v glslangValidator >/dev/null 2>&1; then
-    echo "spirv-val and glslangValidator are installed"
-    exit 0
-fi
-sudo=""
-if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then sudo="sudo"; fi
-packages="spirv-tools glslang-tools"
-if command -v apt-get >/dev/null 2>&1 \
-    && { $sudo apt-get install -y -q $packages >/dev/null 2>&1 \
-         || { $sudo apt-get update -q >/dev/null 2>&1 && $sudo apt-get install -y -q $packages >/dev/null 2>&1; }; }; then
-    echo "spirv-val and glslangValidator installed from Debian's packages"
-else
-    echo "could not install $packages: the shader translation test skips the Khronos checks" >&2
-    exit 1
-fi
+shader_validators() {
+    if command -v spirv-val >/dev/null 2>&1 && command -v glslangValidator >/dev/null 2>&1; then
+        echo "spirv-val and glslangValidator are installed"
+        return 0
+    fi
+    local sudo="" packages="spirv-tools glslang-tools"
+    if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then sudo="sudo"; fi
+    if command -v apt-get >/dev/null 2>&1 \
+        && { $sudo apt-get install -y -q $packages >/dev/null 2>&1 \
+             || { $sudo apt-get update -q >/dev/null 2>&1 && $sudo apt-get install -y -q $packages >/dev/null 2>&1; }; }; then
+        echo "spirv-val and glslangValidator installed from Debian's packages"
+    else
+        echo "could not install $packages: the shader translation test skips the Khronos checks" >&2
+        return 1
+    fi
+}
+
+gltf_validator() {
+    local version="2.0.0-dev.3.10" dir="target/tools"
+    if [ -f "$dir/node_modules/gltf-validator/package.json" ] \
+        && grep -q "\"version\": \"$version\"" "$dir/node_modules/gltf-validator/package.json"; then
+        echo "the Khronos glTF validator $version is installed"
+        return 0
+    fi
+    if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1 \
+        && mkdir -p "$dir" \
+        && npm install --no-audit --no-fund --silent --prefix "$dir" "gltf-validator@$version" >/dev/null 2>&1; then
+        echo "the Khronos glTF validator $version installed under $dir"
+    else
+        echo "could not install the Khronos glTF validator (node and npm needed): the glTF tests skip its check" >&2
+        return 1
+    fi
+}
+
+status=0
+shader_validators || status=1
+gltf_validator || status=1
+exit $status

@@ -7,7 +7,7 @@
 //! `embed = true` it holds the buffer and the texture's PNG itself. Buffer
 //! and texture are inputs, found while building.
 
-use assets_test_support::{Project, gltf_bin as bin, gltf_json, png_bytes};
+use assets_test_support::{Project, gltf_bin as bin, gltf_json, khronos_errors, png_bytes};
 
 const MODEL: &str = "assets/models/FlightHelmet/FlightHelmet.gltf";
 const MODEL_NAME: &str = "models/FlightHelmet/FlightHelmet.gltf";
@@ -133,6 +133,7 @@ fn a_gltf_names_its_buffer_and_texture_which_the_parcel_holds_once() {
     );
     assert_eq!(packed_json(&run)["images"][0]["uri"], "Leather%20Parts.png");
     assert_eq!(packed_json(&run)["buffers"][0]["uri"], "FlightHelmet.bin");
+    khronos_check(&p, &run);
     // The queries say so.
     let rdeps = p.run(&["rdeps", "models/FlightHelmet/Leather Parts.png"]);
     let answer = rdeps.messages.iter().find(|m| m["reason"] == "rdeps");
@@ -277,6 +278,8 @@ embed = true
     assert_eq!(texture, embedded(p.read(TEXTURE)), "the PNG's own bytes");
     assert_eq!(buffer, None);
     assert_eq!(vertices, bin(1.0)[4..]);
+    // Held in the GLB, the buffer and the PNG are read by the validator too.
+    khronos_check(&p, &run);
     p.png(TEXTURE, 8, 8, 9);
     let run = p.build_ok();
     assert_eq!(
@@ -538,4 +541,131 @@ fn a_model_with_an_application_specific_attribute_packs() {
     let attributes = &json["meshes"][0]["primitives"][0]["attributes"];
     assert_eq!(attributes["__BARYCENTRIC"], 0, "{attributes}");
     assert_eq!(attributes["_WEIGHT_PAINT"], 0, "{attributes}");
+}
+
+/// Checks the packed model with the Khronos glTF validator, where it is
+/// installed (`tests/install-tools.sh`), its URIs loaded from the source
+/// folder: the packed model has no error the source model has not (the
+/// hand-made mesh has no texture coordinates, which its textured material
+/// wants). The source model's errors, or none when skipped.
+fn khronos_check(p: &Project, run: &assets_test_support::Run) -> Vec<String> {
+    let bytes = std::fs::read(run.parcel("main")).unwrap();
+    let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+    let glb = parcel
+        .bytes(assets_runtime::ResourceId::of(MODEL_NAME))
+        .unwrap();
+    let folder = p.path().join("assets/models/FlightHelmet");
+    let Some(packed) = assets_test_support::khronos_gltf_report(&glb, &folder) else {
+        eprintln!("skipped the Khronos glTF validator: not installed (tests/install-tools.sh)");
+        return Vec::new();
+    };
+    let source = std::fs::read(p.path().join(MODEL)).unwrap();
+    let source = assets_test_support::khronos_gltf_report(&source, &folder).unwrap();
+    let (packed, source) = (khronos_errors(&packed), khronos_errors(&source));
+    assert_eq!(
+        packed, source,
+        "the packed model's errors, then the source's"
+    );
+    eprintln!("Khronos glTF validator: the packed model's errors are the source's: {packed:?}");
+    source
+}
+
+/// [`gltf_json`] as Blender or glTF-Transform write a model with WebP
+/// textures: the PNG stays as the fallback `source` of the base colour,
+/// the emissive texture has only its WebP (no `source`, as glTF 2.0
+/// allows), and `EXT_texture_webp` is used, not required.
+fn webp_model() -> String {
+    gltf_json("Leather%20Parts.png")
+        .replace(
+            r#""extensionsUsed": ["EXT_made_up"],"#,
+            r#""extensionsUsed": ["EXT_made_up", "EXT_texture_webp"],"#,
+        )
+        .replace(
+            r#""textures": [{"source": 0}],"#,
+            r#""textures": [{"source": 0, "extensions": {"EXT_texture_webp": {"source": 1}}},
+                            {"extensions": {"EXT_texture_webp": {"source": 1}}}],"#,
+        )
+        .replace(
+            r#""images": [{"uri": "Leather%20Parts.png", "name": "leather"}],"#,
+            r#""images": [{"uri": "Leather%20Parts.png", "name": "leather"}, {"uri": "coin.webp"}],"#,
+        )
+        .replace(
+            r#""baseColorTexture": {"index": 0}}"#,
+            r#""baseColorTexture": {"index": 0}}, "emissiveTexture": {"index": 1}"#,
+        )
+}
+
+#[test]
+fn textures_whose_image_comes_from_ext_texture_webp_pack_and_name_their_images() {
+    let p = project();
+    let webp = include_bytes!("fixtures/coin-lossy.webp");
+    p.file(MODEL, webp_model())
+        .file("assets/models/FlightHelmet/coin.webp", webp);
+    let run = p.build_ok();
+    assert!(
+        run.with_reason("asset-warning").next().is_none(),
+        "{}",
+        run.stderr
+    );
+    let json = packed_json(&run);
+    assert_eq!(
+        json["textures"][1]["extensions"]["EXT_texture_webp"]["source"],
+        1
+    );
+    assert!(
+        json["textures"][1].get("source").is_none(),
+        "{}",
+        json["textures"]
+    );
+    // The WebP is an asset of its own, decoded by its rule: the model names it.
+    assert_eq!(json["images"][1]["uri"], "coin.webp");
+    let bytes = std::fs::read(run.parcel("main")).unwrap();
+    let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+    let coin = parcel
+        .by_uri(MODEL_NAME, "coin.webp")
+        .expect("the parcel holds the WebP");
+    assert_eq!(coin.kind, "image");
+    let header = coin.image().unwrap().header;
+    assert_eq!((header.width, header.height), (48, 36));
+
+    // The Khronos validator agrees, and finds nothing wrong with the WebP
+    // textures in the source.
+    let source = khronos_check(&p, &run);
+    assert!(
+        !source
+            .iter()
+            .any(|e| e.contains("texture") || e.contains("image")),
+        "{source:?}"
+    );
+
+    // An image an extension names must exist; the error says where.
+    p.file(
+        MODEL,
+        webp_model().replace(
+            r#"{"EXT_texture_webp": {"source": 1}}}],"#,
+            r#"{"EXT_texture_webp": {"source": 7}}}],"#,
+        ),
+    );
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    assert_eq!(
+        run.failure_message(MODEL_NAME),
+        "invalid glTF: textures[1].extensions.EXT_texture_webp.source: image 7 does not exist (the model has 2)"
+    );
+
+    // One it does not know passes through, said once.
+    let unknown = webp_model().replace(
+        r#"{"extensions": {"EXT_texture_webp": {"source": 1}}}],"#,
+        r#"{"extensions": {"EXT_texture_jxl": {"source": 1}}}],"#,
+    );
+    p.file(MODEL, unknown);
+    let run = p.build_ok();
+    let warning = run.with_reason("asset-warning").next().expect("a warning");
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("textures[1] takes its image from `EXT_texture_jxl`"),
+        "{warning}"
+    );
 }

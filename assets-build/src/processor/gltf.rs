@@ -35,6 +35,16 @@
 //!   that wants the model alone. Held images (and `data:` ones) keep
 //!   their original encoded bytes (PNG stays PNG), with `mimeType` from
 //!   the data URI or the bytes' signature.
+//! - A texture may take its image from an extension instead of `source`
+//!   (glTF 2.0 makes `source` optional for that): `EXT_texture_webp`,
+//!   `KHR_texture_basisu` (KTX2), `MSFT_texture_dds`, `EXT_texture_avif`,
+//!   with or without a fallback `source`, as Blender, Godot and
+//!   glTF-Transform write them. The image such an extension names must
+//!   exist; it is then followed like any other (a reference, or held).
+//!   The `gltf` crate knows none of these and requires `source`, so its
+//!   check sees the extension's image in its place. A texture whose image
+//!   comes from an extension not on that list, or that has no image at all,
+//!   passes through untouched with a warning, never a failed model.
 //! - The JSON is edited as plain JSON, so names, extras and extensions the
 //!   processor does not know pass through unchanged. The output is
 //!   deterministic: the same files give the same bytes.
@@ -84,6 +94,9 @@ impl Processor for Gltf {
     fn process(&self, ctx: &mut Context<'_>, settings: GltfSettings) -> Result<(), ProcessError> {
         let source = ctx.source()?;
         let (mut doc, glb_bin) = read(source)?;
+        for warning in texture_warnings(&doc) {
+            ctx.warn(warning);
+        }
         // A loader without these cannot load the model at all: worth saying,
         // though packing moves their bytes without needing to know them.
         let required: Vec<&str> = (doc["extensionsRequired"].as_array().into_iter().flatten())
@@ -301,12 +314,108 @@ fn validate(doc: &Value) -> Result<(), ProcessError> {
         ));
     };
     object.remove("extensionsRequired");
+    let images = object
+        .get("images")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if let Some(textures) = object.get_mut("textures").and_then(Value::as_array_mut) {
+        for (i, texture) in textures.iter_mut().enumerate() {
+            let from_extensions = texture_extension_sources(texture, i, images)?;
+            // What the `gltf` crate requires, for its check only: the
+            // extension's image, or any, when the texture has no `source`.
+            if let Some(texture) = texture.as_object_mut()
+                && !texture.contains_key("source")
+            {
+                let stand_in = from_extensions.first().map_or(0, |(_, s)| *s);
+                texture.insert("source".into(), json!(stand_in));
+            }
+        }
+        if images == 0 && !textures.is_empty() {
+            object.insert("images".into(), json!([{"uri": "data:,"}]));
+        }
+    }
     let root: gltf::json::Root = serde_json::from_value(checked)
         .map_err(|e| ProcessError::msg(format!("not a valid glTF 2.0 document: {e}")))?;
     check_position_accessors(&root)?;
-    gltf::Document::from_json(root)
-        .map(drop)
-        .map_err(|e| ProcessError::msg(format!("invalid glTF: {e}")))
+    gltf::Document::from_json(root).map(drop).map_err(|e| {
+        // The crate's validation errors say "invalid glTF" themselves.
+        let text = e.to_string();
+        match text.starts_with("invalid glTF") {
+            true => ProcessError::msg(text),
+            false => ProcessError::msg(format!("invalid glTF: {text}")),
+        }
+    })
+}
+
+/// Extensions that give a texture its image (WebP, KTX2, DDS, AVIF) in
+/// place of `source`.
+const TEXTURE_EXTENSIONS: &[&str] = &[
+    "EXT_texture_webp",
+    "KHR_texture_basisu",
+    "MSFT_texture_dds",
+    "EXT_texture_avif",
+];
+
+fn known_texture_extension(name: &str) -> bool {
+    TEXTURE_EXTENSIONS.contains(&name)
+}
+
+/// The images `texture` (the `i`-th) takes from its extensions, by
+/// extension name, known ones first; an index past the model's `images`
+/// is an error naming its path.
+fn texture_extension_sources(
+    texture: &Value,
+    i: usize,
+    images: usize,
+) -> Result<Vec<(String, u64)>, ProcessError> {
+    let mut found = Vec::new();
+    let Some(extensions) = texture.get("extensions").and_then(Value::as_object) else {
+        return Ok(found);
+    };
+    for (name, extension) in extensions {
+        let Some(source) = extension.get("source") else {
+            continue;
+        };
+        let index = source.as_u64().filter(|&s| (s as usize) < images);
+        let Some(index) = index else {
+            return Err(ProcessError::msg(format!(
+                "invalid glTF: textures[{i}].extensions.{name}.source: image {source} does not exist (the model has {images})"
+            )));
+        };
+        found.push((name.clone(), index));
+    }
+    found.sort_by_key(|(name, _)| !known_texture_extension(name));
+    Ok(found)
+}
+
+/// What a user should know of the model's textures though it packs: a
+/// texture whose image comes from an extension this processor does not
+/// know, or that has no image at all.
+fn texture_warnings(doc: &Value) -> Vec<String> {
+    let textures = doc.get("textures").and_then(Value::as_array);
+    let mut warnings = Vec::new();
+    for (i, texture) in textures.into_iter().flatten().enumerate() {
+        let extensions = texture.get("extensions").and_then(Value::as_object);
+        let giving: Vec<&String> = (extensions.into_iter().flatten())
+            .filter(|(_, e)| e.get("source").is_some())
+            .map(|(name, _)| name)
+            .collect();
+        let unknown: Vec<String> = (giving.iter())
+            .filter(|name| !known_texture_extension(name))
+            .map(|name| format!("`{name}`"))
+            .collect();
+        if !unknown.is_empty() {
+            warnings.push(format!(
+                "textures[{i}] takes its image from {}, which cargo-assets does not know: passed through untouched, its image packed as any other",
+                unknown.join(", ")
+            ));
+        } else if texture.get("source").is_none() && giving.is_empty() {
+            warnings.push(format!(
+                "textures[{i}] has no image: no `source`, and no extension that gives one"
+            ));
+        }
+    }
+    warnings
 }
 
 /// Every primitive's `POSITION` names an accessor the model has. The

@@ -506,3 +506,71 @@ fn crc32(bytes: &[u8]) -> u32 {
     }
     !crc
 }
+
+/// Where `tests/install-tools.sh` installs the Khronos glTF validator (npm's
+/// `gltf-validator`), under the workspace's target dir.
+pub fn gltf_validator_dir() -> PathBuf {
+    cargo_crate::workspace().join("target/tools/node_modules/gltf-validator")
+}
+
+/// The Khronos glTF validator's report on a glTF or GLB file, as JSON:
+/// `None` when the validator (or `node`) is not installed, which the
+/// caller says. External URIs are loaded from `resources` (the model's
+/// source folder), percent-decoded as the spec says.
+pub fn khronos_gltf_report(model: &[u8], resources: &Path) -> Option<Value> {
+    let validator = gltf_validator_dir();
+    if !validator.join("package.json").is_file() {
+        return None;
+    }
+    let script = r#"
+const [validatorDir, resources] = process.argv.slice(1);
+const validator = require(validatorDir);
+const fs = require('fs');
+const path = require('path');
+const data = new Uint8Array(fs.readFileSync(0));
+validator.validateBytes(data, {
+  maxIssues: 100,
+  externalResourceFunction: uri =>
+    fs.promises.readFile(path.join(resources, decodeURIComponent(uri))).then(b => new Uint8Array(b)),
+}).then(report => console.log(JSON.stringify(report)))
+  .catch(error => { console.error(String(error)); process.exit(2); });
+"#;
+    let mut child = Command::new("node")
+        .args(["-e", script])
+        .arg(&validator)
+        .arg(resources)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    use std::io::Write as _;
+    child.stdin.take().unwrap().write_all(model).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the validator failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).expect("the validator's report is JSON"))
+}
+
+/// The codes of a [`khronos_gltf_report`]'s errors (severity 0), sorted.
+pub fn khronos_errors(report: &Value) -> Vec<String> {
+    let messages = report["issues"]["messages"]
+        .as_array()
+        .into_iter()
+        .flatten();
+    let mut codes: Vec<String> = messages
+        .filter(|m| m["severity"] == 0)
+        .map(|m| {
+            format!(
+                "{} at {}",
+                m["code"].as_str().unwrap_or("?"),
+                m["pointer"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    codes.sort();
+    codes
+}
