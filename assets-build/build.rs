@@ -48,6 +48,7 @@ const BUILTINS: &[(&str, &[&str])] = &[
             "processor/text.rs",
         ],
     ),
+    ("audio", &["processor/audio.rs"]),
     (
         "atlas",
         &["atlas", "processor/sprite_source.rs", "processor/image.rs"],

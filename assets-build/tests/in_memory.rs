@@ -204,3 +204,71 @@ fn a_models_image_beside_it_is_a_reference_not_a_copy() {
     let error = gone.error().unwrap();
     assert!(error.contains("Leather"), "{error}");
 }
+
+/// Sound files written by libsndfile 1.2.2 (through Python's `soundfile`):
+/// 0.25 s of a stereo chirp at 22,050 Hz, 5,512 frames by libsndfile's own
+/// reading, in each format (see `tests/fixtures/audio/README.md`).
+#[cfg(feature = "audio")]
+const SOUNDS: [(&str, &[u8]); 4] = [
+    ("sfx/chirp.wav", include_bytes!("fixtures/audio/chirp.wav")),
+    ("sfx/chirp.ogg", include_bytes!("fixtures/audio/chirp.ogg")),
+    (
+        "sfx/chirp.flac",
+        include_bytes!("fixtures/audio/chirp.flac"),
+    ),
+    ("sfx/chirp.mp3", include_bytes!("fixtures/audio/chirp.mp3")),
+];
+
+#[cfg(feature = "audio")]
+#[test]
+fn audio_decodes_each_format_whole_and_says_how_long_it_plays() {
+    use assets_build::processor::audio::Audio;
+    use assets_runtime::audio::{Audio as Sound, AudioFormat};
+    let formats = [
+        AudioFormat::Wav,
+        AudioFormat::OggVorbis,
+        AudioFormat::Flac,
+        AudioFormat::Mp3,
+    ];
+    for ((name, bytes), format) in SOUNDS.into_iter().zip(formats) {
+        let run = ProcessorTest::new(name, bytes).run(&Audio).expect_ok();
+        assert_eq!(run.output("").unwrap().kind, "audio");
+        let sound = Sound::parse(run.main()).unwrap();
+        assert_eq!(sound.data, bytes, "{name}: the file as authored");
+        let info = sound.info;
+        assert_eq!(
+            (info.format, info.channels, info.sample_rate),
+            (format, 2, 22_050),
+            "{name}"
+        );
+        assert_eq!(
+            info.frames, 5_512,
+            "{name}: frames as libsndfile reads them"
+        );
+        assert_eq!(info.duration().as_millis(), 249, "{name}");
+    }
+}
+
+#[cfg(feature = "audio")]
+#[test]
+fn a_truncated_or_foreign_sound_fails_by_what_is_wrong() {
+    use assets_build::processor::audio::Audio;
+    for (name, bytes) in SOUNDS {
+        let cut = &bytes[..bytes.len() * 2 / 3];
+        let run = ProcessorTest::new(name, cut).run(&Audio);
+        let error = run
+            .error()
+            .unwrap_or_else(|| panic!("{name} cut to two thirds built"));
+        eprintln!("{name}, two thirds: {error}");
+        assert!(
+            error.contains("cut short") || error.contains("does not decode"),
+            "{name}: {error}"
+        );
+        assert!(run.outputs.is_empty());
+    }
+    let png_named_wav = ProcessorTest::new("sfx/boom.wav", png()).run(&Audio);
+    let error = png_named_wav.error().unwrap();
+    assert!(error.contains("is not a sound file"), "{error}");
+    let empty = ProcessorTest::new("sfx/empty.ogg", b"").run(&Audio);
+    assert!(empty.error().is_some());
+}

@@ -79,7 +79,8 @@ impl Game {
         if patches {
             let noise = (0..400_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8);
             fs::create_dir_all(game.path("sounds")).unwrap();
-            fs::write(game.path("sounds/theme.ogg"), noise.collect::<Vec<u8>>()).unwrap();
+            // Raw PCM, copied as it is.
+            fs::write(game.path("sounds/theme.raw"), noise.collect::<Vec<u8>>()).unwrap();
         }
         game.write("Cargo.toml", MANIFEST);
         game.sprite("sprites/hero.png", 12, 1);

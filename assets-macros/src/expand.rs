@@ -231,6 +231,7 @@ impl Module {
                 "font" => "::assets_runtime::FontId",
                 "texture" => "::assets_runtime::TextureId",
                 "gltf" => "::assets_runtime::ModelId",
+                "audio" => "::assets_runtime::AudioId",
                 _ => "::assets_runtime::ResourceId",
             };
             let doc = format!("`{}` ({})", entry.name, entry.kind);

@@ -142,16 +142,22 @@ pub const KIND_TEXTURE: &str = "texture";
 /// Kind name of glTF models: one binary glTF (GLB) each, whose external
 /// buffers and textures are resources of their own, named by URI.
 pub const KIND_GLTF: &str = "gltf";
+/// Kind name of sounds (see [`crate::audio`]).
+pub const KIND_AUDIO: &str = "audio";
 /// Kind name of a removal mark: in a patch (see [`crate::patch`]), an empty
 /// resource saying that the base's resource of that name is gone.
 pub const KIND_REMOVED: &str = "removed";
 
 /// Whether resources of `kind` are always stored as they are: images,
-/// sprites, fonts and textures, whose layouts are checked when the parcel
-/// is opened (a sprite or glyph against its page) and read in place (a
-/// texture's levels go to the GPU as they lie in the parcel).
+/// sprites, fonts, textures and sounds, whose layouts are checked when the
+/// parcel is opened (a sprite or glyph against its page) and read in place
+/// (a texture's levels go to the GPU as they lie in the parcel; a sound's
+/// file is compressed already).
 pub fn stored_uncompressed(kind: &str) -> bool {
-    kind == KIND_IMAGE || kind == KIND_SPRITE || kind == KIND_FONT || kind == KIND_TEXTURE
+    matches!(
+        kind,
+        KIND_IMAGE | KIND_SPRITE | KIND_FONT | KIND_TEXTURE | KIND_AUDIO
+    )
 }
 
 /// `bucket_bits` for `count` entries: about one entry per bucket.

@@ -53,6 +53,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)] // a library read by games: it never prints
 
+pub mod audio;
 mod codec;
 mod error;
 pub mod font;
@@ -76,6 +77,7 @@ pub mod write;
 
 #[cfg(feature = "macros")]
 pub use assets_macros::include_parcel;
+pub use audio::{Audio, AudioFormat, AudioInfo};
 pub use error::ParcelError;
 pub use font::{Font, FontSize, Glyph};
 pub use format::Compression;
@@ -86,7 +88,7 @@ pub use sprite::{Sprite, SpriteFrame};
 pub use static_parcel::StaticParcel;
 pub use texture::{Texture, TextureFormat};
 pub use typed::{
-    BytesId, FontId, Id, IdOf, ImageId, ModelId, ShaderId, SpriteId, TextId, TextureId,
+    AudioId, BytesId, FontId, Id, IdOf, ImageId, ModelId, ShaderId, SpriteId, TextId, TextureId,
 };
 
 #[cfg(test)]

@@ -12,13 +12,14 @@
 use std::borrow::Cow;
 use std::path::Path;
 
+use crate::audio::Audio;
 use crate::codec::{self, DecodeError};
 use crate::error::ParcelError;
 use crate::font::Font;
 use crate::format::{
-    Compression, DATA_ALIGN, ENTRY_LEN, FLAG_PATCH, HEADER_LEN, KIND_FONT, KIND_GLTF, KIND_IMAGE,
-    KIND_SHADER, KIND_SPRITE, KIND_TEXT, KIND_TEXTURE, MAGIC, MAX_BUCKET_BITS, VERSION, bucket_of,
-    data_checksum, stored_uncompressed, table_checksum, u16_at, u32_at, u64_at,
+    Compression, DATA_ALIGN, ENTRY_LEN, FLAG_PATCH, HEADER_LEN, KIND_AUDIO, KIND_FONT, KIND_GLTF,
+    KIND_IMAGE, KIND_SHADER, KIND_SPRITE, KIND_TEXT, KIND_TEXTURE, MAGIC, MAX_BUCKET_BITS, VERSION,
+    bucket_of, data_checksum, stored_uncompressed, table_checksum, u16_at, u32_at, u64_at,
 };
 use crate::id::ResourceId;
 use crate::image::{IMAGE_HEADER_LEN, Image, ImageHeader};
@@ -156,6 +157,13 @@ impl<'a> Resource<'a> {
     pub fn texture(&self) -> Option<Texture<'a>> {
         (self.kind == KIND_TEXTURE)
             .then(|| Texture::parse(self.stored))
+            .flatten()
+    }
+
+    /// The sound, if this is an `audio` resource (header checked at open).
+    pub fn audio(&self) -> Option<Audio<'a>> {
+        (self.kind == KIND_AUDIO)
+            .then(|| Audio::parse(self.stored))
             .flatten()
     }
 
@@ -364,6 +372,12 @@ impl<'a> Parcel<'a> {
     /// each mip level's bytes, ready to upload (see [`crate::texture`]).
     pub fn texture(&self, id: impl IdOf<kind::Texture>) -> Option<Texture<'a>> {
         self.get(id.resource_id())?.texture()
+    }
+
+    /// The sound `id`, if it is an `audio` resource: its format, channels,
+    /// sample rate and length, and the file's bytes (see [`crate::audio`]).
+    pub fn audio(&self, id: impl IdOf<kind::Audio>) -> Option<Audio<'a>> {
+        self.get(id.resource_id())?.audio()
     }
 
     /// Every resource, in id order.
@@ -575,7 +589,9 @@ fn validate(bytes: &[u8], role: Role) -> Result<Layout, ParcelError> {
             }
         } else {
             if stored_uncompressed(kind) {
-                return Err(bad("image, sprite and font resources are never compressed"));
+                return Err(bad(
+                    "image, sprite, font, texture and audio resources are never compressed",
+                ));
             }
             if usize::try_from(full_len).map_or(true, |n| n > codec::expand_bound(compression, len))
             {
@@ -601,6 +617,9 @@ fn validate(bytes: &[u8], role: Role) -> Result<Layout, ParcelError> {
             return Err(bad(
                 "texture resource is not a KTX2 texture this reader knows",
             ));
+        }
+        if kind == KIND_AUDIO && Audio::parse(resource).is_none() {
+            return Err(bad("audio resource has a bad header"));
         }
         if kind == KIND_FONT {
             let font = Font::parse(resource).ok_or(bad("font resource is malformed"))?;

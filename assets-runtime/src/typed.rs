@@ -1,7 +1,7 @@
 //! Typed ids: [`Id<K>`], an id that also says what kind of resource it names.
 //!
 //! `include_parcel!` generates one constant per resource with the type of its
-//! kind (`SpriteId`, `TextId`, `ImageId`, `BytesId`, `ShaderId`, `FontId`, `TextureId`, `ModelId`; `ResourceId` for other
+//! kind (`SpriteId`, `TextId`, `ImageId`, `BytesId`, `ShaderId`, `FontId`, `TextureId`, `ModelId`, `AudioId`; `ResourceId` for other
 //! kinds), and the parcel's accessors take ids of the matching kind:
 //! `parcel.sprite(ui::BUTTON)` compiles, `parcel.text(ui::BUTTON)` does not.
 //! A plain [`ResourceId`] is accepted by every accessor, for names known only
@@ -38,6 +38,9 @@ pub mod kind {
     /// `gltf` resources: glTF models, one GLB each.
     #[derive(Debug)]
     pub enum Model {}
+    /// `audio` resources: sound files with their length and format.
+    #[derive(Debug)]
+    pub enum Audio {}
 }
 
 /// The id of a resource of kind `K`.
@@ -62,6 +65,8 @@ pub type FontId = Id<kind::Font>;
 pub type TextureId = Id<kind::Texture>;
 /// The id of a glTF model.
 pub type ModelId = Id<kind::Model>;
+/// The id of a sound.
+pub type AudioId = Id<kind::Audio>;
 
 impl<K> Id<K> {
     /// The id of the resource named `name`, asserted to be of kind `K`.

@@ -164,6 +164,9 @@ impl Parcels {
             "image" => Served::Image(resource.bytes().ok()?.into_owned()),
             "sprite" => Served::Image(cut_sprite(&parcel, resource.id)?),
             "texture" => Served::Texture(resource.bytes().ok()?.into_owned()),
+            // The sound file as authored, for Bevy's audio loader (by its
+            // extension), without the header the parcel adds.
+            "audio" => Served::Bytes(resource.audio()?.data.to_vec()),
             _ => Served::Bytes(resource.bytes().ok()?.into_owned()),
         })
     }

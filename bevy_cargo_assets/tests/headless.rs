@@ -51,6 +51,8 @@ fn built_project() -> (tempfile::TempDir, PathBuf) {
     write_png("images/sky.png", &sprite(40, 30, 3));
     std::fs::create_dir_all(root.join("assets/textures")).unwrap();
     std::fs::write(root.join("assets/textures/ground.ktx2"), ground_ktx2().1).unwrap();
+    std::fs::create_dir_all(root.join("assets/sounds")).unwrap();
+    std::fs::write(root.join("assets/sounds/Door Slam.ogg"), sound_file()).unwrap();
     std::fs::create_dir_all(root.join("assets/data")).unwrap();
     std::fs::write(
         root.join("assets/data/level.json"),
@@ -454,4 +456,47 @@ fn a_turned_sprite_is_refused_by_name_for_a_layout_and_loads_upright_alone() {
     // Alone, it is the source image, upright.
     let loaded = load_images(&mut app, &[name.as_str()]);
     assert_eq!(loaded[0], source(root, &name));
+}
+
+/// A real Ogg Vorbis file (libsndfile's; see assets-build's audio fixtures).
+fn sound_file() -> Vec<u8> {
+    std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../assets-build/tests/fixtures/audio/chirp.ogg"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn a_sound_is_served_as_its_file_for_bevys_audio_loader() {
+    use bevy_asset::io::{AssetReader, Reader as _};
+    let (_dir, parcel) = built_project();
+    let parcels = bevy_cargo_assets::Parcels::default();
+    parcels.add_file(&parcel).unwrap();
+    // The parcel holds it as `audio` (checked, with its length)...
+    let held = assets_runtime::ParcelBuf::open(&parcel).unwrap();
+    let audio = held
+        .parcel()
+        .audio(ResourceId::of("sounds/Door Slam.ogg"))
+        .unwrap();
+    assert_eq!(audio.info.frames, 5_512);
+    // ...and Bevy's reader is handed the file itself, which `bevy_audio`'s
+    // loader for `.ogg` reads, with no `.meta` asked of anyone.
+    let reader = bevy_cargo_assets::ParcelReader::new(parcels);
+    let bytes = futures_lite::future::block_on(async {
+        let mut file = reader
+            .read(Path::new("sounds/Door Slam.ogg"))
+            .await
+            .unwrap();
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).await.unwrap();
+        bytes
+    });
+    assert_eq!(bytes, sound_file());
+    let meta =
+        futures_lite::future::block_on(reader.read_meta(Path::new("sounds/Door Slam.ogg.meta")));
+    assert!(
+        meta.is_err(),
+        "no meta: Bevy's loader for the extension, with its defaults"
+    );
 }

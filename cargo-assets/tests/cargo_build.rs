@@ -441,7 +441,7 @@ fn main() {
     let _ = helmet::FLIGHT_HELMET_BIN;
     let _ = helmet::FLIGHT_HELMET_MATERIALS_LEATHER_PARTS_MAT_BASE_COLOR;
     // Spaces, dashes, leading digits.
-    let _ = main::sounds::WINDLESS_SLOPES;
+    let _: assets_runtime::AudioId = main::sounds::WINDLESS_SLOPES;
     let _ = main::fonts::FIRA_SANS_BOLD;
     let _ = main::textures::game_icons::WRENCH;
     let _ = main::textures::_1X1;
@@ -472,7 +472,10 @@ fn engine_tree(c: &Crate) {
         "assets/models/FlightHelmet/FlightHelmet_Materials_LeatherPartsMat_BaseColor.png",
         png_bytes(8, 8, 2),
     );
-    c.write("assets/sounds/Windless Slopes.ogg", b"OggS\0fake");
+    c.write(
+        "assets/sounds/Windless Slopes.ogg",
+        assets_test_support::sound("ogg"),
+    );
     c.write("assets/fonts/FiraSans-Bold.ttf", b"\0\x01\0\0fake");
     c.write("assets/textures/Game Icons/wrench.png", png_bytes(4, 4, 3));
     c.write("assets/textures/1x1.png", png_bytes(1, 1, 4));

@@ -695,7 +695,8 @@ fn inspect_sees_a_parcel_through_the_patch_an_edit_left_beside_it() {
     let noise: Vec<u8> = (0..200_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
-    p.file("assets/theme.ogg", &noise);
+    // Raw PCM, as a game streams it: copied as it is.
+    p.file("assets/theme.raw", &noise);
     let parcel = p.build_ok().parcel("main");
     p.file("assets/readme.txt", "hello, edited\n");
     let mut options = assets_build::BuildOptions::new(p.path().join("Cargo.toml"), p.cache_dir());
@@ -730,7 +731,7 @@ fn inspect_sees_a_parcel_through_the_patch_an_edit_left_beside_it() {
         [
             ("readme.txt".to_owned(), 14, true),
             ("sprites/hero.png".to_owned(), 16 + 6 * 4 * 4, false),
-            ("theme.ogg".to_owned(), 200_000, false),
+            ("theme.raw".to_owned(), 200_000, false),
         ]
     );
     let base = p.run(&["inspect", "--base", parcel.to_str().unwrap()]);

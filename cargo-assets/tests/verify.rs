@@ -33,7 +33,7 @@ processor = "sprite"
         "#include \"lib.wgsl\"\n@vertex fn main() {}\n",
     )
     .file("assets/levels/one.json", "{\"name\": \"meadow\"}\n")
-    .file("assets/sounds/click.ogg", [0x4f, 0x67, 0x67, 0x53, 1, 2, 3])
+    .file("assets/sounds/click.ogg", assets_test_support::sound("ogg"))
     .file(
         "assets/models/Box/Box.gltf",
         gltf_json("Leather%20Parts.png"),

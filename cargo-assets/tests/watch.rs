@@ -366,7 +366,7 @@ fn after_every_kind_of_change_watch_leaves_a_build_nothing_to_do() {
     const MODEL: &str = "assets/models/FlightHelmet/FlightHelmet.gltf";
     const BIN: &str = "assets/models/FlightHelmet/FlightHelmet.bin";
     const TEXTURE: &str = "assets/models/FlightHelmet/Leather Parts.png";
-    const SOUND: &str = "assets/sounds/Windless Slopes.ogg";
+    const SOUND: &str = "assets/sounds/Windless Slopes.wav";
     p.metadata(
         r#"
 [[package.metadata.assets.rules]]
@@ -380,7 +380,7 @@ include-dirs = ["shaders/lib"]
     .png(TEXTURE, 8, 8, 7)
     .file("assets/shaders/lib/Extra/Tint.wgsl", "fn tint() {}\n")
     .file("assets/shaders/main.wgsl", "#include \"Extra/Tint.wgsl\"\n")
-    .file(SOUND, b"OggS one")
+    .file(SOUND, assets_test_support::edited_wav(1))
     .file("assets/branding/icon.svg", "<svg/>");
     for f in [MODEL, BIN, TEXTURE, SOUND] {
         age(&p, f);
@@ -426,14 +426,17 @@ include-dirs = ["shaders/lib"]
     check("new include folder", &["shaders/main.wgsl"]);
 
     // A sound saved by writing a hidden temporary file and renaming it.
-    p.file("assets/sounds/.Windless Slopes.ogg.swp", b"OggS two");
-    age(&p, "assets/sounds/.Windless Slopes.ogg.swp");
+    p.file(
+        "assets/sounds/.Windless Slopes.wav.swp",
+        assets_test_support::edited_wav(2),
+    );
+    age(&p, "assets/sounds/.Windless Slopes.wav.swp");
     std::fs::rename(
-        p.path().join("assets/sounds/.Windless Slopes.ogg.swp"),
+        p.path().join("assets/sounds/.Windless Slopes.wav.swp"),
         p.path().join(SOUND),
     )
     .unwrap();
-    check("safe write", &["sounds/Windless Slopes.ogg"]);
+    check("safe write", &["sounds/Windless Slopes.wav"]);
 
     // A new folder of levels, then the folder renamed.
     p.file("assets/levels/Act One/Intro Text.txt", "hello");
@@ -525,7 +528,8 @@ max-size = 256
     .file("assets/text/credits.txt", "made by us\n");
     let mut noise = assets_test_support::Lcg(7);
     let music: Vec<u8> = (0..600_000).map(|_| noise.below(256) as u8).collect();
-    p.file("assets/sounds/Main Theme.ogg", &music);
+    // Raw PCM, as a game streams its music: copied as it is.
+    p.file("assets/sounds/Main Theme.raw", &music);
     let watch = p.watch();
     let mut client = connect(&watch);
 
@@ -544,7 +548,7 @@ max-size = 256
     assert_eq!(sprite_width(notice, "sprites/button.png"), 11);
     assert!(seen.by_name("text/credits.txt").is_none(), "removed");
     assert_eq!(
-        &*seen.bytes(ResourceId::of("sounds/Main Theme.ogg")).unwrap(),
+        &*seen.bytes(ResourceId::of("sounds/Main Theme.raw")).unwrap(),
         &music[..],
         "the base shows through"
     );

@@ -103,6 +103,8 @@ pub fn default_processor(extension: Option<&str>) -> &'static str {
         Some("ktx2") => "ktx2",
         #[cfg(feature = "gltf")]
         Some("gltf" | "glb") => "gltf",
+        #[cfg(feature = "audio")]
+        Some("wav" | "ogg" | "oga" | "flac" | "mp3") => "audio",
         _ => "copy",
     }
 }

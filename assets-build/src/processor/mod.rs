@@ -25,9 +25,11 @@
 //! dependency crate's update.
 //!
 //! Built-ins: [`copy`], [`text`], [`shader`], [`image`], [`sprite`],
-//! [`command`], [`ktx2`], `gltf` and `font` (cargo features `gltf` and `fonts`, on by
-//! default), and `texture` (feature `textures`).
+//! [`command`], [`ktx2`], `gltf`, `font` and `audio` (cargo features `gltf`,
+//! `fonts` and `audio`, on by default), and `texture` (feature `textures`).
 
+#[cfg(feature = "audio")]
+pub mod audio;
 mod code;
 pub mod command;
 pub(crate) mod context;
@@ -241,8 +243,9 @@ impl Registry {
     }
 
     /// The built-in processors: `copy`, `text`, `shader`, `image`, `sprite`,
-    /// `command`, `ktx2`, `gltf` and `font` (with the cargo features `gltf` and
-    /// `fonts`, on by default), and `texture` (feature `textures`).
+    /// `command`, `ktx2`, `gltf`, `font` and `audio` (with the cargo features
+    /// `gltf`, `fonts` and `audio`, on by default), and `texture` (feature
+    /// `textures`).
     pub fn with_builtins() -> Registry {
         let mut r = Registry::empty();
         r.builtin(copy::Copy);
@@ -256,6 +259,8 @@ impl Registry {
         r.builtin(gltf::Gltf);
         #[cfg(feature = "fonts")]
         r.builtin(font::Font);
+        #[cfg(feature = "audio")]
+        r.builtin(audio::Audio);
         #[cfg(feature = "textures")]
         r.builtin(texture::Texture);
         r

@@ -574,3 +574,21 @@ pub fn khronos_errors(report: &Value) -> Vec<String> {
     codes.sort();
     codes
 }
+
+/// A real sound file as a sound tool exports it (libsndfile: 0.25 s stereo
+/// at 22,050 Hz, 5,512 frames): `ext` is `wav`, `ogg`, `flac` or `mp3`
+/// (see `assets-build/tests/fixtures/audio/README.md`).
+pub fn sound(ext: &str) -> Vec<u8> {
+    let path =
+        cargo_crate::workspace().join(format!("assets-build/tests/fixtures/audio/chirp.{ext}"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// [`sound`]`("wav")` with one sample changed by `edit`: another valid WAV
+/// of the same length, for an edit that must rebuild a sound.
+pub fn edited_wav(edit: u8) -> Vec<u8> {
+    let mut wav = sound("wav");
+    let last = wav.len() - 1;
+    wav[last] ^= edit;
+    wav
+}
