@@ -17,7 +17,7 @@ assets="${1:-$repo/examples/sprite-demo/assets}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-hot="assets-build assets-runtime image png fdeflate zune-jpeg zune-core image-webp lz4_flex blake3 xxhash-rust fontdue ttf-parser crc32fast miniz_oxide simd-adler32 zstd-sys"
+hot="assets-build assets-runtime image png fdeflate zune-jpeg zune-core image-webp lz4_flex blake3 xxhash-rust fontdue ttf-parser crc32fast miniz_oxide simd-adler32 zstd-sys symphonia-core symphonia-codec-vorbis symphonia-bundle-mp3 symphonia-bundle-flac symphonia-format-ogg symphonia-format-riff symphonia-codec-pcm"
 
 make_crate() { # dir profile-block
     mkdir -p "$1/src"
