@@ -19,12 +19,11 @@
 //! Processors are called inside `catch_unwind`: a panicking processor fails its
 //! asset, not the build.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use crate::asset_path::AssetPath;
 use crate::event::{Event, EventHandler};
@@ -35,19 +34,21 @@ use crate::memory_budget::MemoryBudget;
 use crate::parallel;
 use crate::parcels::ParcelBound;
 use crate::plan::Plan;
-use crate::processor::{
-    Context, ProcessError,
-    context::{Dependencies, Emitted, StepInfo},
-};
-use crate::record::{
-    DependencyUse, DirtyReason, OutputRecord, RECORD_FORMAT, Record, system_time_ns,
-};
+use crate::processor::{ProcessError, context::Dependencies};
+use crate::record::{DependencyUse, DirtyReason, Record};
 use crate::record_log::RecordLog;
 use crate::remote::{self, Remote};
 use crate::report::{OnFailure, Outcome, StepReport};
 use crate::stat_cache::StatCache;
-use crate::store::{Store, StoreError};
-use crate::verify::{self, Verification, Verify};
+use crate::store::Store;
+use crate::verify::Verify;
+
+mod fetch;
+mod renames;
+mod run;
+
+use renames::RenameKey;
+use run::Failure;
 
 /// Stack size of worker threads: inline dependency chains recurse.
 const WORKER_STACK: usize = 64 << 20;
@@ -498,59 +499,6 @@ impl<'a> Scheduler<'a> {
         stored.then(|| Arc::clone(record))
     }
 
-    /// For step `i`, whose asset has no record: the record of an asset no
-    /// longer planned, made by the same processor, version and settings
-    /// from a source of the same bytes and nothing else (a file renamed
-    /// or moved), as this step's own; `None` if there is none, or if the
-    /// processor's outputs may depend on the path
-    /// ([`crate::Processor::path_independent`]). Its outputs are the same
-    /// bytes, so no processor runs. A cold build has no records, and pays
-    /// nothing: the source is hashed only when some vanished asset could
-    /// match it.
-    fn renamed(&self, i: usize) -> Option<Record> {
-        let step = &self.plan.steps[i];
-        if !step.processor.path_independent() {
-            return None;
-        }
-        let vanished = self.vanished.get_or_init(|| {
-            (self.records.iter())
-                .filter(|r| !self.plan.index.contains_key(&r.asset))
-                .filter_map(|r| Some((RenameKey::of_record(r)?, Arc::clone(r))))
-                .collect()
-        });
-        if vanished.is_empty() {
-            return None;
-        }
-        let root = &self.manifest.roots[step.root];
-        let file = root.dir.join(step.asset.as_str());
-        let stamp = crate::stat_cache::stat(&file)?;
-        let hash = ContentHash::of(&std::fs::read(&file).ok()?);
-        let key = RenameKey {
-            processor: step.processor.name().to_owned(),
-            version: step.processor.version(),
-            code: step.code,
-            settings: step.settings_json.clone(),
-            source: hash,
-        };
-        let old = vanished.get(&key)?;
-        if !(old.outputs.iter()).all(|o| self.store.has(&o.hash, o.size)) {
-            return None;
-        }
-        Some(Record {
-            asset: step.asset.clone(),
-            key: step.key,
-            started_ns: system_time_ns(SystemTime::now()),
-            inputs: vec![crate::record::Input {
-                path: crate::processor::context::input_name(root, &step.asset),
-                state: crate::record::InputState::Present { stamp, hash },
-            }],
-            reason: None,
-            fetched_from: None,
-            outputs_hash: Default::default(),
-            ..Record::clone(old)
-        })
-    }
-
     /// Whether a step whose dependency failed (with nothing standing in)
     /// runs anyway rather than being skipped.
     fn runs_without_failed(&self) -> bool {
@@ -687,368 +635,6 @@ impl<'a> Scheduler<'a> {
         let outputs = remote::Outputs::Stored(stored);
         remote.upload(self.result_key(i), (**record).clone(), outputs);
     }
-
-    /// Starts the remote lookups of steps `asking` (result keys `keys`):
-    /// a folder all of whose steps ask is read as one bundle
-    /// ([`remote::bundle`]), other steps one by one.
-    fn prefetch(&self, remote: &Remote, asking: &[usize], keys: &[ContentHash]) {
-        let folder = |i: usize| {
-            let step = &self.plan.steps[i];
-            let path = step.asset.as_str();
-            (step.asset.atlas_name().is_none())
-                .then(|| (step.root, path.rsplit_once('/').map_or("", |(dir, _)| dir)))
-        };
-        let mut in_plan: HashMap<(usize, &str), usize> = HashMap::new();
-        for i in 0..self.plan.steps.len() {
-            if let Some(f) = folder(i) {
-                *in_plan.entry(f).or_default() += 1;
-            }
-        }
-        let mut by_folder: BTreeMap<(usize, &str), Vec<(&str, ContentHash)>> = BTreeMap::new();
-        for (&i, &key) in asking.iter().zip(keys) {
-            match folder(i) {
-                Some(f) => by_folder
-                    .entry(f)
-                    .or_default()
-                    .push((self.plan.steps[i].asset.as_str(), key)),
-                None => remote.prefetch(key),
-            }
-        }
-        for (f, members) in by_folder {
-            if members.len() >= 2 && members.len() == in_plan[&f] {
-                let keys = members.iter().map(|(_, k)| *k).collect();
-                remote.prefetch_bundle(remote::bundle_key(&members), keys);
-            } else {
-                for (_, key) in members {
-                    remote.prefetch(key);
-                }
-            }
-        }
-    }
-
-    /// The key of step `i`'s entry on the remote: its step key and the
-    /// contents of its asset's file (none for an atlas).
-    fn result_key(&self, i: usize) -> ContentHash {
-        if let Some(key) = self.result_keys.get().and_then(|keys| keys.get(&i)) {
-            return *key;
-        }
-        let step = &self.plan.steps[i];
-        let file = self.manifest.roots[step.root].dir.join(step.asset.as_str());
-        let source = std::fs::read(file)
-            .ok()
-            .map(|bytes| ContentHash::of(&bytes));
-        remote::result_key(&step.key, source.as_ref())
-    }
-
-    /// Step `i` served by the remote cache, if it holds a result whose
-    /// inputs and dependencies are this machine's: its outputs are fetched
-    /// (each checked against its hash), stored, and its record adopted.
-    fn fetch(&self, i: usize) -> Option<StepReport> {
-        let remote = self.remote?;
-        let found = remote.lookup(self.result_key(i));
-        let report = found.and_then(|entry| self.adopt_remote(i, remote, entry));
-        for warning in remote.take_warnings() {
-            (self.events)(&Event::RemoteWarning { message: &warning });
-        }
-        report
-    }
-
-    fn adopt_remote(
-        &self,
-        i: usize,
-        remote: &Remote,
-        entry: crate::remote::entry::Entry,
-    ) -> Option<StepReport> {
-        let step = &self.plan.steps[i];
-        let record = entry.record;
-        let same_step = record.format == RECORD_FORMAT
-            && record.key == step.key
-            && record.asset == step.asset
-            && record.variant == self.variant;
-        if !same_step {
-            return None;
-        }
-        let current = self.plan.current(i, &self.manifest.package_dir, self.stats);
-        let record = match freshness::check_inputs(&record, &current, |asset| {
-            self.dependency_state(i, asset)
-        }) {
-            Verdict::Fresh(None) => record,
-            Verdict::Fresh(Some(refreshed)) => *refreshed,
-            Verdict::Stale(_) | Verdict::DependencyFailed(_) => return None,
-        };
-        // Outputs this machine lacks: inlined ones from the entry, the
-        // others fetched; every one checked before it is stored.
-        // Those a parcel will hold are kept for it, as when a step runs.
-        let asset = step.asset.as_str();
-        let bound = self.parcel_bound(i);
-        let keep = |hash: ContentHash, kind: &str, bytes: Vec<u8>| {
-            if bound.holds(kind) {
-                self.store.put_deferred(hash, Arc::new(bytes))
-            } else {
-                self.store.put_checked(hash, &bytes).map(drop)
-            }
-        };
-        let mut wanted = Vec::new();
-        for (output, inline) in record.outputs.iter().zip(entry.inline) {
-            if self.store.has(&output.hash, output.size) {
-                continue;
-            }
-            match inline {
-                Some(bytes) => {
-                    if !remote.verify(asset, &output.hash, output.size, &bytes) {
-                        return None;
-                    }
-                    keep(output.hash, &output.kind, bytes).ok()?;
-                }
-                None => wanted.push((output.hash, output.size, output.kind.as_str())),
-            }
-        }
-        if !wanted.is_empty() {
-            // Each checked against its hash by `fetch_blobs`.
-            let asked: Vec<_> = wanted.iter().map(|&(hash, size, _)| (hash, size)).collect();
-            let fetched = remote.fetch_blobs(asset, &asked)?;
-            for (bytes, (hash, _, kind)) in fetched.into_iter().zip(wanted) {
-                keep(hash, kind, bytes).ok()?;
-            }
-        }
-        let record = Record {
-            reason: None,
-            fetched_from: Some(remote.display().to_owned()),
-            ..record
-        };
-        self.records.append(self.store, &record).ok()?;
-        Some(StepReport::new(
-            step.asset.clone(),
-            step.processor.name().to_owned(),
-            Outcome::Fetched,
-            Some(Arc::new(record)),
-        ))
-    }
-
-    /// Runs fresh step `i`'s processor again, without looking at the cache
-    /// for it, and compares what it makes with `record`'s outputs. Nothing
-    /// is stored and no record written.
-    fn reproduce(&self, i: usize, record: &Record) -> Verification {
-        let step = &self.plan.steps[i];
-        // The cache's copies first: a damaged one is removed here, and its
-        // step runs again at the next build.
-        for output in &record.outputs {
-            if let Err(e @ StoreError::CorruptBlob { .. }) = self.store.get(&output.hash) {
-                return Verification::Damaged(ProcessError::Store(e));
-            }
-        }
-        let info = self.step_info(i);
-        let mut ctx =
-            Context::new(info, self.manifest, self.variant, self.store, self).reproducing();
-        for (root, path) in &step.extra_inputs {
-            let file = self.manifest.roots[*root].dir.join(path.as_str());
-            if let Err(e) = ctx.record_input_file(&file) {
-                return Verification::Failed(e);
-            }
-        }
-        match self.run_processor(i, &mut ctx) {
-            Ok(()) => verify::compare(record, &ctx.finish().outputs),
-            Err(e @ ProcessError::CorruptDependency { .. }) => Verification::Damaged(e),
-            Err(e) => Verification::Failed(e),
-        }
-    }
-
-    /// What a processor is told about step `i`.
-    /// Runs step `i`'s processor for what it leaves in a long-lived
-    /// pipeline's memory (an atlas's sprites decoded and its pages drawn;
-    /// see `Memo`), and drops its outputs: nothing is stored or recorded.
-    /// Every step it depends on must be done (reused). Whether it
-    /// succeeded.
-    pub fn warm(&self, i: usize) -> bool {
-        let info = self.step_info(i);
-        let mut ctx = Context::new(info, self.manifest, self.variant, self.store, self);
-        self.run_processor(i, &mut ctx).is_ok()
-    }
-
-    fn step_info(&self, i: usize) -> StepInfo<'_> {
-        let step = &self.plan.steps[i];
-        StepInfo {
-            index: i,
-            asset: &step.asset,
-            root: &self.manifest.roots[step.root],
-            real_root: &self.real_roots[step.root],
-            processor: step.processor.name(),
-            settings: &step.settings,
-            origin: step.origin.as_ref(),
-            platform: step.platform.as_deref(),
-            timeout: self.timeout_of(i),
-        }
-    }
-
-    /// Runs step `i`'s processor on `ctx`, a panic turned into an error.
-    fn run_processor(&self, i: usize, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
-        let processor = &self.plan.steps[i].processor;
-        catch_unwind(AssertUnwindSafe(|| processor.process(ctx))).unwrap_or_else(|panic| {
-            Err(ProcessError::msg(format!(
-                "processor panicked: {}",
-                panic_message(&panic)
-            )))
-        })
-    }
-
-    /// Runs step `i`'s processor and stores what it made; the record goes last.
-    fn process(&self, i: usize, reason: &DirtyReason) -> Result<Record, Failure> {
-        let step = &self.plan.steps[i];
-        let started_ns = system_time_ns(SystemTime::now());
-        let info = self.step_info(i);
-        // A dependency's output found corrupt is rebuilt and the step run
-        // again, so that one build heals the cache; a few rounds at most.
-        let mut heals = 0;
-        let recorded = loop {
-            let mut ctx = Context::new(info, self.manifest, self.variant, self.store, self);
-            for (root, path) in &step.extra_inputs {
-                let file = self.manifest.roots[*root].dir.join(path.as_str());
-                ctx.record_input_file(&file).map_err(Failure::Error)?;
-            }
-            let result = self.run_processor(i, &mut ctx);
-            let recorded = ctx.finish();
-            match result {
-                Ok(()) => break recorded,
-                Err(ProcessError::CorruptDependency { .. })
-                    if heals < MAX_HEALS && self.heal_dependencies(i, &recorded.dependencies) =>
-                {
-                    heals += 1;
-                }
-                Err(e) => {
-                    return Err(match recorded.failed_dependency {
-                        Some(dep) => Failure::Dependency(dep),
-                        None => Failure::Error(e),
-                    });
-                }
-            }
-        };
-        if recorded.outputs.is_empty() {
-            return Err(Failure::Error(ProcessError::msg(format!(
-                "processor `{}` produced no output",
-                step.processor.name()
-            ))));
-        }
-        // Megabytes of outputs (an atlas's pages) are hashed and written on
-        // every core; a few small ones are not worth the threads.
-        let bound = self.parcel_bound(i);
-        let upload = self.remote.filter(|r| r.writes());
-        // Outputs a parcel will hold are only hashed here (unless the step
-        // knew their hash), and kept for it below, their bytes shared.
-        let put = |o: &Emitted| match o.hash {
-            Some(hash) if bound.holds(&o.kind) => Ok(hash),
-            None if bound.holds(&o.kind) => Ok(ContentHash::of(&o.bytes)),
-            Some(hash) => self.store.put_checked(hash, &o.bytes),
-            None => self.store.put(&o.bytes),
-        };
-        let total: usize = recorded.outputs.iter().map(|o| o.bytes.len()).sum();
-        let hashes: Vec<_> = if total >= PARALLEL_PUT_BYTES {
-            parallel::map(&recorded.outputs, put)
-        } else {
-            recorded.outputs.iter().map(put).collect()
-        };
-        let mut outputs = Vec::with_capacity(recorded.outputs.len());
-        let mut uploaded = Vec::new();
-        for (o, hash) in recorded.outputs.into_iter().zip(hashes) {
-            let Emitted {
-                label, kind, bytes, ..
-            } = o;
-            let hash = hash.map_err(|e| Failure::Error(e.into()))?;
-            let size = bytes.len() as u64;
-            if bound.holds(&kind) {
-                if upload.is_some() {
-                    uploaded.push(bytes.to_vec());
-                }
-                (self.store.put_deferred(hash, bytes)).map_err(|e| Failure::Error(e.into()))?;
-            } else if upload.is_some() {
-                uploaded.push(Arc::unwrap_or_clone(bytes));
-            }
-            outputs.push(OutputRecord {
-                label,
-                kind,
-                size,
-                hash,
-            });
-        }
-        let record = Record {
-            format: RECORD_FORMAT,
-            asset: step.asset.clone(),
-            variant: self.variant.to_owned(),
-            processor: step.processor.name().to_owned(),
-            processor_version: step.processor.version(),
-            processor_code: step.code,
-            settings: step.settings_json.clone(),
-            key: step.key,
-            started_ns,
-            inputs: recorded.inputs,
-            dependencies: recorded.dependencies,
-            references: recorded.references,
-            warnings: recorded.warnings,
-            outputs,
-            reason: Some(reason.clone()),
-            fetched_from: None,
-            outputs_hash: Default::default(),
-        };
-        // Made without a dependency that failed (see
-        // `Context::dependency_if_built`): good for this build's parcels,
-        // never kept or shared, so the next build runs it again.
-        if recorded.left_out {
-            return Ok(record);
-        }
-        self.records
-            .append(self.store, &record)
-            .map_err(|e| Failure::Error(e.into()))?;
-        if let Some(remote) = upload {
-            remote.upload(
-                self.result_key(i),
-                record.clone(),
-                remote::Outputs::Bytes(uploaded),
-            );
-        }
-        Ok(record)
-    }
-}
-
-/// How many times a step is run again after rebuilding dependencies whose
-/// outputs it found corrupt (each round heals every dependency it read).
-const MAX_HEALS: usize = 3;
-
-/// Outputs of at least this many bytes in all are stored in parallel.
-const PARALLEL_PUT_BYTES: usize = 4 << 20;
-
-enum Failure {
-    Dependency(AssetPath),
-    Error(ProcessError),
-}
-
-/// What a renamed file's step shares with its vanished asset's record:
-/// processor, version, settings and the source's bytes.
-#[derive(Debug, PartialEq, Eq, Hash)]
-struct RenameKey {
-    processor: String,
-    version: u32,
-    code: Option<u64>,
-    settings: String,
-    source: ContentHash,
-}
-
-impl RenameKey {
-    /// The key of a record that read one file, present, and used nothing
-    /// else: the only kind a rename can take over.
-    fn of_record(r: &Record) -> Option<RenameKey> {
-        let ([input], [], []) = (&r.inputs[..], &r.dependencies[..], &r.references[..]) else {
-            return None;
-        };
-        let crate::record::InputState::Present { hash, .. } = &input.state else {
-            return None;
-        };
-        Some(RenameKey {
-            processor: r.processor.clone(),
-            version: r.processor_version,
-            code: r.processor_code,
-            settings: r.settings.clone(),
-            source: *hash,
-        })
-    }
 }
 
 impl Dependencies for Scheduler<'_> {
@@ -1094,12 +680,4 @@ impl Dependencies for Scheduler<'_> {
             .get(asset)
             .is_some_and(|&i| self.plan.steps[i].root == root && asset.atlas_name().is_none())
     }
-}
-
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)")
 }

@@ -1,0 +1,97 @@
+//! Renames without reprocessing: a step with no record whose asset has the
+//! bytes, processor, version, code and settings of an asset that vanished
+//! in the same build takes over that asset's outputs, for processors whose
+//! outputs do not depend on the path.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use super::Scheduler;
+use crate::hash::ContentHash;
+use crate::record::{Record, system_time_ns};
+
+impl Scheduler<'_> {
+    /// For step `i`, whose asset has no record: the record of an asset no
+    /// longer planned, made by the same processor, version and settings
+    /// from a source of the same bytes and nothing else (a file renamed
+    /// or moved), as this step's own; `None` if there is none, or if the
+    /// processor's outputs may depend on the path
+    /// ([`crate::Processor::path_independent`]). Its outputs are the same
+    /// bytes, so no processor runs. A cold build has no records, and pays
+    /// nothing: the source is hashed only when some vanished asset could
+    /// match it.
+    pub(super) fn renamed(&self, i: usize) -> Option<Record> {
+        let step = &self.plan.steps[i];
+        if !step.processor.path_independent() {
+            return None;
+        }
+        let vanished = self.vanished.get_or_init(|| {
+            (self.records.iter())
+                .filter(|r| !self.plan.index.contains_key(&r.asset))
+                .filter_map(|r| Some((RenameKey::of_record(r)?, Arc::clone(r))))
+                .collect()
+        });
+        if vanished.is_empty() {
+            return None;
+        }
+        let root = &self.manifest.roots[step.root];
+        let file = root.dir.join(step.asset.as_str());
+        let stamp = crate::stat_cache::stat(&file)?;
+        let hash = ContentHash::of(&std::fs::read(&file).ok()?);
+        let key = RenameKey {
+            processor: step.processor.name().to_owned(),
+            version: step.processor.version(),
+            code: step.code,
+            settings: step.settings_json.clone(),
+            source: hash,
+        };
+        let old = vanished.get(&key)?;
+        if !(old.outputs.iter()).all(|o| self.store.has(&o.hash, o.size)) {
+            return None;
+        }
+        Some(Record {
+            asset: step.asset.clone(),
+            key: step.key,
+            started_ns: system_time_ns(SystemTime::now()),
+            inputs: vec![crate::record::Input {
+                path: crate::processor::context::input_name(root, &step.asset),
+                state: crate::record::InputState::Present { stamp, hash },
+            }],
+            reason: None,
+            fetched_from: None,
+            outputs_hash: Default::default(),
+            ..Record::clone(old)
+        })
+    }
+}
+
+/// What a renamed file's step shares with its vanished asset's record:
+/// processor, version, settings and the source's bytes.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(super) struct RenameKey {
+    processor: String,
+    version: u32,
+    code: Option<u64>,
+    settings: String,
+    source: ContentHash,
+}
+
+impl RenameKey {
+    /// The key of a record that read one file, present, and used nothing
+    /// else: the only kind a rename can take over.
+    pub(super) fn of_record(r: &Record) -> Option<RenameKey> {
+        let ([input], [], []) = (&r.inputs[..], &r.dependencies[..], &r.references[..]) else {
+            return None;
+        };
+        let crate::record::InputState::Present { hash, .. } = &input.state else {
+            return None;
+        };
+        Some(RenameKey {
+            processor: r.processor.clone(),
+            version: r.processor_version,
+            code: r.processor_code,
+            settings: r.settings.clone(),
+            source: *hash,
+        })
+    }
+}

@@ -1,0 +1,275 @@
+//! [`BlobMemory`]: blobs' bytes, and what they decode to, kept in memory
+//! across the builds of a long-lived pipeline (`watch`), bounded, by build
+//! generation. The [`Store`](super::Store) asks it before the disk and
+//! tells it what it wrote or verified.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::buffers::Buffers;
+use crate::hash::ContentHash;
+
+/// Blobs' bytes by hash, kept in memory across builds by a long-lived
+/// pipeline (`watch`): an atlas re-pack after one edit reads its sprites and
+/// its unchanged pages from here, and the parcel stage the pages just made.
+///
+/// Bounded: blobs up to [`BlobMemory::MAX_BLOB`], at most
+/// [`BlobMemory::CAPACITY`] bytes in all. Each build is a generation; when a
+/// blob does not fit, the blobs the current build has not used go first, and
+/// if it still does not fit it is not kept.
+#[derive(Debug)]
+pub struct BlobMemory {
+    inner: Mutex<MemoryInner>,
+    capacity: usize,
+    /// Large buffers for the next build's atlas pages (`buffers.rs`).
+    pub(super) buffers: Arc<Buffers>,
+}
+
+impl Default for BlobMemory {
+    fn default() -> Self {
+        BlobMemory::with_capacity(BlobMemory::CAPACITY)
+    }
+}
+
+#[derive(Default)]
+struct MemoryInner {
+    /// Bytes, and the generation that last used them. Shared with the
+    /// build that keeps them for a parcel ([`Store::put_deferred`]).
+    blobs: HashMap<ContentHash, (Arc<Vec<u8>>, u64)>,
+    /// What blobs decode to, for readers that would decode them again each
+    /// build (an atlas's sprites' pixels), with its size and the generation
+    /// that last used it ([`Store::decoded`]).
+    decoded: HashMap<ContentHash, (Decoded, usize, u64)>,
+    /// Of `blobs` and `decoded` together.
+    bytes: usize,
+    generation: u64,
+}
+
+/// A blob decoded, shared with its readers.
+pub(super) type Decoded = Arc<dyn std::any::Any + Send + Sync>;
+
+impl std::fmt::Debug for MemoryInner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryInner")
+            .field("blobs", &self.blobs.len())
+            .field("decoded", &self.decoded.len())
+            .field("bytes", &self.bytes)
+            .field("generation", &self.generation)
+            .finish()
+    }
+}
+
+impl MemoryInner {
+    /// Makes room for `len` more bytes by dropping what the current
+    /// generation has not used; whether they now fit.
+    fn make_room(&mut self, len: usize, capacity: usize) -> bool {
+        if self.bytes + len <= capacity {
+            return true;
+        }
+        let generation = self.generation;
+        let mut freed = 0;
+        self.blobs.retain(|_, (b, used)| {
+            let keep = *used == generation;
+            if !keep {
+                freed += b.len();
+            }
+            keep
+        });
+        self.decoded.retain(|_, (_, size, used)| {
+            let keep = *used == generation;
+            if !keep {
+                freed += *size;
+            }
+            keep
+        });
+        self.bytes -= freed;
+        self.bytes + len <= capacity
+    }
+}
+
+impl BlobMemory {
+    /// The largest blob kept: a 4096x4096 RGBA8 page.
+    pub const MAX_BLOB: usize = 64 << 20;
+    /// The most bytes kept in all.
+    pub const CAPACITY: usize = 512 << 20;
+
+    pub(super) fn with_capacity(capacity: usize) -> BlobMemory {
+        BlobMemory {
+            inner: Mutex::default(),
+            capacity,
+            buffers: Arc::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, MemoryInner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts a generation: what the next build uses is kept before what
+    /// earlier builds used.
+    pub(super) fn next_generation(&self) {
+        self.lock().generation += 1;
+    }
+
+    pub(super) fn get(&self, hash: &ContentHash) -> Option<Vec<u8>> {
+        // Copied outside the lock: an atlas reads its members on every core.
+        self.get_shared(hash).map(|b| b.to_vec())
+    }
+
+    /// The bytes of blob `hash`, if kept, not copied.
+    pub(super) fn get_shared(&self, hash: &ContentHash) -> Option<Arc<Vec<u8>>> {
+        let mut inner = self.lock();
+        let generation = inner.generation;
+        inner.blobs.get_mut(hash).map(|(bytes, used)| {
+            *used = generation;
+            Arc::clone(bytes)
+        })
+    }
+
+    pub(super) fn keep(&self, hash: ContentHash, bytes: &[u8]) {
+        self.keep_shared(hash, || Arc::new(bytes.to_vec()), bytes.len());
+    }
+
+    /// [`BlobMemory::keep`] of `len` bytes that `bytes` gives, shared (made
+    /// only if they are to be kept).
+    pub(super) fn keep_shared(
+        &self,
+        hash: ContentHash,
+        bytes: impl FnOnce() -> Arc<Vec<u8>>,
+        len: usize,
+    ) {
+        if len > Self::MAX_BLOB {
+            return;
+        }
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        if let Some((_, used)) = inner.blobs.get_mut(&hash) {
+            *used = inner.generation;
+            return;
+        }
+        if !inner.make_room(len, self.capacity) {
+            return;
+        }
+        inner.bytes += len;
+        inner.blobs.insert(hash, (bytes(), inner.generation));
+    }
+
+    /// What blob `hash` decoded to, if kept.
+    pub(super) fn decoded(&self, hash: &ContentHash) -> Option<Decoded> {
+        let mut inner = self.lock();
+        let generation = inner.generation;
+        inner.decoded.get_mut(hash).map(|(value, _, used)| {
+            *used = generation;
+            Arc::clone(value)
+        })
+    }
+
+    /// Keeps what blob `hash` decoded to, `size` bytes of it, as
+    /// [`BlobMemory::keep`] keeps bytes.
+    pub(super) fn keep_decoded(&self, hash: ContentHash, value: Decoded, size: usize) {
+        if size > Self::MAX_BLOB {
+            return;
+        }
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        if inner.decoded.contains_key(&hash) || !inner.make_room(size, self.capacity) {
+            return;
+        }
+        inner.bytes += size;
+        inner.decoded.insert(hash, (value, size, inner.generation));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::super::tests::corrupt;
+    use super::super::{Store, StoreError};
+    use super::*;
+
+    #[test]
+    fn memory_serves_small_blobs_across_handles_and_only_verified_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = Arc::new(BlobMemory::default());
+        let put = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
+        let small = put.put(b"sprite").unwrap();
+        let big_bytes = vec![7u8; BlobMemory::MAX_BLOB + 1];
+        let big = put.put(&big_bytes).unwrap();
+        // Another build's handle, the files gone: small from memory, big not.
+        fs::remove_dir_all(dir.path().join("packs")).unwrap();
+        fs::remove_file(put.locate(&big).unwrap().path).unwrap();
+        drop(put);
+        let next = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
+        assert_eq!(next.get(&small).unwrap(), b"sprite");
+        assert!(next.get(&big).is_err());
+        // A blob read from disk is kept only once it proved to be itself.
+        let other = Store::open(dir.path()).unwrap().put(b"other").unwrap();
+        let next = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
+        corrupt(&next, &other);
+        assert!(matches!(
+            next.get(&other),
+            Err(StoreError::CorruptBlob { .. })
+        ));
+        assert!(memory.get(&other).is_none());
+    }
+
+    #[test]
+    fn decoded_blobs_are_kept_across_handles_and_share_the_memory_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = Arc::new(BlobMemory::with_capacity(100));
+        let calls = std::cell::Cell::new(0);
+        let decode = |store: &Store, hash: &ContentHash| -> Result<Arc<String>, StoreError> {
+            store.decoded(
+                hash,
+                || {
+                    calls.set(calls.get() + 1);
+                    Ok(String::from_utf8(store.get(hash)?).unwrap().to_uppercase())
+                },
+                String::len,
+            )
+        };
+        let first = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
+        let a = first.put(b"sprite a").unwrap();
+        assert_eq!(*decode(&first, &a).unwrap(), "SPRITE A");
+        drop(first);
+        // The next build's handle: decoded once, never again.
+        let next = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
+        assert_eq!(*decode(&next, &a).unwrap(), "SPRITE A");
+        assert_eq!(calls.get(), 1);
+        // Unused by this build, it goes when the bytes of another need room.
+        drop(next);
+        let last = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
+        let big = last.put(&[b'x'; 90]).unwrap();
+        assert!(memory.get(&big).is_some());
+        assert_eq!(*decode(&last, &a).unwrap(), "SPRITE A");
+        assert_eq!(calls.get(), 2, "dropped for the 90 bytes, so decoded again");
+        // Without a memory nothing is kept.
+        let plain = Store::open(dir.path()).unwrap();
+        decode(&plain, &a).unwrap();
+        decode(&plain, &a).unwrap();
+        assert_eq!(calls.get(), 4);
+    }
+
+    #[test]
+    fn a_full_memory_drops_what_the_current_build_has_not_used() {
+        let memory = BlobMemory::with_capacity(10);
+        let (a, b, c) = (
+            ContentHash::of(b"a"),
+            ContentHash::of(b"b"),
+            ContentHash::of(b"c"),
+        );
+        memory.keep(a, b"aaaa");
+        memory.keep(b, b"bbbb");
+        memory.next_generation();
+        assert!(memory.get(&a).is_some(), "used by this build");
+        memory.keep(c, b"cccc");
+        assert!(memory.get(&b).is_none(), "unused, dropped for c");
+        assert_eq!(memory.get(&c).as_deref(), Some(&b"cccc"[..]));
+        // Everything is in use now: a blob that does not fit is not kept.
+        let d = ContentHash::of(b"d");
+        memory.keep(d, b"dddd");
+        assert!(memory.get(&d).is_none());
+        assert!(memory.get(&a).is_some() && memory.get(&c).is_some());
+    }
+}
