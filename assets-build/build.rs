@@ -49,6 +49,7 @@ const BUILTINS: &[(&str, &[&str])] = &[
         ],
     ),
     ("audio", &["processor/audio.rs"]),
+    ("tilemap", &["processor/tilemap.rs"]),
     (
         "atlas",
         &["atlas", "processor/sprite_source.rs", "processor/image.rs"],

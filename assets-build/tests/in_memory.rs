@@ -272,3 +272,31 @@ fn a_truncated_or_foreign_sound_fails_by_what_is_wrong() {
     let empty = ProcessorTest::new("sfx/empty.ogg", b"").run(&Audio);
     assert!(empty.error().is_some());
 }
+
+#[test]
+fn a_tileset_references_its_image_and_records_a_missing_one() {
+    use assets_build::processor::tilemap::Tilemap;
+    let tsx = r#"<?xml version="1.0" encoding="UTF-8"?>
+<tileset version="1.10" name="Terrain" tilewidth="16" tileheight="16" tilecount="2" columns="2">
+ <image source="../art/terrain tiles.png" width="32" height="16"/>
+</tileset>
+"#;
+    let run = ProcessorTest::new("tilesets/Terrain.tsx", tsx)
+        .file("art/terrain tiles.png", png())
+        .run(&Tilemap)
+        .expect_ok();
+    assert_eq!(run.references, [asset("art/terrain tiles.png")]);
+    assert_eq!(run.main(), tsx.as_bytes());
+    assert!(run.dependencies.is_empty(), "its image is not an input");
+
+    let missing = ProcessorTest::new("tilesets/Terrain.tsx", tsx).run(&Tilemap);
+    assert_eq!(
+        missing.error().unwrap(),
+        "line 3 names the image `../art/terrain tiles.png`, and `art/terrain tiles.png` does not exist; add the file or fix the path"
+    );
+    assert_eq!(
+        missing.missing,
+        ["art/terrain tiles.png"],
+        "creating it reruns the step"
+    );
+}

@@ -101,6 +101,7 @@ pub fn default_processor(extension: Option<&str>) -> &'static str {
         Some("txt" | "json" | "ron" | "toml" | "glsl") => "text",
         Some("wgsl" | "wesl") => "shader",
         Some("ktx2") => "ktx2",
+        Some("tmx" | "tsx" | "tx" | "tmj" | "tsj" | "ldtk" | "ldtkl") => "tilemap",
         #[cfg(feature = "gltf")]
         Some("gltf" | "glb") => "gltf",
         #[cfg(feature = "audio")]

@@ -25,7 +25,7 @@
 //! dependency crate's update.
 //!
 //! Built-ins: [`copy`], [`text`], [`shader`], [`image`], [`sprite`],
-//! [`command`], [`ktx2`], `gltf`, `font` and `audio` (cargo features `gltf`,
+//! [`command`], [`ktx2`], [`tilemap`], `gltf`, `font` and `audio` (cargo features `gltf`,
 //! `fonts` and `audio`, on by default), and `texture` (feature `textures`).
 
 #[cfg(feature = "audio")]
@@ -47,6 +47,7 @@ pub mod sprite_source;
 pub mod text;
 #[cfg(feature = "textures")]
 pub mod texture;
+pub mod tilemap;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -243,7 +244,7 @@ impl Registry {
     }
 
     /// The built-in processors: `copy`, `text`, `shader`, `image`, `sprite`,
-    /// `command`, `ktx2`, `gltf`, `font` and `audio` (with the cargo features
+    /// `command`, `ktx2`, `tilemap`, `gltf`, `font` and `audio` (with the cargo features
     /// `gltf`, `fonts` and `audio`, on by default), and `texture` (feature
     /// `textures`).
     pub fn with_builtins() -> Registry {
@@ -255,6 +256,7 @@ impl Registry {
         r.builtin(sprite::Sprite);
         r.builtin(command::Command);
         r.builtin(ktx2::Ktx2);
+        r.builtin(tilemap::Tilemap);
         #[cfg(feature = "gltf")]
         r.builtin(gltf::Gltf);
         #[cfg(feature = "fonts")]
