@@ -55,7 +55,8 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
-pub use context::{Context, DependencyOutputs, TOOL_CLOCK_MARGIN, ToolInputs, Unsettled};
+pub use context::tools::{TOOL_CLOCK_MARGIN, ToolInputs, Unsettled};
+pub use context::{Context, DependencyOutputs};
 
 use crate::asset_path::{AssetPath, AssetPathError};
 use crate::manifest::{ManifestError, Settings, SettingsError};

@@ -10,13 +10,18 @@ use assets_runtime::Compression;
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use toml::Spanned;
 
-use super::diagnostic::{ManifestError, did_you_mean};
-use super::raw::{RawAssets, RawPlatform, RawTable};
+use super::diagnostic::ManifestError;
+use super::raw::{RawAssets, RawTable};
 use super::{
-    ASSETS_KEY, AssetRoot, AtlasSpec, Ignore, MAX_ATLAS_SIZE, Manifest, Origin, Override,
-    ParcelSpec, Platform, PlatformSettings, Rule, Settings,
+    ASSETS_KEY, AssetRoot, AtlasSpec, Ignore, MAX_ATLAS_SIZE, Manifest, Origin, Override, Platform,
+    Rule, Settings,
 };
 use crate::asset_path::AssetPath;
+
+mod parcels;
+mod platforms;
+
+use parcels::default_parcel;
 
 /// The longest glob the manifest takes, in bytes.
 const MAX_GLOB_LEN: usize = 1024;
@@ -164,109 +169,6 @@ impl Resolver<'_> {
             });
         }
         Ok(roots)
-    }
-
-    fn platform(
-        &self,
-        name: Spanned<String>,
-        platform: Spanned<RawPlatform>,
-    ) -> Result<(String, Platform), ManifestError> {
-        let key = format!("{ASSETS_KEY}.platforms.{}", name.get_ref());
-        self.check_name(&name, &key, "platform")?;
-        let span = platform.span();
-        let platform = platform.into_inner();
-        if platform.targets.is_empty() {
-            return Err(self
-                .err(span, format!("{key}.targets"), "`targets` is empty")
-                .help("list the target triples it covers, as globs: `targets = [\"wasm32-*\"]`"));
-        }
-        let mut set = GlobSetBuilder::new();
-        let mut patterns = Vec::new();
-        for target in &platform.targets {
-            set.add(self.glob(target, &format!("{key}.targets"))?);
-            patterns.push(target.get_ref().clone());
-        }
-        let targets = set
-            .build()
-            .map_err(|e| self.err(span.clone(), key.clone(), e.to_string()))?;
-        let processor_settings = platform
-            .settings
-            .into_iter()
-            .map(|(processor, table)| {
-                let key = format!("{key}.settings.{}", processor.get_ref());
-                let span = processor.span();
-                let table = table.into_inner();
-                let setting_origins = origins_of(&table, &key);
-                let settings = settings_of(table);
-                let s = PlatformSettings {
-                    settings,
-                    setting_origins,
-                    origin: Origin { span, key },
-                };
-                (processor.into_inner(), s)
-            })
-            .collect();
-        let name = name.into_inner();
-        Ok((
-            name.clone(),
-            Platform {
-                name,
-                patterns,
-                targets,
-                processor_settings,
-            },
-        ))
-    }
-
-    /// Takes a rule's `platforms` key out: a table of settings per declared
-    /// platform.
-    fn platform_settings(
-        &self,
-        table: &mut RawTable,
-        key: &str,
-        platforms: &BTreeMap<String, Platform>,
-    ) -> Result<BTreeMap<String, Settings>, ManifestError> {
-        let Some(k) = table.keys().find(|k| k.get_ref() == "platforms").cloned() else {
-            return Ok(BTreeMap::new());
-        };
-        let value = table.remove(&k).expect("key was just found");
-        let key = format!("{key}.platforms");
-        let span = value.span();
-        let expected = || {
-            self.err(
-                span.clone(),
-                key.clone(),
-                "expected a table of settings per platform",
-            )
-            .help("e.g. `platforms.web = { encoding = \"png\" }`")
-        };
-        let toml::Value::Table(by_platform) = value.into_inner() else {
-            return Err(expected());
-        };
-        let mut out = BTreeMap::new();
-        for (name, settings) in by_platform {
-            if !platforms.contains_key(&name) {
-                let known: Vec<&str> = platforms.keys().map(String::as_str).collect();
-                let mut help = format!(
-                    "declare it with [package.metadata.assets.platforms.{name}] and its `targets`"
-                );
-                if let Some(s) = did_you_mean(&name, known.iter().copied()) {
-                    help = format!("did you mean `{s}`? {help}");
-                }
-                return Err(self
-                    .err(
-                        span.clone(),
-                        format!("{key}.{name}"),
-                        format!("platform `{name}` is not declared"),
-                    )
-                    .help(help));
-            }
-            let toml::Value::Table(settings) = settings else {
-                return Err(expected());
-            };
-            out.insert(name, Settings::from_table(settings));
-        }
-        Ok(out)
     }
 
     fn rule(
@@ -546,127 +448,6 @@ impl Resolver<'_> {
         Ok(Some(set))
     }
 
-    fn parcel(
-        &self,
-        name: Spanned<String>,
-        value: Spanned<toml::Value>,
-    ) -> Result<ParcelSpec, ManifestError> {
-        let key = format!("{ASSETS_KEY}.parcels.{}", name.get_ref());
-        let valid_name = name
-            .get_ref()
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic())
-            && name
-                .get_ref()
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-        if !valid_name {
-            return Err(self
-                .err(name.span(), key, format!("invalid parcel name `{}`", name.get_ref()))
-                .help("parcel names start with a letter and use letters, digits, `_` and `-`; they become Rust module names"));
-        }
-        let span = value.span();
-        let shape = "expected an array of globs or `{ include = [...], exclude = [...], compression = \"zstd\" }`";
-        let mut compression = None;
-        let (include, exclude) = match value.into_inner() {
-            toml::Value::Array(a) => (a, Vec::new()),
-            toml::Value::Table(mut t) => {
-                let include = t.remove("include");
-                let exclude = t.remove("exclude");
-                if let Some(value) = t.remove("compression") {
-                    compression = Some(self.compression(value, &span, &key)?);
-                }
-                if let Some(unknown) = t.keys().next() {
-                    let mut err = self.err(span, key, format!("unknown key `{unknown}` in parcel"));
-                    if let Some(s) = did_you_mean(unknown, ["include", "exclude", "compression"]) {
-                        err = err.help(format!("did you mean `{s}`?"));
-                    }
-                    return Err(err);
-                }
-                let as_array = |v: Option<toml::Value>| match v {
-                    None => Ok(Vec::new()),
-                    Some(toml::Value::Array(a)) => Ok(a),
-                    Some(_) => Err(self.err(span.clone(), key.clone(), shape)),
-                };
-                (as_array(include)?, as_array(exclude)?)
-            }
-            _ => return Err(self.err(span, key, shape)),
-        };
-        let globs = |values: Vec<toml::Value>,
-                     part: &str|
-         -> Result<(Vec<String>, GlobSet), ManifestError> {
-            let key = format!("{key}{part}");
-            let mut patterns = Vec::new();
-            let mut set = GlobSetBuilder::new();
-            for v in values {
-                let toml::Value::String(s) = v else {
-                    return Err(self.err(span.clone(), key, "expected a glob string"));
-                };
-                set.add(self.glob(&Spanned::new(span.clone(), s.clone()), &key)?);
-                patterns.push(s);
-            }
-            let set = set
-                .build()
-                .map_err(|e| self.err(span.clone(), key.clone(), e.to_string()))?;
-            Ok((patterns, set))
-        };
-        let (include_patterns, include) = globs(include, "")?;
-        let (exclude_patterns, exclude) = globs(exclude, ".exclude")?;
-        if include_patterns.is_empty() {
-            return Err(self
-                .err(
-                    span,
-                    key,
-                    format!("parcel `{}` includes nothing", name.get_ref()),
-                )
-                .help("list globs of the assets it holds, e.g. `[\"**\"]`"));
-        }
-        Ok(ParcelSpec {
-            name: name.into_inner(),
-            include_patterns,
-            exclude_patterns,
-            compression,
-            include,
-            exclude,
-        })
-    }
-
-    /// A parcel's or rule's `compression` value: `none`, `lz4` or `zstd`
-    /// (which needs the `zstd` feature of assets-build).
-    fn compression(
-        &self,
-        value: toml::Value,
-        span: &Range<usize>,
-        table_key: &str,
-    ) -> Result<Compression, ManifestError> {
-        let key = format!("{table_key}.compression");
-        let toml::Value::String(name) = &value else {
-            return Err(self.err(
-                span.clone(),
-                key,
-                "expected `\"none\"`, `\"lz4\"` or `\"zstd\"`",
-            ));
-        };
-        let compression = Compression::from_name(name).ok_or_else(|| {
-            let mut err = self.err(
-                span.clone(),
-                key.clone(),
-                format!("unknown compression `{name}`: expected `none`, `lz4` or `zstd`"),
-            );
-            if let Some(s) = did_you_mean(name, ["none", "lz4", "zstd"]) {
-                err = err.help(format!("did you mean `{s}`?"));
-            }
-            err
-        })?;
-        if compression == Compression::Zstd && !cfg!(feature = "zstd") {
-            return Err(self
-                .err(span.clone(), key, "zstd compression is not in this build")
-                .help("enable the `zstd` feature of assets-build, or use `lz4`"));
-        }
-        Ok(compression)
-    }
-
     fn glob(&self, pattern: &Spanned<String>, key: &str) -> Result<Glob, ManifestError> {
         // globset compiles a glob into a regex and panics when the regex
         // grows past its size limit (a pattern of 200,000 `*` does): a
@@ -697,25 +478,6 @@ impl Resolver<'_> {
                     format!("invalid glob `{}`: {reason}", pattern.get_ref()),
                 )
             })
-    }
-}
-
-fn default_parcel() -> ParcelSpec {
-    let all = GlobBuilder::new("**")
-        .literal_separator(true)
-        .build()
-        .expect("`**` is a valid glob");
-    let include = GlobSetBuilder::new()
-        .add(all)
-        .build()
-        .expect("one valid glob");
-    ParcelSpec {
-        name: "main".into(),
-        include_patterns: vec!["**".into()],
-        exclude_patterns: Vec::new(),
-        compression: None,
-        include,
-        exclude: GlobSet::empty(),
     }
 }
 

@@ -1,0 +1,162 @@
+//! Tests of the parent module.
+
+use super::*;
+
+/// Flips one byte of a stored blob where it is, keeping its size.
+pub(super) fn corrupt(store: &Store, hash: &ContentHash) {
+    let at = store.locate(hash).expect("stored");
+    let mut bytes = fs::read(&at.path).unwrap();
+    bytes[(at.offset + at.len / 2) as usize] ^= 1;
+    fs::write(&at.path, bytes).unwrap();
+}
+
+/// Writes a parcel `main` into `dir` holding `bytes` whole as
+/// `levels/one.lvl`, zstd-compressed, with a `.sums` as the parcel
+/// stage writes it, saying the resource is the blob `claimed`.
+fn parcel(dir: &Path, bytes: &[u8], claimed: ContentHash) -> PathBuf {
+    fs::create_dir_all(dir).unwrap();
+    let mut writer =
+        assets_runtime::write::ParcelWriter::compressed(assets_runtime::Compression::Zstd);
+    writer.add("levels/one.lvl", "bytes", bytes.to_vec());
+    let bytes = writer.finish().unwrap();
+    let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+    let path = dir.join("main.parcel");
+    fs::write(&path, &bytes).unwrap();
+    let claimed = claimed.to_hex();
+    let sums = crate::parcel_sums::write(
+        "zstd",
+        parcel.table_checksum(),
+        [(claimed.as_str(), "levels/one.lvl")].into_iter(),
+    );
+    fs::write(path.with_extension("parcel.sums"), sums).unwrap();
+    path
+}
+
+#[test]
+fn deferred_blobs_are_stored_only_if_no_parcel_took_them_and_then_read_from_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let parcels = CacheLayout::new(dir.path()).parcel_dir("game", "dev");
+    let level = vec![7u8; 5000];
+    let (held, left) = (ContentHash::of(&level), ContentHash::of(b"left out"));
+    {
+        let store = Store::open(dir.path()).unwrap();
+        store.put_deferred(held, Arc::new(level.clone())).unwrap();
+        store
+            .put_deferred(left, Arc::new(b"left out".to_vec()))
+            .unwrap();
+        assert!(store.has(&held, 5000) && store.get(&held).unwrap() == level);
+        assert!(store.locate(&held).is_none(), "in memory until the flush");
+        // The parcel stage writes a parcel holding one of them.
+        parcel(&parcels, &level, held);
+        assert_eq!(store.flush_deferred(|h| *h == held).unwrap(), 8);
+        assert!(store.locate(&left).is_some() && store.locate(&held).is_none());
+    }
+    // A later build finds it in the parcel, decompressed and checked.
+    let store = Store::open(dir.path()).unwrap();
+    assert!(store.has(&held, 5000));
+    assert_eq!(store.get(&held).unwrap(), level);
+
+    // A `.sums` of another version of the parcel is not trusted.
+    let sums = parcels.join("main.parcel.sums");
+    let text = fs::read_to_string(&sums).unwrap();
+    fs::write(&sums, text.replacen("zstd ", "zstd 1", 1)).unwrap();
+    assert!(!Store::open(dir.path()).unwrap().has(&held, 5000));
+
+    // A resource whose bytes are not the blob its `.sums` names (its
+    // own checksums intact: rewritten by hand): corrupt, and the parcel
+    // is trusted no more, by this store and by later ones.
+    let path = parcel(&parcels, &[8u8; 5000], held);
+    let store = Store::open(dir.path()).unwrap();
+    assert!(store.has(&held, 5000));
+    assert!(matches!(
+        store.get(&held),
+        Err(StoreError::CorruptBlob { path: p, .. }) if p == path
+    ));
+    assert!(!store.has(&held, 5000) && store.get(&held).is_err());
+    assert!(!sums.exists());
+    assert!(!Store::open(dir.path()).unwrap().has(&held, 5000));
+}
+
+#[test]
+fn blobs_are_named_by_hash_and_checked_on_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let big_bytes = vec![3u8; PACK_MAX_BLOB + 1];
+    let h = store.put(b"hello").unwrap();
+    let big = store.put(&big_bytes).unwrap();
+    assert_eq!(store.put(b"hello").unwrap(), h);
+    assert!(store.has(&h, 5) && store.has(&big, big_bytes.len() as u64));
+    assert!(!store.has(&h, 4));
+    assert_eq!(store.get(&h).unwrap(), b"hello");
+    assert!(
+        store
+            .locate(&h)
+            .unwrap()
+            .path
+            .starts_with(dir.path().join("packs"))
+    );
+    assert_eq!(
+        store.locate(&big).unwrap().path,
+        CacheLayout::new(dir.path()).blob(&big)
+    );
+    assert_eq!(store.locations().len(), 2);
+    corrupt(&store, &h);
+    corrupt(&store, &big);
+    // The next build (a new handle) checks what an earlier one wrote.
+    let store = Store::open(dir.path()).unwrap();
+    for (hash, len) in [(h, 5), (big, big_bytes.len() as u64)] {
+        assert!(matches!(
+            store.get(&hash),
+            Err(StoreError::CorruptBlob { .. })
+        ));
+        assert!(
+            !store.has(&hash, len),
+            "a corrupt blob is removed when found"
+        );
+    }
+    store.put(b"hello").unwrap();
+    store.put(&big_bytes).unwrap();
+    assert_eq!(store.get(&h).unwrap(), b"hello");
+    // And the build after (once this one is done) reads the fresh copies.
+    drop(store);
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.get(&h).unwrap(), b"hello");
+    assert_eq!(store.get(&big).unwrap(), big_bytes);
+}
+
+#[test]
+fn half_written_blobs_of_a_killed_build_are_removed_by_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let whole = vec![1u8; PACK_MAX_BLOB + 1];
+    let h = store.put(&whole).unwrap();
+    assert!(
+        store.writing_marker().exists(),
+        "marked while it writes blob files"
+    );
+    let half = store.locate(&h).unwrap().path.with_file_name(".1-0.tmp");
+    fs::write(&half, b"ha").unwrap();
+    // Killed: no drop, the mark stays.
+    std::mem::forget(store);
+    let next = Store::open(dir.path()).unwrap();
+    next.remove_orphans().unwrap();
+    assert!(!half.exists());
+    assert!(!next.writing_marker().exists());
+    assert_eq!(next.get(&h).unwrap(), whole);
+    drop(next);
+    // A build that ends normally takes its mark away.
+    let store = Store::open(dir.path()).unwrap();
+    store.put(&vec![2u8; PACK_MAX_BLOB + 1]).unwrap();
+    drop(store);
+    assert!(!dir.path().join("tmp/writing-blobs").exists());
+}
+
+#[test]
+fn orphans_in_tmp_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    fs::write(store.temp_path("write"), b"half").unwrap();
+    fs::create_dir(store.temp_path("step")).unwrap();
+    store.remove_orphans().unwrap();
+    assert_eq!(fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+}
