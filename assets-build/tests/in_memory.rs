@@ -300,3 +300,44 @@ fn a_tileset_references_its_image_and_records_a_missing_one() {
         "creating it reruns the step"
     );
 }
+
+#[test]
+fn a_fully_transparent_sprite_builds_and_says_so() {
+    let clear = image::RgbaImage::new(6, 4);
+    let mut bytes = std::io::Cursor::new(Vec::new());
+    clear.write_to(&mut bytes, image::ImageFormat::Png).unwrap();
+    let run = ProcessorTest::new("sprites/ghost.png", bytes.into_inner())
+        .run(&Sprite)
+        .expect_ok();
+    assert_eq!(
+        run.warnings,
+        [
+            "is fully transparent: trimmed, it takes no room in its atlas, and draws nothing (6x4 empty)"
+        ]
+    );
+    let kept = ProcessorTest::new("sprites/hero.png", png())
+        .run(&Sprite)
+        .expect_ok();
+    assert!(kept.warnings.is_empty());
+}
+
+#[cfg(feature = "fonts")]
+#[test]
+fn a_font_range_the_font_only_partly_covers_bakes_what_it_has_and_warns() {
+    use assets_build::processor::font::Font;
+    let fira = include_bytes!("../../examples/sprite-demo/assets/fonts/FiraSans-Bold-Latin1.ttf");
+    // Latin-1 only: of Latin Extended-A's first sixteen, none.
+    let run = ProcessorTest::new("fonts/Fira.ttf", fira)
+        .settings("sizes = [12]\nranges = [[0xF0, 0x10F]]")
+        .run(&Font)
+        .expect_ok();
+    assert_eq!(run.warnings.len(), 1, "{:?}", run.warnings);
+    assert!(
+        run.warnings[0].starts_with(
+            "the font has no glyph for 16 of the 32 characters of range [0xf0, 0x10f] (skipped: U+0100 U+0101"
+        ),
+        "{}",
+        run.warnings[0]
+    );
+    assert_eq!(run.output("").unwrap().kind, "font");
+}

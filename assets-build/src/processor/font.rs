@@ -131,7 +131,10 @@ impl Processor for Font {
 
     fn process(&self, ctx: &mut Context<'_>, settings: FontSettings) -> Result<(), ProcessError> {
         let bytes = ctx.source()?;
-        let (tables, sprites) = bake(&bytes, &settings)?;
+        let (tables, sprites, skipped) = bake(&bytes, &settings)?;
+        for warning in skipped {
+            ctx.warn(warning);
+        }
         ctx.emit(assets_runtime::format::KIND_FONT, tables.encode())?;
         ctx.emit_labeled(
             SPRITES_LABEL,
@@ -143,10 +146,12 @@ impl Processor for Font {
 
 /// The font in `bytes` (an untrusted file) baked as `settings` ask: its
 /// tables, and one sprite per glyph and size.
+/// The font's tables and glyph sprites, and what a user should know of
+/// what was left out (see [`character_set`]).
 pub(crate) fn bake(
     bytes: &[u8],
     settings: &FontSettings,
-) -> Result<(FontTables, Vec<SpriteSource>), ProcessError> {
+) -> Result<(FontTables, Vec<SpriteSource>, Vec<String>), ProcessError> {
     let sizes = checked_sizes(settings)?;
     check_cmap(bytes).map_err(ProcessError::msg)?;
     let font = fontdue::Font::from_bytes(
@@ -157,7 +162,7 @@ pub(crate) fn bake(
         },
     )
     .map_err(|e| ProcessError::msg(format!("not a font fontdue can read: {e}")))?;
-    let chars = character_set(settings, |c| font.lookup_glyph_index(c) != 0)?;
+    let (chars, skipped) = character_set(settings, |c| font.lookup_glyph_index(c) != 0)?;
     if chars.len() * sizes.len() > MAX_GLYPHS {
         return Err(ProcessError::msg(format!(
             "{} characters at {} sizes are {} glyphs, more than {MAX_GLYPHS}; bake fewer",
@@ -210,7 +215,7 @@ pub(crate) fn bake(
     if settings.kerning {
         tables.kerning = kerning::pairs(bytes, &chars)?;
     }
-    Ok((tables, sprites))
+    Ok((tables, sprites, skipped))
 }
 
 /// The sizes, sorted, each once; an error names a bad one.
@@ -286,11 +291,13 @@ fn checked_sizes(settings: &FontSettings) -> Result<Vec<f32>, ProcessError> {
 
 /// The characters to bake, sorted: `chars` (each must be in the font,
 /// `has`), then `ranges` (those the font lacks skipped), or printable
-/// ASCII when neither is given.
+/// ASCII when neither is given. Beside them, a warning per range whose
+/// characters the font lacks some of: a game that shows one gets a blank.
 fn character_set(
     settings: &FontSettings,
     has: impl Fn(char) -> bool,
-) -> Result<Vec<char>, ProcessError> {
+) -> Result<(Vec<char>, Vec<String>), ProcessError> {
+    let mut skipped = Vec::new();
     let mut set = BTreeSet::new();
     if let Some(chars) = &settings.chars {
         let missing: BTreeSet<char> = chars.chars().filter(|&c| !has(c)).collect();
@@ -309,12 +316,25 @@ fn character_set(
                 "`ranges` holds [{lo:#x}, {hi:#x}]; a range is [first, last] code points, first <= last <= 0x10FFFF"
             )));
         }
-        set.extend((lo..=hi).filter_map(char::from_u32).filter(|&c| has(c)));
+        let (found, lacking): (Vec<char>, Vec<char>) =
+            (lo..=hi).filter_map(char::from_u32).partition(|&c| has(c));
+        if !lacking.is_empty() {
+            let shown: String = (lacking.iter().take(8))
+                .map(|c| format!(" U+{:04X}", u32::from(*c)))
+                .collect();
+            let more = if lacking.len() > 8 { " ..." } else { "" };
+            skipped.push(format!(
+                "the font has no glyph for {} of the {} characters of range [{lo:#x}, {hi:#x}] (skipped:{shown}{more}); a game that shows one draws nothing",
+                lacking.len(),
+                lacking.len() + found.len()
+            ));
+        }
+        set.extend(found);
     }
     if settings.chars.is_none() && settings.ranges.is_empty() {
         set.extend(ASCII.filter_map(char::from_u32).filter(|&c| has(c)));
     }
-    Ok(set.into_iter().collect())
+    Ok((set.into_iter().collect(), skipped))
 }
 
 /// One glyph's alpha, rows top to bottom.
@@ -490,13 +510,20 @@ mod tests {
     #[test]
     fn character_sets_default_to_ascii_and_name_what_the_font_lacks() {
         let has = |c: char| c != 'é';
-        let ascii = character_set(&settings(""), has).unwrap();
+        let (ascii, skipped) = character_set(&settings(""), has).unwrap();
         assert_eq!(ascii.len(), 95);
         assert_eq!((ascii[0], ascii[94]), (' ', '~'));
-        let ranged = character_set(&settings("ranges = [[0xe0, 0xea]]"), has).unwrap();
+        assert!(skipped.is_empty());
+        let (ranged, skipped) = character_set(&settings("ranges = [[0xe0, 0xea]]"), has).unwrap();
         assert_eq!(ranged.len(), 10, "é is skipped, nothing else is added");
+        assert_eq!(
+            skipped,
+            [
+                "the font has no glyph for 1 of the 11 characters of range [0xe0, 0xea] (skipped: U+00E9); a game that shows one draws nothing"
+            ]
+        );
         let both = character_set(&settings("chars = \"ba\"\nranges = [[0x61, 0x62]]"), has);
-        assert_eq!(both.unwrap(), ['a', 'b']);
+        assert_eq!(both.unwrap().0, ['a', 'b']);
         let err = character_set(&settings("chars = \"café\""), has).unwrap_err();
         assert!(err.to_string().contains("\"é\""), "{err}");
         let err = character_set(&settings("ranges = [[0x62, 0x61]]"), has).unwrap_err();

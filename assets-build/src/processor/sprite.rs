@@ -65,6 +65,12 @@ impl Processor for Sprite {
         reserve_decode(ctx, &bytes, settings.max_dimension, 3)?;
         let image = decode_rgba8(&bytes, settings.max_dimension)?;
         let sprite = SpriteSource::new(image, settings.trim);
+        if settings.trim && sprite.width == 0 {
+            ctx.warn(format!(
+                "is fully transparent: trimmed, it takes no room in its atlas, and draws nothing ({}x{} empty)",
+                sprite.source_width, sprite.source_height
+            ));
+        }
         ctx.emit(SPRITE_SOURCE_KIND, sprite.encode())
     }
 }
