@@ -2,7 +2,7 @@
 //! (the project of [`crate::atlas`]), a game-side [`ReloadClient`] polling,
 //! and one sprite saved; the time from just before the write to the notice
 //! naming it. It covers the file event, the settle window
-//! (`cargo_assets::commands::watch::QUIET`), the build (the sprite, its
+//! (`QUIET` in cargo-assets's `commands/watch.rs`), the build (the sprite, its
 //! atlas, the parcel) and the notice.
 
 use std::net::TcpListener;

@@ -1,21 +1,25 @@
 //! `cargo assets`: build, watch and inspect game assets.
 //!
-//! A thin front-end over `assets_build`: [`cli`] parses arguments, each of
-//! [`commands`] resolves them and calls the library, and [`shell`] is the only
+//! A thin front-end over `assets_build`: `cli` parses arguments, each of
+//! `commands` resolves them and calls the library, and `shell` is the only
 //! place that writes to the terminal; [`message`] types every line of
 //! `--message-format json`. It is a library too, so that the
-//! processor runner ([`runner`]) can be this same program with a package's
-//! custom processors linked in.
+//! processor runner (`runner.rs`) can be this same program with a package's
+//! custom processors linked in; what that needs ([`main_with`],
+//! [`Allocator`]) and [`message`] are its whole public surface.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)] // only `shell` writes to the terminal
 
-pub mod cli;
-pub mod commands;
+// What `main` needs is public: [`main_with`], [`run`], the [`Allocator`],
+// and the [`message`] types (the JSON lines other programs read). The rest
+// is this program's own.
+mod cli;
+mod commands;
 pub mod message;
-pub mod reload_server;
-pub mod runner;
-pub mod shell;
-pub mod workspace;
+mod reload_server;
+mod runner;
+mod shell;
+mod workspace;
 
 use std::process::ExitCode;
 

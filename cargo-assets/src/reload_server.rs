@@ -61,11 +61,6 @@ impl ReloadServer {
         self.port
     }
 
-    /// How many clients are connected.
-    pub fn clients(&self) -> usize {
-        self.clients.lock().unwrap_or_else(|p| p.into_inner()).len()
-    }
-
     /// Tells every client that `parcel` is now at `path`, seen through
     /// `patch` if there is one, with the resources `changed`; drops clients
     /// that fail.
