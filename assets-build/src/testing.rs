@@ -53,6 +53,8 @@ pub struct ProcessorTest {
     variant: String,
     platform: Option<String>,
     dependencies: BTreeMap<String, Vec<(String, String, Vec<u8>)>>,
+    /// Paths of files the rule's `inputs` globs would match.
+    inputs: Vec<String>,
 }
 
 impl ProcessorTest {
@@ -68,7 +70,17 @@ impl ProcessorTest {
             variant: "dev".to_owned(),
             platform: None,
             dependencies: BTreeMap::new(),
+            inputs: Vec::new(),
         }
+    }
+
+    /// A file the rule's `inputs` globs match, holding `bytes`: listed by
+    /// [`Context::inputs`] (sorted by path, as a build lists them), and read
+    /// as an input before the processor runs, as a build reads it.
+    pub fn input(mut self, path: &str, bytes: impl AsRef<[u8]>) -> ProcessorTest {
+        self.inputs.push(path.to_owned());
+        self.inputs.sort();
+        self.file(path, bytes)
     }
 
     /// Another file under the asset root, which the processor may read.
@@ -174,7 +186,10 @@ impl ProcessorTest {
             building: Mutex::new(Vec::new()),
             memory: MemoryBudget::new(DEFAULT_MEMORY_BUDGET),
         };
-        let (result, recorded) = bench.process(&AssetPath::new(&self.asset)?);
+        let inputs = (self.inputs.iter())
+            .map(|p| Ok((0, AssetPath::new(p)?)))
+            .collect::<Result<Vec<_>, ProcessError>>()?;
+        let (result, recorded) = bench.process(&AssetPath::new(&self.asset)?, &inputs);
         let mut run = Processed::with(result);
         for input in recorded.inputs {
             let name = match input.path.strip_prefix("assets/") {
@@ -344,8 +359,13 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
-    /// Runs the processor on `asset`; what it returned and recorded.
-    fn process(&self, asset: &AssetPath) -> (Result<(), ProcessError>, Recorded) {
+    /// Runs the processor on `asset`, its rule's `inputs` matching
+    /// `inputs`; what it returned and recorded.
+    fn process(
+        &self,
+        asset: &AssetPath,
+        inputs: &[(usize, AssetPath)],
+    ) -> (Result<(), ProcessError>, Recorded) {
         lock(&self.building).push(asset.clone());
         let step = StepInfo {
             index: 0,
@@ -357,9 +377,17 @@ impl Bench<'_> {
             origin: None,
             platform: self.platform,
             timeout: crate::DEFAULT_STEP_TIMEOUT,
+            inputs,
         };
         let mut ctx = Context::new(step, self.manifest, self.variant, self.store, self);
-        let result = self.processor.process(&mut ctx);
+        // Read before the processor runs, as the scheduler reads them.
+        let mut result = Ok(());
+        for (_, path) in inputs {
+            if let Err(e) = ctx.record_input_file(&self.root.dir.join(path.as_str())) {
+                result = Err(e);
+            }
+        }
+        let result = result.and_then(|()| self.processor.process(&mut ctx));
         let recorded = ctx.finish();
         lock(&self.building).pop();
         (result, recorded)
@@ -382,7 +410,7 @@ impl Dependencies for Bench<'_> {
             cycle.push(asset.clone());
             return Err(ProcessError::Cycle { cycle });
         }
-        let (result, recorded) = self.process(asset);
+        let (result, recorded) = self.process(asset, &[]);
         if let Err(e) = result {
             return Err(match e {
                 cycle @ ProcessError::Cycle { .. } => cycle,

@@ -455,3 +455,83 @@ fn anyhow_like(error: impl std::error::Error) -> String {
     }
     text
 }
+
+/// Gathers every file its rule's `inputs` match into one table: a
+/// localisation table from every `.po`, as a game's own processor would.
+struct Strings;
+
+impl Processor for Strings {
+    type Settings = assets_build::NoSettings;
+
+    fn name(&self) -> &str {
+        "strings"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn process(
+        &self,
+        ctx: &mut Context<'_>,
+        _: assets_build::NoSettings,
+    ) -> Result<(), ProcessError> {
+        let members: Vec<String> = ctx.inputs().map(|p| p.to_string()).collect();
+        let mut table = String::new();
+        for member in members {
+            let text = String::from_utf8(ctx.read(&member)?).map_err(ProcessError::other)?;
+            table.push_str(&format!("{member}: {}\n", text.trim()));
+        }
+        ctx.emit("text", table.into_bytes())
+    }
+}
+
+#[test]
+fn a_gathering_processor_reads_every_member_and_reruns_when_one_comes_goes_or_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"g\"\nversion = \"0.1.0\"\n\n\
+         [[package.metadata.assets.rules]]\nmatch = \"locale/strings.table\"\nprocessor = \"strings\"\ninputs = [\"locale/*.po\"]\n",
+    )
+    .unwrap();
+    let write = |name: &str, text: &str| {
+        let path = root.join("assets").join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("locale/strings.table", "");
+    write("locale/fr.po", "bonjour");
+    write("locale/de.po", "hallo");
+    let build = || {
+        let options = BuildOptions::new(root.join("Cargo.toml"), root.join("target/assets"));
+        let mut pipeline = Pipeline::new(options);
+        pipeline.registry_mut().register(Strings);
+        let report = pipeline.build(&|_: &Event<'_>| {}).unwrap();
+        assert!(report.success());
+        let step = (report.steps.iter())
+            .find(|s| s.asset.as_str() == "locale/strings.table")
+            .unwrap();
+        let record = step.record.as_ref().unwrap();
+        let store = assets_build::Store::open(&root.join("target/assets")).unwrap();
+        let table = String::from_utf8(store.get(&record.outputs[0].hash).unwrap()).unwrap();
+        let ran = matches!(step.outcome, Outcome::Ran { .. });
+        let inputs: Vec<String> = record.inputs.iter().map(|i| i.path.clone()).collect();
+        (table, ran, inputs)
+    };
+    let (table, ran, inputs) = build();
+    assert!(ran);
+    assert_eq!(table, "locale/de.po: hallo\nlocale/fr.po: bonjour\n");
+    // The members are the step's inputs, which `why` and `deps` show.
+    for member in ["assets/locale/de.po", "assets/locale/fr.po"] {
+        assert!(inputs.contains(&member.to_owned()), "{inputs:?}");
+    }
+    assert!(!build().1, "nothing changed");
+    write("locale/it.po", "ciao");
+    assert!(build().0.contains("locale/it.po: ciao"), "a member added");
+    write("locale/fr.po", "salut");
+    assert!(build().0.contains("locale/fr.po: salut"), "a member edited");
+    std::fs::remove_file(root.join("assets/locale/de.po")).unwrap();
+    assert!(!build().0.contains("hallo"), "a member removed");
+}

@@ -341,3 +341,44 @@ fn a_font_range_the_font_only_partly_covers_bakes_what_it_has_and_warns() {
     );
     assert_eq!(run.output("").unwrap().kind, "font");
 }
+
+/// Gathers the rule's `inputs` into one line each.
+struct Gather;
+
+impl Processor for Gather {
+    type Settings = assets_build::NoSettings;
+
+    fn name(&self) -> &str {
+        "gather"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn process(
+        &self,
+        ctx: &mut Context<'_>,
+        _: assets_build::NoSettings,
+    ) -> Result<(), ProcessError> {
+        let members: Vec<String> = ctx.inputs().map(|p| p.to_string()).collect();
+        let mut out = Vec::new();
+        for member in members {
+            out.extend(ctx.read(&member)?);
+            out.push(b'\n');
+        }
+        ctx.emit("text", out)
+    }
+}
+
+#[test]
+fn a_gathering_processor_is_handed_its_members_in_path_order() {
+    let run = ProcessorTest::new("levels/index.txt", "")
+        .input("levels/b.lvl", "B")
+        .input("levels/a.lvl", "A")
+        .run(&Gather)
+        .expect_ok();
+    assert_eq!(run.main(), b"A\nB\n");
+    // Read before it ran, as a build reads them, and by it.
+    assert_eq!(run.read, ["levels/a.lvl", "levels/b.lvl"]);
+}

@@ -75,6 +75,7 @@ impl Scheduler<'_> {
             origin: step.origin.as_ref(),
             platform: step.platform.as_deref(),
             timeout: self.timeout_of(i),
+            inputs: &step.extra_inputs,
         }
     }
 

@@ -56,6 +56,8 @@ pub(crate) struct StepInfo<'a> {
     pub platform: Option<&'a str>,
     /// How long the step may run (see [`Context::deadline`]).
     pub timeout: std::time::Duration,
+    /// The assets its rule's `inputs` globs match (root, path), in order.
+    pub inputs: &'a [(usize, AssetPath)],
 }
 
 /// What a processor did: filled in by [`Context`], turned into a record.
@@ -175,6 +177,17 @@ impl<'a> Context<'a> {
     /// The asset being processed.
     pub fn asset(&self) -> &AssetPath {
         self.step.asset
+    }
+
+    /// The assets the rule's `inputs` globs match, sorted by path: what a
+    /// gathering processor gathers (every `.po` file into one table, every
+    /// level into an index). They are inputs of the step already (listed
+    /// in its key and hashed before it runs), so adding, removing or
+    /// editing one reruns it; read each with [`Context::read`] (those under
+    /// this asset's root), or use its built outputs with
+    /// [`Context::dependency`].
+    pub fn inputs(&self) -> impl Iterator<Item = &AssetPath> {
+        self.step.inputs.iter().map(|(_, path)| path)
     }
 
     /// The build variant: `dev`, `release` or another profile name.
