@@ -75,6 +75,11 @@ pub enum DiscoveryError {
         "`{0}` and `{1}` differ only by case, which breaks on case-insensitive file systems; rename one"
     )]
     CaseCollision(AssetPath, AssetPath),
+    /// A generated asset's path is a file's too.
+    #[error(
+        "`{0}` is generated (`[package.metadata.assets.generated]`) and is also a file under an asset root; rename one"
+    )]
+    GeneratedExists(AssetPath),
     /// One asset path exists under two roots.
     #[error(
         "`{asset}` exists under both `{first}` and `{second}`; asset paths must be unique across roots"
@@ -112,6 +117,16 @@ pub fn discover(manifest: &Manifest) -> Result<Vec<Discovered>, Vec<DiscoveryErr
             continue;
         }
         walk_root(&root.dir, index, &manifest.ignore, &mut found, &mut errors);
+    }
+    for path in &manifest.generated {
+        if found.iter().any(|d| d.path == *path) {
+            errors.push(DiscoveryError::GeneratedExists(path.clone()));
+        } else {
+            found.push(Discovered {
+                path: path.clone(),
+                root: 0,
+            });
+        }
     }
     found.sort_by(|a: &Discovered, b| a.path.cmp(&b.path));
     let mut by_lowercase: HashMap<String, &Discovered> = HashMap::new();

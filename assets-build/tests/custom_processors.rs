@@ -535,3 +535,112 @@ fn a_gathering_processor_reads_every_member_and_reruns_when_one_comes_goes_or_ch
     std::fs::remove_file(root.join("assets/locale/de.po")).unwrap();
     assert!(!build().0.contains("hallo"), "a member removed");
 }
+
+/// Makes noise from a seed: an asset with no file.
+struct Noise;
+
+/// `noise`'s parameters.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoiseSettings {
+    seed: u32,
+    len: usize,
+}
+
+impl Processor for Noise {
+    type Settings = NoiseSettings;
+
+    fn name(&self) -> &str {
+        "noise"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn process(&self, ctx: &mut Context<'_>, s: NoiseSettings) -> Result<(), ProcessError> {
+        let mut x = s.seed;
+        let bytes = (0..s.len)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                (x >> 16) as u8
+            })
+            .collect();
+        ctx.emit("bytes", bytes)
+    }
+}
+
+#[test]
+fn a_generated_asset_is_made_from_its_parameters_and_cached_by_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let manifest = |table: &str| {
+        let text = format!(
+            "[package]\nname = \"g\"\nversion = \"0.1.0\"\n\n\
+             [[package.metadata.assets.rules]]\nmatch = \"**/*.bin\"\nprocessor = \"copy\"\n\n\
+             [package.metadata.assets.generated.\"textures/noise.bin\"]\n{table}\n"
+        );
+        std::fs::write(root.join("Cargo.toml"), text).unwrap();
+    };
+    std::fs::create_dir_all(root.join("assets")).unwrap();
+    let build = || {
+        let options = BuildOptions::new(root.join("Cargo.toml"), root.join("target/assets"));
+        let mut pipeline = Pipeline::new(options);
+        pipeline.registry_mut().register(Noise);
+        pipeline.build(&|_: &Event<'_>| {})
+    };
+    let made = |report: &BuildReport| {
+        let step = (report.steps.iter())
+            .find(|s| s.asset.as_str() == "textures/noise.bin")
+            .unwrap();
+        let ran = matches!(step.outcome, Outcome::Ran { .. });
+        let parcel = std::fs::read(&report.parcels[0].path).unwrap();
+        let parcel = assets_runtime::Parcel::from_bytes(&parcel).unwrap();
+        let bytes = parcel
+            .by_name("textures/noise.bin")
+            .unwrap()
+            .bytes()
+            .unwrap()
+            .into_owned();
+        (ran, bytes)
+    };
+
+    manifest("processor = \"noise\"\nseed = 7\nlen = 16");
+    let (ran, first) = made(&build().unwrap());
+    assert!(ran);
+    assert_eq!(
+        first.len(),
+        16,
+        "made by `noise`, not by the `*.bin` rule's `copy`"
+    );
+    assert_eq!(
+        made(&build().unwrap()),
+        (false, first.clone()),
+        "same parameters: fresh"
+    );
+    manifest("processor = \"noise\"\nseed = 8\nlen = 16");
+    let (ran, second) = made(&build().unwrap());
+    assert!(ran && second != first, "new parameters: made again");
+
+    manifest("seed = 8\nlen = 16");
+    let error = anyhow_like(build().unwrap_err());
+    assert!(
+        error.contains("generated asset `textures/noise.bin` names no processor"),
+        "{error}"
+    );
+    manifest("processor = \"noise\"\nsed = 8\nlen = 16");
+    let error = anyhow_like(build().unwrap_err());
+    assert!(
+        error.contains("unknown key `sed` for processor `noise`"),
+        "{error}"
+    );
+
+    manifest("processor = \"noise\"\nseed = 8\nlen = 16");
+    std::fs::create_dir_all(root.join("assets/textures")).unwrap();
+    std::fs::write(root.join("assets/textures/noise.bin"), "a file").unwrap();
+    let error = anyhow_like(build().unwrap_err());
+    assert!(
+        error.contains("`textures/noise.bin` is generated"),
+        "{error}"
+    );
+}

@@ -74,6 +74,11 @@ pub struct Manifest {
     pub rules: Vec<Rule>,
     /// Per-asset settings merged over the matching rule's.
     pub overrides: BTreeMap<AssetPath, Override>,
+    /// Assets with no file, made by a processor from parameters
+    /// (`[package.metadata.assets.generated."<asset>"]`), sorted: each also
+    /// has an override with its processor and parameters, and discovery
+    /// lists it as an asset of the first root.
+    pub generated: Vec<AssetPath>,
     /// Atlas settings by atlas name.
     pub atlases: BTreeMap<String, AtlasSpec>,
     /// Parcels, sorted by name.
@@ -142,12 +147,17 @@ impl Manifest {
 
     /// The processor and settings for `asset` on `platform` (`None`: no
     /// platform). The processor: the override's, else the first matching
-    /// rule's, else the default for its extension. The settings, each layer
+    /// rule's, else the default for its extension (a generated asset has
+    /// its table, and no rule). The settings, each layer
     /// merged over the ones before: the rule's, the platform's for that
     /// processor (`settings.<processor>`), the rule's for the platform
     /// (`platforms.<platform>`), the override's.
     pub fn assign(&self, asset: &AssetPath, platform: Option<&str>) -> Assignment {
-        let matched = (self.rules.iter()).position(|r| r.matcher.is_match(asset.as_str()));
+        // A generated asset is its table alone: no rule matches it.
+        let generated = self.generated.binary_search(asset).is_ok();
+        let matched = (self.rules.iter())
+            .position(|r| r.matcher.is_match(asset.as_str()))
+            .filter(|_| !generated);
         let rule = matched.map(|i| &self.rules[i]);
         let over = self.overrides.get(asset);
         let named = over

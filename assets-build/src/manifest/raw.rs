@@ -42,6 +42,9 @@ pub(crate) struct RawAssets {
     pub rules: Vec<Spanned<RawTable>>,
     #[serde(default)]
     pub overrides: BTreeMap<Spanned<String>, Spanned<RawTable>>,
+    /// Asset path → processor and parameters, for assets with no file.
+    #[serde(default)]
+    pub generated: BTreeMap<Spanned<String>, Spanned<RawTable>>,
     #[serde(default)]
     pub atlases: BTreeMap<Spanned<String>, Spanned<AtlasSpec>>,
     /// Name → array of globs, or `{ include = [...], exclude = [...] }`.

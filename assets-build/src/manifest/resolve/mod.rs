@@ -49,6 +49,7 @@ impl Resolver<'_> {
             ignore,
             rules,
             overrides,
+            generated,
             atlases,
             parcels,
             processors,
@@ -85,10 +86,24 @@ impl Resolver<'_> {
             .enumerate()
             .map(|(i, r)| self.rule(i, r, &platforms))
             .collect::<Result<_, _>>()?;
-        let overrides = overrides
+        let mut overrides: BTreeMap<AssetPath, Override> = overrides
             .into_iter()
             .map(|(k, v)| self.override_(k, v))
             .collect::<Result<_, _>>()?;
+        // A generated asset is planned as an asset whose override names
+        // its processor and holds its parameters; discovery adds its path.
+        let mut generated_paths = Vec::new();
+        for (asset, table) in generated {
+            let span = asset.span();
+            let (path, entry) = self.generated(asset, table)?;
+            if overrides.contains_key(&path) {
+                return Err(self
+                    .err(span, format!("{ASSETS_KEY}.generated"), format!("`{path}` is both generated and overridden"))
+                    .help("a generated asset's settings are its own table: move the override's keys there"));
+            }
+            generated_paths.push(path.clone());
+            overrides.insert(path, entry);
+        }
         let atlases = atlases
             .into_iter()
             .map(|(name, a)| self.atlas(name, a))
@@ -108,6 +123,7 @@ impl Resolver<'_> {
             ignore,
             rules,
             overrides,
+            generated: generated_paths,
             atlases,
             parcels,
             processor_crates,
@@ -223,6 +239,50 @@ impl Resolver<'_> {
         let span = table.span();
         let mut table = table.into_inner();
         let (processor, processor_origin) = self.processor(&mut table, &key)?;
+        let setting_origins = origins_of(&table, &key);
+        let settings = settings_of(table);
+        Ok((
+            path,
+            Override {
+                processor,
+                processor_origin,
+                settings,
+                setting_origins,
+                origin: Origin { span, key },
+            },
+        ))
+    }
+
+    /// A `[package.metadata.assets.generated."<asset>"]` table: its
+    /// processor (required: there is no file whose extension could choose)
+    /// and its parameters, as an override holds them.
+    fn generated(
+        &self,
+        asset: Spanned<String>,
+        table: Spanned<RawTable>,
+    ) -> Result<(AssetPath, Override), ManifestError> {
+        let key = format!("{ASSETS_KEY}.generated.\"{}\"", asset.get_ref());
+        let path = AssetPath::new(asset.get_ref()).map_err(|e| {
+            self.err(
+                asset.span(),
+                key.clone(),
+                format!("invalid asset path: {e}"),
+            )
+        })?;
+        let span = table.span();
+        let mut table = table.into_inner();
+        let (processor, processor_origin) = self.processor(&mut table, &key)?;
+        if processor.is_none() {
+            return Err(self
+                .err(
+                    span,
+                    key,
+                    format!("generated asset `{path}` names no processor"),
+                )
+                .help(
+                    "say which processor makes it: `processor = \"noise\"`, then its parameters",
+                ));
+        }
         let setting_origins = origins_of(&table, &key);
         let settings = settings_of(table);
         Ok((
