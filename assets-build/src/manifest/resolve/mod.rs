@@ -223,34 +223,14 @@ impl Resolver<'_> {
         })
     }
 
+    /// A `[package.metadata.assets.overrides."<asset>"]` table.
     fn override_(
         &self,
         asset: Spanned<String>,
         table: Spanned<RawTable>,
     ) -> Result<(AssetPath, Override), ManifestError> {
         let key = format!("{ASSETS_KEY}.overrides.\"{}\"", asset.get_ref());
-        let path = AssetPath::new(asset.get_ref()).map_err(|e| {
-            self.err(
-                asset.span(),
-                key.clone(),
-                format!("invalid asset path in override: {e}"),
-            )
-        })?;
-        let span = table.span();
-        let mut table = table.into_inner();
-        let (processor, processor_origin) = self.processor(&mut table, &key)?;
-        let setting_origins = origins_of(&table, &key);
-        let settings = settings_of(table);
-        Ok((
-            path,
-            Override {
-                processor,
-                processor_origin,
-                settings,
-                setting_origins,
-                origin: Origin { span, key },
-            },
-        ))
+        self.asset_table(asset, table, key, "override")
     }
 
     /// A `[package.metadata.assets.generated."<asset>"]` table: its
@@ -262,20 +242,11 @@ impl Resolver<'_> {
         table: Spanned<RawTable>,
     ) -> Result<(AssetPath, Override), ManifestError> {
         let key = format!("{ASSETS_KEY}.generated.\"{}\"", asset.get_ref());
-        let path = AssetPath::new(asset.get_ref()).map_err(|e| {
-            self.err(
-                asset.span(),
-                key.clone(),
-                format!("invalid asset path: {e}"),
-            )
-        })?;
-        let span = table.span();
-        let mut table = table.into_inner();
-        let (processor, processor_origin) = self.processor(&mut table, &key)?;
-        if processor.is_none() {
+        let (path, entry) = self.asset_table(asset, table, key.clone(), "generated asset")?;
+        if entry.processor.is_none() {
             return Err(self
                 .err(
-                    span,
+                    entry.origin.span.clone(),
                     key,
                     format!("generated asset `{path}` names no processor"),
                 )
@@ -283,6 +254,29 @@ impl Resolver<'_> {
                     "say which processor makes it: `processor = \"noise\"`, then its parameters",
                 ));
         }
+        Ok((path, entry))
+    }
+
+    /// A table keyed by an asset path (`what`: an override, a generated
+    /// asset), written at `key`: the path, and the processor and settings
+    /// it holds.
+    fn asset_table(
+        &self,
+        asset: Spanned<String>,
+        table: Spanned<RawTable>,
+        key: String,
+        what: &str,
+    ) -> Result<(AssetPath, Override), ManifestError> {
+        let path = AssetPath::new(asset.get_ref()).map_err(|e| {
+            self.err(
+                asset.span(),
+                key.clone(),
+                format!("invalid asset path in {what}: {e}"),
+            )
+        })?;
+        let span = table.span();
+        let mut table = table.into_inner();
+        let (processor, processor_origin) = self.processor(&mut table, &key)?;
         let setting_origins = origins_of(&table, &key);
         let settings = settings_of(table);
         Ok((
