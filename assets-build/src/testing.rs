@@ -381,13 +381,7 @@ impl Bench<'_> {
         };
         let mut ctx = Context::new(step, self.manifest, self.variant, self.store, self);
         // Read before the processor runs, as the scheduler reads them.
-        let mut result = Ok(());
-        for (_, path) in inputs {
-            if let Err(e) = ctx.record_input_file(&self.root.dir.join(path.as_str())) {
-                result = Err(e);
-            }
-        }
-        let result = result.and_then(|()| self.processor.process(&mut ctx));
+        let result = (ctx.record_rule_inputs()).and_then(|()| self.processor.process(&mut ctx));
         let recorded = ctx.finish();
         lock(&self.building).pop();
         (result, recorded)

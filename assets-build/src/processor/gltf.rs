@@ -93,8 +93,12 @@ impl Processor for Gltf {
 
     fn process(&self, ctx: &mut Context<'_>, settings: GltfSettings) -> Result<(), ProcessError> {
         let source = ctx.source()?;
-        let (mut doc, glb_bin) = read(source)?;
-        for warning in texture_warnings(&doc) {
+        let Checked {
+            mut doc,
+            glb_bin,
+            warnings,
+        } = read(source)?;
+        for warning in warnings {
             ctx.warn(warning);
         }
         // A loader without these cannot load the model at all: worth saying,
@@ -287,10 +291,20 @@ impl Packed {
     }
 }
 
-/// A glTF or GLB file's document, checked (see [`validate`]), and the
-/// GLB's binary chunk if any: all that reads the untrusted bytes before
-/// the model's references are followed.
-pub(crate) fn read(source: Vec<u8>) -> Result<(Value, Option<Vec<u8>>), ProcessError> {
+/// A glTF or GLB file, read and checked.
+#[derive(Debug)]
+pub(crate) struct Checked {
+    /// The document (see [`validate`]).
+    pub doc: Value,
+    /// The GLB's binary chunk, if any.
+    pub glb_bin: Option<Vec<u8>>,
+    /// What the check warns of.
+    pub warnings: Vec<String>,
+}
+
+/// Reads and checks a glTF or GLB file: all that reads the untrusted bytes
+/// before the model's references are followed.
+pub(crate) fn read(source: Vec<u8>) -> Result<Checked, ProcessError> {
     let (json_bytes, glb_bin) = if source.starts_with(GLB_MAGIC) {
         let glb = gltf::binary::Glb::from_slice(&source)
             .map_err(|e| ProcessError::msg(format!("not a valid GLB file: {e}")))?;
@@ -300,13 +314,21 @@ pub(crate) fn read(source: Vec<u8>) -> Result<(Value, Option<Vec<u8>>), ProcessE
     };
     let doc: Value = serde_json::from_slice(&json_bytes)
         .map_err(|e| ProcessError::msg(format!("not valid glTF JSON: {e}")))?;
-    validate(&doc)?;
-    Ok((doc, glb_bin))
+    let warnings = validate(&doc)?;
+    Ok(Checked {
+        doc,
+        glb_bin,
+        warnings,
+    })
 }
 
 /// Checks `doc` with the `gltf` crate, `extensionsRequired` set aside (see
-/// the module docs). The error names the JSON path that is wrong.
-fn validate(doc: &Value) -> Result<(), ProcessError> {
+/// the module docs). The error names the JSON path that is wrong; the
+/// warnings, textures that pack though a user should know of them: one
+/// whose image comes from an extension this processor does not know, or
+/// one with no image at all.
+fn validate(doc: &Value) -> Result<Vec<String>, ProcessError> {
+    let mut warnings = Vec::new();
     let mut checked = doc.clone();
     let Some(object) = checked.as_object_mut() else {
         return Err(ProcessError::msg(
@@ -321,6 +343,20 @@ fn validate(doc: &Value) -> Result<(), ProcessError> {
     if let Some(textures) = object.get_mut("textures").and_then(Value::as_array_mut) {
         for (i, texture) in textures.iter_mut().enumerate() {
             let from_extensions = texture_extension_sources(texture, i, images)?;
+            let unknown: Vec<String> = (from_extensions.iter())
+                .filter(|(name, _)| !known_texture_extension(name))
+                .map(|(name, _)| format!("`{name}`"))
+                .collect();
+            if !unknown.is_empty() {
+                warnings.push(format!(
+                    "textures[{i}] takes its image from {}, which cargo-assets does not know: passed through untouched, its image packed as any other",
+                    unknown.join(", ")
+                ));
+            } else if texture.get("source").is_none() && from_extensions.is_empty() {
+                warnings.push(format!(
+                    "textures[{i}] has no image: no `source`, and no extension that gives one"
+                ));
+            }
             // What the `gltf` crate requires, for its check only: the
             // extension's image, or any, when the texture has no `source`.
             if let Some(texture) = texture.as_object_mut()
@@ -337,14 +373,15 @@ fn validate(doc: &Value) -> Result<(), ProcessError> {
     let root: gltf::json::Root = serde_json::from_value(checked)
         .map_err(|e| ProcessError::msg(format!("not a valid glTF 2.0 document: {e}")))?;
     check_position_accessors(&root)?;
-    gltf::Document::from_json(root).map(drop).map_err(|e| {
+    gltf::Document::from_json(root).map_err(|e| {
         // The crate's validation errors say "invalid glTF" themselves.
         let text = e.to_string();
         match text.starts_with("invalid glTF") {
             true => ProcessError::msg(text),
             false => ProcessError::msg(format!("invalid glTF: {text}")),
         }
-    })
+    })?;
+    Ok(warnings)
 }
 
 /// Extensions that give a texture its image (WebP, KTX2, DDS, AVIF) in
@@ -386,36 +423,6 @@ fn texture_extension_sources(
     }
     found.sort_by_key(|(name, _)| !known_texture_extension(name));
     Ok(found)
-}
-
-/// What a user should know of the model's textures though it packs: a
-/// texture whose image comes from an extension this processor does not
-/// know, or that has no image at all.
-fn texture_warnings(doc: &Value) -> Vec<String> {
-    let textures = doc.get("textures").and_then(Value::as_array);
-    let mut warnings = Vec::new();
-    for (i, texture) in textures.into_iter().flatten().enumerate() {
-        let extensions = texture.get("extensions").and_then(Value::as_object);
-        let giving: Vec<&String> = (extensions.into_iter().flatten())
-            .filter(|(_, e)| e.get("source").is_some())
-            .map(|(name, _)| name)
-            .collect();
-        let unknown: Vec<String> = (giving.iter())
-            .filter(|name| !known_texture_extension(name))
-            .map(|name| format!("`{name}`"))
-            .collect();
-        if !unknown.is_empty() {
-            warnings.push(format!(
-                "textures[{i}] takes its image from {}, which cargo-assets does not know: passed through untouched, its image packed as any other",
-                unknown.join(", ")
-            ));
-        } else if texture.get("source").is_none() && giving.is_empty() {
-            warnings.push(format!(
-                "textures[{i}] has no image: no `source`, and no extension that gives one"
-            ));
-        }
-    }
-    warnings
 }
 
 /// Every primitive's `POSITION` names an accessor the model has. The

@@ -69,17 +69,15 @@ impl Processor for Tilemap {
                     name.at, name.path
                 ))
             })?;
-            if !(ctx.exists(&path) && ctx.is_asset(&path)) {
+            let exists = ctx.exists(&path);
+            if !(exists && ctx.is_asset(&path)) {
+                let why = match exists {
+                    true => "is not an asset of this build (hidden or ignored)",
+                    false => "does not exist",
+                };
                 return Err(ProcessError::msg(format!(
-                    "{} names the {} `{}`, and `{path}` {}; add the file or fix the path",
-                    name.at,
-                    name.what,
-                    name.path,
-                    match ctx.is_asset(&path) {
-                        false if ctx.exists(&path) =>
-                            "is not an asset of this build (hidden or ignored)",
-                        _ => "does not exist",
-                    }
+                    "{} names the {} `{}`, and `{path}` {why}; add the file or fix the path",
+                    name.at, name.what, name.path
                 )));
             }
             ctx.reference(&path)?;

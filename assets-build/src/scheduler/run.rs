@@ -27,7 +27,6 @@ impl Scheduler<'_> {
     /// for it, and compares what it makes with `record`'s outputs. Nothing
     /// is stored and no record written.
     pub(super) fn reproduce(&self, i: usize, record: &Record) -> Verification {
-        let step = &self.plan.steps[i];
         // The cache's copies first: a damaged one is removed here, and its
         // step runs again at the next build.
         for output in &record.outputs {
@@ -38,11 +37,8 @@ impl Scheduler<'_> {
         let info = self.step_info(i);
         let mut ctx =
             Context::new(info, self.manifest, self.variant, self.store, self).reproducing();
-        for (root, path) in &step.extra_inputs {
-            let file = self.manifest.roots[*root].dir.join(path.as_str());
-            if let Err(e) = ctx.record_input_file(&file) {
-                return Verification::Failed(e);
-            }
+        if let Err(e) = ctx.record_rule_inputs() {
+            return Verification::Failed(e);
         }
         match self.run_processor(i, &mut ctx) {
             Ok(()) => verify::compare(record, &ctx.finish().outputs),
@@ -104,10 +100,7 @@ impl Scheduler<'_> {
         let mut heals = 0;
         let recorded = loop {
             let mut ctx = Context::new(info, self.manifest, self.variant, self.store, self);
-            for (root, path) in &step.extra_inputs {
-                let file = self.manifest.roots[*root].dir.join(path.as_str());
-                ctx.record_input_file(&file).map_err(Failure::Error)?;
-            }
+            ctx.record_rule_inputs().map_err(Failure::Error)?;
             let result = self.run_processor(i, &mut ctx);
             let recorded = ctx.finish();
             match result {

@@ -58,16 +58,16 @@ impl Context<'_> {
         Ok(ToolInputs::Recorded)
     }
 
-    /// Records a file of the package, read now and before anything used it
-    /// (a rule's `inputs`). `false` if it is not a file inside the package.
-    pub(crate) fn record_input_file(&mut self, path: &Path) -> Result<bool, ProcessError> {
-        Ok(match self.package_file(path)? {
-            Some((name, state)) => {
+    /// Records the assets the rule's `inputs` globs match ([`Context::inputs`]),
+    /// read now, before the processor runs and whether or not it reads them.
+    pub(crate) fn record_rule_inputs(&mut self) -> Result<(), ProcessError> {
+        for (root, path) in self.step.inputs {
+            let file = self.manifest.roots[*root].dir.join(path.as_str());
+            if let Some((name, state)) = self.package_file(&file)? {
                 self.record(name, state);
-                true
             }
-            None => false,
-        })
+        }
+        Ok(())
     }
 
     /// A file of the package, by its package-relative name, and what is in
