@@ -294,21 +294,31 @@ impl Builder {
         println!("cargo:rerun-if-env-changed={DENY_WARNINGS_VAR}");
         let deny_warnings = std::env::var(DENY_WARNINGS_VAR).is_ok_and(|v| v == "1" || v == "true")
             || crate::Manifest::load(&manifest_path).is_ok_and(|m| m.deny_warnings);
-        // Each step's warnings, also a reused step's (the record keeps them).
+        // Each step's warnings and notes, also a reused step's (the record
+        // keeps them). Cargo shows a build script's stderr with `-vv`; a
+        // `cargo::warning` always, on one line, and has no notes.
         let warnings: Vec<String> = report
-            .warnings()
-            .flat_map(|(step, message)| {
+            .diagnostics()
+            .filter_map(|(step, said)| {
+                let at = match &said.location {
+                    Some(at) => at.display(&step.asset).to_string(),
+                    None => step.asset.to_string(),
+                };
+                let message = &said.message;
+                let severity = said.severity.as_str();
+                eprintln!("{severity}: `{at}` ({}): {message}", step.processor);
+                if !said.is_warning() {
+                    return None;
+                }
                 let mut lines = message.lines().filter(|l| !l.trim().is_empty());
                 let first = lines.next().unwrap_or_default();
-                let more = lines.count();
-                let more = match more {
+                let more = match lines.count() {
                     0 => String::new(),
                     n => format!(" ({n} more lines with `cargo build -vv`)"),
                 };
-                eprintln!("warning: `{}` ({}): {message}", step.asset, step.processor);
                 Some(format!(
-                    "cargo-assets: `{}` ({}): {first}{more}",
-                    step.asset, step.processor
+                    "cargo-assets: `{at}` ({}): {first}{more}",
+                    step.processor
                 ))
             })
             .collect();

@@ -120,7 +120,7 @@ pub use manifest::{Manifest, ManifestError, parse_step_timeout};
 pub use memory_budget::{DEFAULT_MEMORY_BUDGET, parse_size};
 pub use pipeline::{BuildError, BuildOptions, DEFAULT_STEP_TIMEOUT, Pipeline, package_key};
 pub use processor::{Context, NoSettings, ProcessError, Processor, Registry};
-pub use record::{DirtyReason, Record};
+pub use record::{Diagnostic, DirtyReason, Location, Record, Severity};
 pub use record_log::read_records;
 pub use remote::{RemoteConfig, RemoteStats};
 pub use report::{

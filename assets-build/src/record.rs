@@ -104,7 +104,108 @@ impl fmt::Display for DirtyReason {
 
 /// Bumped when the record layout or the key scheme changes; older records
 /// are then treated as absent.
-pub const RECORD_FORMAT: u32 = 4;
+pub const RECORD_FORMAT: u32 = 5;
+
+/// Something a processor said about an asset that built: a warning (counted,
+/// and an error under `--deny-warnings`) or a note (information only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// Warning or note.
+    pub severity: Severity,
+    /// What it says, verbatim (possibly several lines, as a tool's stderr).
+    pub message: String,
+    /// Where in the input it is, when the processor knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+}
+
+impl Diagnostic {
+    /// Whether it is a warning.
+    pub fn is_warning(&self) -> bool {
+        self.severity == Severity::Warning
+    }
+}
+
+/// How much a [`Diagnostic`] matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Something the user would want to fix or know; counted.
+    Warning,
+    /// Information; never fails a build.
+    Note,
+}
+
+impl Severity {
+    /// `warning` or `note`, as cargo prints them.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+}
+
+/// A place in an input: a line, and the column when known (both from 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Location {
+    /// The file, relative to the asset's root, when it is not the asset's
+    /// own source (a tileset a map includes, say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<AssetPath>,
+    /// Line, from 1.
+    pub line: u32,
+    /// Column (in characters), from 1, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+}
+
+impl Location {
+    /// Line `line`, column `column` (both from 1) of the asset's source.
+    pub fn at(line: u32, column: u32) -> Location {
+        Location {
+            file: None,
+            line,
+            column: Some(column),
+        }
+    }
+
+    /// Line `line` of the asset's source, column unknown.
+    pub fn line(line: u32) -> Location {
+        Location {
+            file: None,
+            line,
+            column: None,
+        }
+    }
+
+    /// The same place in `file` (another input of the step).
+    pub fn in_file(self, file: AssetPath) -> Location {
+        Location {
+            file: Some(file),
+            ..self
+        }
+    }
+
+    /// `path:line:column` (the column left out when unknown), the file
+    /// being `asset` unless another was named: what editors and terminals
+    /// turn into a link.
+    pub fn display<'a>(&'a self, asset: &'a AssetPath) -> impl fmt::Display + 'a {
+        struct Shown<'a>(&'a Location, &'a AssetPath);
+        impl fmt::Display for Shown<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let Shown(at, asset) = self;
+                let file = at.file.as_ref().unwrap_or(asset);
+                write!(f, "{file}:{}", at.line)?;
+                match at.column {
+                    Some(c) => write!(f, ":{c}"),
+                    None => Ok(()),
+                }
+            }
+        }
+        Shown(self, asset)
+    }
+}
 
 /// The persisted facts about one build step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,11 +243,12 @@ pub struct Record {
     /// outputs; an asset that is gone reruns the step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<AssetPath>,
-    /// What the processor warned of ([`crate::Context::warn`]; a tool's
-    /// stderr), verbatim, in order: kept with the step so that a build
-    /// that reuses it says it again, as Cargo replays a cached warning.
+    /// What the processor warned of or noted ([`crate::Context::warn`],
+    /// [`crate::Context::note`]; a tool's stderr), in order: kept with the
+    /// step so that a build that reuses it says it again, as Cargo replays
+    /// a cached warning.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub diagnostics: Vec<Diagnostic>,
     /// What the step produced.
     pub outputs: Vec<OutputRecord>,
     /// Why the step last ran (`cargo assets why`); absent in records written

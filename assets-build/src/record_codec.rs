@@ -39,7 +39,8 @@
 use crate::asset_path::AssetPath;
 use crate::hash::ContentHash;
 use crate::record::{
-    DependencyUse, DirtyReason, FileStamp, Input, InputState, OutputRecord, Record,
+    DependencyUse, Diagnostic, DirtyReason, FileStamp, Input, InputState, Location, OutputRecord,
+    Record, Severity,
 };
 
 /// Appends the binary form of `record` to `out`.
@@ -96,9 +97,29 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
     for r in &record.references {
         w.str(r.as_str());
     }
-    w.len(record.warnings.len());
-    for warning in &record.warnings {
-        w.str(warning);
+    w.len(record.diagnostics.len());
+    for d in &record.diagnostics {
+        w.u8(match d.severity {
+            Severity::Warning => 0,
+            Severity::Note => 1,
+        });
+        w.str(&d.message);
+        match &d.location {
+            None => w.u8(0),
+            Some(at) => {
+                w.u8(1);
+                match &at.file {
+                    None => w.u8(0),
+                    Some(file) => {
+                        w.u8(1);
+                        w.str(file.as_str());
+                    }
+                }
+                w.u32(at.line);
+                // Columns count from 1: 0 is "unknown".
+                w.u32(at.column.unwrap_or(0));
+            }
+        }
     }
     w.len(record.outputs.len());
     for o in &record.outputs {
@@ -168,7 +189,23 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Record> {
             })
         })?,
         references: r.list(Reader::asset)?,
-        warnings: r.list(Reader::string)?,
+        diagnostics: r.list(|r| {
+            Some(Diagnostic {
+                severity: match r.u8()? {
+                    0 => Severity::Warning,
+                    1 => Severity::Note,
+                    _ => return None,
+                },
+                message: r.string()?,
+                location: r.option(|r| {
+                    Some(Location {
+                        file: r.option(Reader::asset)?,
+                        line: r.u32()?,
+                        column: Some(r.u32()?).filter(|&c| c != 0),
+                    })
+                })?,
+            })
+        })?,
         outputs: r.list(|r| {
             Some(OutputRecord {
                 label: r.string()?,
@@ -388,7 +425,25 @@ mod tests {
                 outputs_hash: ContentHash::of(b"outputs"),
             }],
             references: vec![AssetPath::new("models/Leather Parts.png").unwrap()],
-            warnings: vec!["line 3: `tiles.png` is 1 px wider than its grid".into()],
+            diagnostics: vec![
+                Diagnostic {
+                    severity: Severity::Warning,
+                    message: "`tiles.png` is 1 px wider than its grid".into(),
+                    location: Some(
+                        Location::at(3, 14).in_file(AssetPath::new("maps/tiles.tsx").unwrap()),
+                    ),
+                },
+                Diagnostic {
+                    severity: Severity::Note,
+                    message: "2 of 3 lines\nfrom a tool".into(),
+                    location: Some(Location::line(7)),
+                },
+                Diagnostic {
+                    severity: Severity::Warning,
+                    message: String::new(),
+                    location: None,
+                },
+            ],
             outputs: vec![
                 OutputRecord {
                     label: String::new(),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::asset_path::AssetPath;
 use crate::processor::ProcessError;
-use crate::record::{DirtyReason, Record};
+use crate::record::{Diagnostic, DirtyReason, Record};
 use crate::store::StoreError;
 
 /// What happened to one step.
@@ -283,15 +283,22 @@ impl BuildReport {
         })
     }
 
-    /// Every warning of a step that succeeded (ran, fresh or fetched), with
-    /// its step, in step order: what each processor warned of when it ran.
-    pub fn warnings(&self) -> impl Iterator<Item = (&StepReport, &str)> {
+    /// Every warning and note of a step that succeeded (ran, fresh or
+    /// fetched), with its step, in step order: what each processor said
+    /// when it ran.
+    pub fn diagnostics(&self) -> impl Iterator<Item = (&StepReport, &Diagnostic)> {
         self.steps.iter().flat_map(|s| {
             let record = s.record.as_deref();
             record
                 .into_iter()
-                .flat_map(move |r| r.warnings.iter().map(move |w| (&**s, w.as_str())))
+                .flat_map(move |r| r.diagnostics.iter().map(move |d| (&**s, d)))
         })
+    }
+
+    /// The warnings of [`BuildReport::diagnostics`]: what
+    /// `--deny-warnings` counts.
+    pub fn warnings(&self) -> impl Iterator<Item = (&StepReport, &Diagnostic)> {
+        self.diagnostics().filter(|(_, d)| d.is_warning())
     }
 
     /// Steps reused from the cache.

@@ -41,7 +41,7 @@ use crate::manifest::{AssetRoot, Manifest, Settings};
 use crate::memory_budget::{DEFAULT_MEMORY_BUDGET, MemoryBudget};
 use crate::processor::context::{Dependencies, Recorded, StepInfo};
 use crate::processor::{Context, ErasedProcessor, ProcessError, Processor};
-use crate::record::{InputState, OutputRecord, RECORD_FORMAT, Record};
+use crate::record::{Diagnostic, InputState, OutputRecord, RECORD_FORMAT, Record};
 use crate::store::Store;
 
 /// One processor run to set up: the asset, its settings, the files beside
@@ -203,7 +203,7 @@ impl ProcessorTest {
         }
         run.dependencies = recorded.dependencies.into_iter().map(|d| d.asset).collect();
         run.references = recorded.references;
-        run.warnings = recorded.warnings;
+        run.diagnostics = recorded.diagnostics;
         run.outputs = (recorded.outputs.into_iter())
             .map(|o| Output {
                 label: o.label,
@@ -231,8 +231,9 @@ pub struct Processed {
     pub dependencies: Vec<AssetPath>,
     /// The assets its outputs name ([`Context::reference`]).
     pub references: Vec<AssetPath>,
-    /// Its warnings ([`Context::warn`]).
-    pub warnings: Vec<String>,
+    /// Its warnings and notes ([`Context::warn`], [`Context::note`]), in
+    /// order; [`Processed::warnings`] has the warnings' messages.
+    pub diagnostics: Vec<Diagnostic>,
     /// Its outputs.
     pub outputs: Vec<Output>,
 }
@@ -256,9 +257,17 @@ impl Processed {
             missing: Vec::new(),
             dependencies: Vec::new(),
             references: Vec::new(),
-            warnings: Vec::new(),
+            diagnostics: Vec::new(),
             outputs: Vec::new(),
         }
+    }
+
+    /// The messages of its warnings, in order.
+    pub fn warnings(&self) -> Vec<&str> {
+        (self.diagnostics.iter())
+            .filter(|d| d.is_warning())
+            .map(|d| d.message.as_str())
+            .collect()
     }
 
     /// The run, if it succeeded; panics with the error, and its causes, if
@@ -332,7 +341,7 @@ fn stored_record(
         inputs: Vec::new(),
         dependencies: Vec::new(),
         references: Vec::new(),
-        warnings: Vec::new(),
+        diagnostics: Vec::new(),
         outputs: records,
         reason: None,
         fetched_from: None,

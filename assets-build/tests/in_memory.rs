@@ -135,7 +135,7 @@ fn a_tools_stderr_on_success_becomes_a_warning() {
         .run(&Command)
         .expect_ok();
     assert_eq!(run.main(), b"T.C\n");
-    assert_eq!(run.warnings, ["tile 7 is unused"]);
+    assert_eq!(run.warnings(), ["tile 7 is unused"]);
 }
 
 /// A processor that asks for other assets, as a level asks for its tileset.
@@ -176,7 +176,7 @@ fn given_outputs_stand_for_an_asset_built_before_and_references_must_be_assets()
         .expect_ok();
     assert_eq!(run.dependencies, [asset("tiles.png")]);
     assert_eq!(run.references, [asset("music.ogg")]);
-    assert_eq!(run.warnings, ["3 palette bytes"]);
+    assert_eq!(run.warnings(), ["3 palette bytes"]);
     assert_eq!(run.output("meta").unwrap().bytes, b"rgb");
     assert!(run.output("").is_none());
 
@@ -310,7 +310,7 @@ fn a_fully_transparent_sprite_builds_and_says_so() {
         .run(&Sprite)
         .expect_ok();
     assert_eq!(
-        run.warnings,
+        run.warnings(),
         [
             "is fully transparent: trimmed, it takes no room in its atlas, and draws nothing (6x4 empty)"
         ]
@@ -318,7 +318,7 @@ fn a_fully_transparent_sprite_builds_and_says_so() {
     let kept = ProcessorTest::new("sprites/hero.png", png())
         .run(&Sprite)
         .expect_ok();
-    assert!(kept.warnings.is_empty());
+    assert!(kept.warnings().is_empty());
 }
 
 #[cfg(feature = "fonts")]
@@ -331,13 +331,13 @@ fn a_font_range_the_font_only_partly_covers_bakes_what_it_has_and_warns() {
         .settings("sizes = [12]\nranges = [[0xF0, 0x10F]]")
         .run(&Font)
         .expect_ok();
-    assert_eq!(run.warnings.len(), 1, "{:?}", run.warnings);
+    assert_eq!(run.warnings().len(), 1, "{:?}", run.warnings());
     assert!(
-        run.warnings[0].starts_with(
+        run.warnings()[0].starts_with(
             "the font has no glyph for 16 of the 32 characters of range [0xf0, 0x10f] (skipped: U+0100 U+0101"
         ),
         "{}",
-        run.warnings[0]
+        run.warnings()[0]
     );
     assert_eq!(run.output("").unwrap().kind, "font");
 }

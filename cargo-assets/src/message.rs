@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use assets_build::query::Use;
-use assets_build::{AssetPath, DirtyReason};
+use assets_build::{AssetPath, DirtyReason, Location};
 use serde::{Deserialize, Serialize};
 
 /// One line of `--message-format json` output.
@@ -101,6 +101,23 @@ pub enum Message {
         processor: String,
         /// The warning.
         message: String,
+        /// Where in the input: `{"line": 3, "column": 5}`, with `file`
+        /// when it is not the asset's own source.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        location: Option<Location>,
+    },
+    /// What a processor noted (information, never counted as a warning);
+    /// said again by every build that reuses the step.
+    AssetNote {
+        /// The asset.
+        asset: AssetPath,
+        /// The processor.
+        processor: String,
+        /// The note.
+        message: String,
+        /// Where in the input, as for `asset-warning`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        location: Option<Location>,
     },
     /// A step not built because a dependency failed.
     AssetSkipped {

@@ -271,22 +271,25 @@ fn a_broken_sprite_fails_a_strict_build_with_one_cargo_error_per_asset_and_no_pa
 fn custom_processors_from_a_crate_work_in_build_rs_and_in_cargo_assets() {
     let c = Crate::new("e2e-levels");
     let level_processor = workspace().join("examples/level-processor");
-    c.manifest_with(
-        "",
-        &format!(
-            r#"[package.metadata.assets]
+    let manifest = |settings: &str| {
+        c.manifest_with(
+            "",
+            &format!(
+                r#"[package.metadata.assets]
 processors = ["level-processor"]
 
 [[package.metadata.assets.rules]]
 match = "levels/*.lvl"
 processor = "level"
-
+{settings}
 [build-dependencies.level-processor]
 path = {:?}
 "#,
-            level_processor.display().to_string()
-        ),
-    );
+                level_processor.display().to_string()
+            ),
+        )
+    };
+    manifest("");
     c.write(
         "build.rs",
         "fn main() { assets_build::Builder::new().register(level_processor::register).build().unwrap() }\n",
@@ -311,6 +314,62 @@ fn main() {
     let out = c.assets(&["build"]);
     assert!(out.success(), "{}", out.stderr);
     assert_eq!(out.build_finished().ran, 0, "{:?}", out.typed);
+
+    // The processor's warning, at its place in the map: through Cargo, then
+    // said again by a build that finds the step fresh, with its location.
+    c.write("assets/levels/two.lvl", "H.\n.H\n");
+    let (ok, _, stderr) = c.build();
+    assert!(ok, "{stderr}");
+    let said = "`levels/two.lvl:2:2` (level): a second hero: the player starts at the first, \
+                line 1, column 1";
+    assert!(
+        stderr.contains(&format!("warning: e2e-levels@0.1.0: cargo-assets: {said}")),
+        "{stderr}"
+    );
+    let out = c.assets(&["build"]);
+    assert_eq!(out.build_finished().ran, 0, "{:?}", out.typed);
+    assert!(
+        out.stderr.contains(&format!("warning: {said}")),
+        "{}",
+        out.stderr
+    );
+    let location = out.typed.iter().find_map(|m| match m {
+        Message::AssetWarning {
+            asset, location, ..
+        } if asset.as_str() == "levels/two.lvl" => location.clone(),
+        _ => None,
+    });
+    assert_eq!(location, Some(assets_build::Location::at(2, 2)));
+
+    // A setting the processor's type does not have: its key, its line, the
+    // nearest field; nothing runs. Spelled right, the map fails as asked.
+    manifest("strikt = true\n");
+    let out = c.assets(&["build"]);
+    assert_eq!(out.code, Some(101), "{}", out.stderr);
+    for part in [
+        "unknown key `strikt` for processor `level`",
+        "Cargo.toml:23:1",
+        "rules[1].strikt",
+        "did you mean `strict`?",
+    ] {
+        assert!(
+            out.stderr.contains(part),
+            "`{part}` missing: {}",
+            out.stderr
+        );
+    }
+    manifest("strict = true\n");
+    let out = c.assets(&["build"]);
+    assert_eq!(out.code, Some(101), "{}", out.stderr);
+    assert!(
+        out.failure_message("levels/two.lvl")
+            .starts_with("a second hero"),
+        "{}",
+        out.stderr
+    );
+    manifest("");
+    c.write("assets/levels/two.lvl", ".H\n");
+
     c.write("assets/levels/one.lvl", "T.C\n.Hx\n");
     let out = c.assets(&["build"]);
     assert_eq!(out.code, Some(101), "{:?}", out.typed);

@@ -17,7 +17,7 @@ fn record(asset: &str, size: u64) -> Record {
         inputs: vec![],
         dependencies: vec![],
         references: vec![],
-        warnings: vec![],
+        diagnostics: vec![],
         outputs: vec![OutputRecord {
             label: String::new(),
             kind: "bytes".into(),

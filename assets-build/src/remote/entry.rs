@@ -120,7 +120,7 @@ mod tests {
             inputs: vec![],
             dependencies: vec![],
             references: vec![],
-            warnings: vec![],
+            diagnostics: vec![],
             outputs: sizes
                 .iter()
                 .map(|&size| OutputRecord {

@@ -178,7 +178,7 @@ impl Scheduler<'_> {
             inputs: recorded.inputs,
             dependencies: recorded.dependencies,
             references: recorded.references,
-            warnings: recorded.warnings,
+            diagnostics: recorded.diagnostics,
             outputs,
             reason: Some(reason.clone()),
             fetched_from: None,

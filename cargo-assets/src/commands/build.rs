@@ -265,13 +265,31 @@ fn step_finished(shell: &Shell, step: &StepReport) {
     let asset = step.asset.as_str();
     // A step's warnings, each time it is built or reused (as Cargo replays
     // a cached warning): the record keeps them.
-    for message in step.record.iter().flat_map(|r| &r.warnings) {
-        shell.warn(format!("`{asset}` ({}): {message}", step.processor));
-        shell.message(&Message::AssetWarning {
-            asset: step.asset.clone(),
-            processor: step.processor.clone(),
-            message: message.clone(),
-        });
+    for said in step.record.iter().flat_map(|r| &r.diagnostics) {
+        let at = match &said.location {
+            Some(at) => at.display(&step.asset).to_string(),
+            None => asset.to_owned(),
+        };
+        let (asset, processor) = (step.asset.clone(), step.processor.clone());
+        let (message, location) = (said.message.clone(), said.location.clone());
+        let line = format!("`{at}` ({processor}): {message}");
+        if said.is_warning() {
+            shell.warn(line);
+            shell.message(&Message::AssetWarning {
+                asset,
+                processor,
+                message,
+                location,
+            });
+        } else {
+            shell.note(line);
+            shell.message(&Message::AssetNote {
+                asset,
+                processor,
+                message,
+                location,
+            });
+        }
     }
     match &step.outcome {
         Outcome::Fresh => {

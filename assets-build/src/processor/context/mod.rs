@@ -16,7 +16,10 @@ use crate::buffers::Buffers;
 use crate::hash::ContentHash;
 use crate::manifest::{AssetRoot, Manifest, Origin, Settings};
 use crate::memory_budget::{MemoryBudget, Reservation};
-use crate::record::{DependencyUse, FileStamp, Input, InputState, OutputRecord, Record};
+use crate::record::{
+    DependencyUse, Diagnostic, FileStamp, Input, InputState, Location, OutputRecord, Record,
+    Severity,
+};
 use crate::store::{Store, StoreError};
 
 /// Builds other assets on demand; implemented by the scheduler.
@@ -66,7 +69,7 @@ pub(crate) struct Recorded {
     pub inputs: Vec<Input>,
     pub dependencies: Vec<DependencyUse>,
     pub references: Vec<AssetPath>,
-    pub warnings: Vec<String>,
+    pub diagnostics: Vec<Diagnostic>,
     pub outputs: Vec<Emitted>,
     /// Set when a dependency failed: the step is then skipped, not failed.
     pub failed_dependency: Option<AssetPath>,
@@ -422,9 +425,36 @@ impl<'a> Context<'a> {
     /// succeeded (a setting that does little, a character a font lacks).
     /// Printed with the asset's name (cargo-style, as a JSON
     /// `asset-warning` message, as a `cargo::warning` from a build script),
-    /// and kept with the step: a build that reuses it says it again.
+    /// counted (`--deny-warnings` fails the build on it), and kept with the
+    /// step: a build that reuses it says it again.
     pub fn warn(&mut self, message: impl Into<String>) {
-        self.recorded.warnings.push(message.into());
+        self.say(Severity::Warning, None, message.into());
+    }
+
+    /// [`Context::warn`] at a place in the input: printed as
+    /// `path:line:column`, which editors turn into a link.
+    pub fn warn_at(&mut self, at: Location, message: impl Into<String>) {
+        self.say(Severity::Warning, Some(at), message.into());
+    }
+
+    /// Notes something worth knowing that needs no fixing (what a lossy
+    /// setting chose, say): printed and kept like a warning, never
+    /// counted as one.
+    pub fn note(&mut self, message: impl Into<String>) {
+        self.say(Severity::Note, None, message.into());
+    }
+
+    /// [`Context::note`] at a place in the input.
+    pub fn note_at(&mut self, at: Location, message: impl Into<String>) {
+        self.say(Severity::Note, Some(at), message.into());
+    }
+
+    fn say(&mut self, severity: Severity, location: Option<Location>, message: String) {
+        self.recorded.diagnostics.push(Diagnostic {
+            severity,
+            message,
+            location,
+        });
     }
 
     /// Emits the main output of the asset.
