@@ -106,20 +106,17 @@ pub(crate) fn write_parcels(
                     let selection = chosen.planned();
                     let compression = spec.compression_for(variant);
                     let key = parcel_key(selection, compression);
-                    let as_patch = patches
-                        .then(|| {
-                            let r = patch::write(
-                                store,
-                                &path,
-                                selection,
-                                compression,
-                                &key,
-                                retired,
-                                held,
-                            );
-                            r.map(|r| r.map(|p| (p.outcome, p.in_force)))
-                        })
-                        .flatten();
+                    let as_patch = if patches {
+                        let r =
+                            patch::write(store, &path, selection, compression, &key, retired, held);
+                        match r {
+                            Ok(patch::Written::AsPatch(p)) => Some(Ok((p.outcome, p.in_force))),
+                            Ok(patch::Written::Whole) => None,
+                            Err(e) => Some(Err(e)),
+                        }
+                    } else {
+                        None
+                    };
                     let mut written = as_patch
                         .unwrap_or_else(|| {
                             let outcome = write_one(

@@ -127,10 +127,21 @@ pub(super) struct Patched {
     pub(super) in_force: bool,
 }
 
+/// How [`write`] left the parcel.
+pub(super) enum Written {
+    /// As a patch says (written now, or found so), or as its base is again.
+    AsPatch(Patched),
+    /// Not written: the parcel is to be written whole, because no patch
+    /// stands on what is there (no base, a base of another compression or
+    /// torn, a key that differs in what contents do not say) or because the
+    /// patch would take too large a share of the base (see the module's
+    /// docs).
+    Whole,
+}
+
 /// Writes the parcel at `path`, whose contents are `planned` and whose key
-/// is `key`, as a patch over the base there; `None` if it is to be written
-/// whole instead (see the module's docs). Adds to `held` the blobs the
-/// base still holds for it.
+/// is `key`, as a patch over the base there, unless it is to be written
+/// whole. Adds to `held` the blobs the base still holds for it.
 pub(super) fn write(
     store: &Store,
     path: &Path,
@@ -139,13 +150,13 @@ pub(super) fn write(
     key: &ContentHash,
     retired: &mut Retired,
     held: &mut HashSet<ContentHash>,
-) -> Option<Result<Patched, StoreError>> {
+) -> Result<Written, StoreError> {
     let files = PatchFiles::of(path);
     let resources = planned.len();
     if fs::read_to_string(&files.key).is_ok_and(|k| k.trim() == key.to_hex())
         && sums_describe(&files.sums, &files.patch)
     {
-        return Some(Ok(Patched {
+        return Ok(Written::AsPatch(Patched {
             outcome: ParcelOutcome::Unchanged { resources },
             in_force: true,
         }));
@@ -156,12 +167,16 @@ pub(super) fn write(
         .is_some_and(|k| k.lines().next().map(str::trim) == Some(&key.to_hex()));
     if is_base && !files.patch.exists() {
         // Unchanged, as the whole write's check finds at less cost.
-        return None;
+        return Ok(Written::Whole);
     }
-    let base_sums = fs::read_to_string(path.with_extension("parcel.sums")).ok()?;
-    let (written_with, checksum) = parcel_sums::header(&base_sums)?;
+    let Ok(base_sums) = fs::read_to_string(path.with_extension("parcel.sums")) else {
+        return Ok(Written::Whole);
+    };
+    let Some((written_with, checksum)) = parcel_sums::header(&base_sums) else {
+        return Ok(Written::Whole);
+    };
     if written_with != compression.name() || !parcel_sums::describes(checksum, path) {
-        return None;
+        return Ok(Written::Whole);
     }
     // In the order the base's resources were written, which is the order
     // they are planned in again (see `InOrder`).
@@ -246,10 +261,10 @@ pub(super) fn write(
         // The base is the parcel again (an edit undone, say): no patch. Its
         // key must agree, or what differs is not in the contents (a kind).
         if !is_base {
-            return None;
+            return Ok(Written::Whole);
         }
-        let had = files.remove();
-        return Some(had.map(|had| Patched {
+        let had = files.remove()?;
+        return Ok(Written::AsPatch(Patched {
             outcome: if had {
                 ParcelOutcome::Written { resources, changed }
             } else {
@@ -259,11 +274,13 @@ pub(super) fn write(
         }));
     }
     let bytes: u64 = taken.iter().map(|&i| planned[i].len()).sum();
-    let base_len = fs::metadata(path).map(|m| m.len()).ok()?;
+    let Ok(base_len) = fs::metadata(path).map(|m| m.len()) else {
+        return Ok(Written::Whole);
+    };
     if bytes.saturating_mul(MAX_SHARE) > base_len {
-        return None;
+        return Ok(Written::Whole);
     }
-    let written = write_files(
+    write_files(
         store,
         &files,
         planned,
@@ -273,10 +290,7 @@ pub(super) fn write(
         compression,
     )
     .map(|replaced| retired.0.extend(replaced))
-    .and_then(|()| store.write_atomic(&files.key, format!("{key}\n").as_bytes()));
-    if let Err(e) = written {
-        return Some(Err(e));
-    }
+    .and_then(|()| store.write_atomic(&files.key, format!("{key}\n").as_bytes()))?;
     // What the patch does not take, the base holds (`taken` is in order).
     let mut taken = taken.iter().peekable();
     held.reserve(planned.len());
@@ -285,7 +299,7 @@ pub(super) fn write(
             held.extend(p.whole_blob());
         }
     }
-    Some(Ok(Patched {
+    Ok(Written::AsPatch(Patched {
         outcome: ParcelOutcome::Written { resources, changed },
         in_force: true,
     }))
