@@ -6,7 +6,7 @@
 //! file outside its root and it is the same string on every platform.
 //!
 //! One kind of asset path names no file: a generated step, `atlas:<name>`
-//! (see [`crate::atlas`]). `:` is not allowed in file paths, so the two can
+//! (see [`crate::unstable::atlas`]). `:` is not allowed in file paths, so the two can
 //! never clash. The prefix lives here, with the names it makes, so this
 //! module imports nothing from the crate.
 

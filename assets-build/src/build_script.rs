@@ -53,7 +53,7 @@
 //! 3. `$OUT_DIR/assets-cache`: always safe, but private to this build script.
 //!
 //! **Remote cache.** `CARGO_ASSETS_REMOTE` (and `_WRITE`, `_TIMEOUT`; see
-//! [`crate::remote`]) reach build scripts too when set in `[env]` of
+//! [`crate::unstable::remote`]) reach build scripts too when set in `[env]` of
 //! `.cargo/config.toml`; the script uses the remote when assets-build has
 //! its `remote` feature, and says with a `cargo:warning` that it cannot
 //! otherwise. A remote that fails is a warning, never an error.
@@ -83,10 +83,10 @@ pub const STRICT_VAR: &str = "CARGO_ASSETS_STRICT";
 /// Set to `1` to fail the build script when a processor warns.
 pub const DENY_WARNINGS_VAR: &str = "CARGO_ASSETS_DENY_WARNINGS";
 /// The build's memory budget for large decodes, e.g. `4GiB` (see
-/// [`crate::DEFAULT_MEMORY_BUDGET`]), as `cargo assets --memory-budget`.
+/// [`crate::memory_budget::DEFAULT_MEMORY_BUDGET`]), as `cargo assets --memory-budget`.
 pub const MEMORY_BUDGET_VAR: &str = "CARGO_ASSETS_MEMORY_BUDGET";
 /// How long a step may run, in seconds, unless its rule's `timeout` says
-/// (see [`crate::DEFAULT_STEP_TIMEOUT`]), as `cargo assets --step-timeout`.
+/// (see [`crate::unstable::DEFAULT_STEP_TIMEOUT`]), as `cargo assets --step-timeout`.
 pub const STEP_TIMEOUT_VAR: &str = "CARGO_ASSETS_STEP_TIMEOUT";
 /// Whether `include_parcel!` embeds the parcel (`1`) or maps its file
 /// (`0`): the script passes it to rustc, `0` for a debug build on a target
@@ -216,7 +216,7 @@ impl Builder {
         }
         println!("cargo:rerun-if-env-changed={STEP_TIMEOUT_VAR}");
         if let Ok(seconds) = std::env::var(STEP_TIMEOUT_VAR) {
-            match crate::parse_step_timeout(&seconds) {
+            match crate::manifest::parse_step_timeout(&seconds) {
                 Ok(timeout) => options.step_timeout = timeout,
                 Err(e) => {
                     return Cargo::from_env()
@@ -226,7 +226,7 @@ impl Builder {
         }
         println!("cargo:rerun-if-env-changed={MEMORY_BUDGET_VAR}");
         if let Ok(budget) = std::env::var(MEMORY_BUDGET_VAR) {
-            match crate::parse_size(&budget) {
+            match crate::memory_budget::parse_size(&budget) {
                 Ok(bytes) => options.memory_budget = bytes,
                 Err(e) => {
                     return Cargo::from_env()
@@ -249,7 +249,7 @@ impl Builder {
         let report = pipeline.build(&on_event);
         // Roots are known once the manifest is read; watch them even when
         // the build failed, so fixing an asset reruns the script.
-        if let Ok(manifest) = crate::Manifest::load(&manifest_path) {
+        if let Ok(manifest) = crate::manifest::Manifest::load(&manifest_path) {
             for root in &manifest.roots {
                 println!("cargo:rerun-if-changed={}", root.dir.display());
             }
@@ -293,7 +293,7 @@ impl Builder {
         }
         println!("cargo:rerun-if-env-changed={DENY_WARNINGS_VAR}");
         let deny_warnings = std::env::var(DENY_WARNINGS_VAR).is_ok_and(|v| v == "1" || v == "true")
-            || crate::Manifest::load(&manifest_path).is_ok_and(|m| m.deny_warnings);
+            || crate::manifest::Manifest::load(&manifest_path).is_ok_and(|m| m.deny_warnings);
         // Each step's warnings and notes, also a reused step's (the record
         // keeps them). Cargo shows a build script's stderr with `-vv`; a
         // `cargo::warning` always, on one line, and has no notes.

@@ -40,7 +40,7 @@ pub enum Event<'a> {
         step: &'a StepReport,
     },
     /// A step has run longer than its deadline (its rule's `timeout`, or
-    /// [`BuildOptions::step_timeout`](crate::BuildOptions)), not counting
+    /// [`BuildOptions::step_timeout`](crate::unstable::BuildOptions)), not counting
     /// time spent waiting for steps it needs; said once a step. The step
     /// cannot be stopped from outside: the front-ends end the process,
     /// which is safe at any moment, naming the asset.

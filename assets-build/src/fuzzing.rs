@@ -6,7 +6,7 @@
 
 /// The manifest reader on a `Cargo.toml` text.
 pub fn manifest(text: &str) {
-    let _ = crate::Manifest::parse(std::path::Path::new("/fuzz/Cargo.toml"), text);
+    let _ = crate::manifest::Manifest::parse(std::path::Path::new("/fuzz/Cargo.toml"), text);
 }
 
 /// A depfile's prerequisites.

@@ -5,9 +5,27 @@
 //! (see [`build_script`]); the game then embeds the parcels with
 //! `assets_runtime::include_parcel!`.
 //!
+//! # What is stable
+//!
+//! Two kinds of users depend on this crate, and what they use is all that
+//! semver covers:
+//!
+//! - a `build.rs`: [`build`], [`Builder`], [`BuildScriptError`] and the
+//!   environment variables in [`build_script`];
+//! - a processor crate: [`Processor`] with its settings type ([`NoSettings`],
+//!   [`processor::SettingsError`]), [`Context`], [`ProcessError`],
+//!   [`Registry`], [`AssetPath`], the diagnostics ([`Location`],
+//!   [`Diagnostic`], [`Severity`]), the rest of [`processor`]
+//!   (dependencies' outputs, an external tool's inputs) and the [`testing`]
+//!   kit.
+//!
+//! Everything else is in [`unstable`]: what cargo-assets' own front-ends
+//! (the CLI, the benchmarks, the Bevy adapter) drive, free to change in any
+//! release.
+//!
 //! # Where to start reading
 //!
-//! [`Pipeline::build`] is the whole flow:
+//! [`Pipeline::build`](unstable::Pipeline::build) is the whole flow:
 //!
 //! ```text
 //! Cargo.toml ──manifest──▶ Manifest ──discover──▶ [Discovered] ──plan──▶ steps
@@ -22,30 +40,30 @@
 //! internal (`pub(crate)`, shown by `cargo doc --document-private-items`),
 //! and their module docs hold the design memos.
 //!
-//! - [`manifest`]: `[package.metadata.assets]`, raw TOML mirror → resolved [`Manifest`].
+//! - [`manifest`](unstable::manifest): `[package.metadata.assets]`, raw TOML mirror → resolved [`Manifest`](unstable::Manifest).
 //! - `discover`: finds assets under the roots; rejects paths that escape them.
 //! - [`processor`]: the [`Processor`] trait, its [`Context`] (which records every
 //!   read), the [`Registry`] and the built-ins.
 //! - `plan`, `scheduler`: steps from assets; parallel workers, dependencies
 //!   built on demand, cycle detection.
 //! - `freshness`: the design memo on what is hashed, and the check that
-//!   names a typed [`DirtyReason`] (kept in the step's [`Record`]).
-//! - [`record`], `record_log` and `store`: what is kept between builds;
+//!   names a typed [`DirtyReason`](unstable::DirtyReason) (kept in the step's [`Record`](unstable::Record)).
+//! - [`record`](unstable::record), `record_log` and `store`: what is kept between builds;
 //!   `cache_layout`: where (every path under the cache, in one place).
-//! - [`atlas`]: sprites grouped into atlases, packed into pages by a generated
+//! - [`atlas`](unstable::atlas): sprites grouped into atlases, packed into pages by a generated
 //!   `atlas:<name>` step.
-//! - [`query`]: `why`, `deps`, `rdeps` and the graph, from the records; it
+//! - [`query`](unstable::query): `why`, `deps`, `rdeps` and the graph, from the records; it
 //!   changes nothing.
-//! - [`remote`]: the remote cache shared by a team and CI (OpenDAL, behind
+//! - [`remote`](unstable::remote): the remote cache shared by a team and CI (OpenDAL, behind
 //!   the `remote` feature), asked when the local cache cannot serve a step.
-//! - `cache`: the cache's lock, and [`clean`], [`clean_package`], [`gc`].
+//! - `cache`: the cache's lock, and [`clean`](unstable::clean), [`clean_package`](unstable::clean_package), [`gc`](unstable::gc).
 //! - `parcels`: bundles outputs into parcel files (format: `assets_runtime::format`),
 //!   or, for `watch`, into patches over them (`parcels/patch.rs`);
 //!   `parcel_sums`: the `.sums` beside each, what its resources hold.
-//! - [`report`], [`event`]: what a build did, returned and as it happens.
+//! - [`report`](unstable::report), [`event`](unstable::event): what a build did, returned and as it happens.
 //! - [`testing`]: a processor's `process` run in a unit test, its inputs
 //!   given as bytes, what it read, missed, used and emitted returned.
-//! - [`out_dir`]: every resource of the parcels as a file under a folder,
+//! - [`out_dir`](unstable::out_dir): every resource of the parcels as a file under a folder,
 //!   kept in sync (`cargo assets build --out-dir`).
 //!
 //! The module graph has no cycle (checked by `cargo test -p
@@ -55,15 +73,15 @@
 //!
 //! # Files on disk
 //!
-//! Under the cache directory (`target/assets/`, drawn in [`CacheLayout`]):
+//! Under the cache directory (`target/assets/`, drawn in [`CacheLayout`](unstable::CacheLayout)):
 //! `packs/` and `blobs/` (outputs by blake3 hash, small ones appended to
-//! pack files, see [`Store`]; an output a parcel holds whole is only there),
-//! `records/<package>/<variant>.records` (every step's [`Record`], one
+//! pack files, see [`Store`](unstable::Store); an output a parcel holds whole is only there),
+//! `records/<package>/<variant>.records` (every step's [`Record`](unstable::Record), one
 //! checksummed binary frame each), `parcels/`, `tmp/`, `lock`.
 //!
 //! # Invariants
 //!
-//! - This crate never prints: it returns a [`BuildReport`] and emits [`Event`]s.
+//! - This crate never prints: it returns a [`BuildReport`](unstable::BuildReport) and emits [`Event`](unstable::Event)s.
 //!   The exception is [`build_script`], the `build.rs` front-end, whose stdout
 //!   is its protocol with Cargo.
 //! - Keys and outputs hold no absolute paths and no times; records hold
@@ -75,57 +93,44 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod asset_path;
-pub mod atlas;
+pub(crate) mod atlas;
 mod buffers;
 pub mod build_script;
 mod cache;
 pub(crate) mod cache_layout;
 pub(crate) mod discover;
-pub mod event;
+pub(crate) mod event;
 pub(crate) mod freshness;
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub mod fuzzing;
 pub(crate) mod hash;
-pub mod manifest;
+pub(crate) mod manifest;
 mod memory_budget;
-pub mod out_dir;
+pub(crate) mod out_dir;
 mod parallel;
 pub(crate) mod parcel_sums;
 pub(crate) mod parcels;
 mod pipeline;
 mod plan;
 pub mod processor;
-pub mod query;
-pub mod record;
+pub(crate) mod query;
+pub(crate) mod record;
 mod record_codec;
 pub(crate) mod record_log;
-pub mod remote;
-pub mod report;
+pub(crate) mod remote;
+pub(crate) mod report;
 mod scheduler;
 mod stat_cache;
 pub(crate) mod store;
 pub mod testing;
+pub mod unstable;
 mod verdicts;
-pub mod verify;
-pub mod warm;
+pub(crate) mod verify;
+pub(crate) mod warm;
+pub(crate) mod watch;
 
 pub use asset_path::AssetPath;
 pub use build_script::{BuildScriptError, Builder, build};
-pub use cache::{CleanStats, GcStats, clean, clean_package, gc};
-pub use cache_layout::{CacheLayout, variant_slot};
-pub use event::{Event, EventHandler};
-pub use hash::ContentHash;
-pub use manifest::{Manifest, ManifestError, parse_step_timeout};
-pub use memory_budget::{DEFAULT_MEMORY_BUDGET, parse_size};
-pub use pipeline::{BuildError, BuildOptions, DEFAULT_STEP_TIMEOUT, Pipeline, package_key};
 pub use processor::{Context, NoSettings, ProcessError, Processor, Registry};
-pub use record::{Diagnostic, DirtyReason, Location, Record, Severity};
-pub use record_log::read_records;
-pub use remote::{RemoteConfig, RemoteStats};
-pub use report::{
-    BuildReport, OnFailure, Outcome, ParcelOutcome, ParcelReport, StandIn, StepReport,
-};
-pub use store::Store;
-pub use verify::{Verification, Verify};
-pub use warm::Changes;
+pub use record::{Diagnostic, Location, Severity};

@@ -47,10 +47,10 @@ pub struct BuildOptions {
     pub jobs: usize,
     /// Where parcels are written; `None` for the cache's
     /// `parcels/<package>/<variant>/` (`<variant>.<platform>/` on a
-    /// platform; see [`CacheLayout`](crate::CacheLayout)).
+    /// platform; see [`CacheLayout`](crate::cache_layout::CacheLayout)).
     pub parcel_dir: Option<PathBuf>,
     /// Fresh steps to build again and compare with the cache (see
-    /// [`crate::verify`]); `None` trusts the cache.
+    /// [`crate::unstable::verify`]); `None` trusts the cache.
     pub verify: Option<Verify>,
     /// The platform to build for, by name (declared under
     /// `[package.metadata.assets.platforms]`).
@@ -59,7 +59,7 @@ pub struct BuildOptions {
     /// `None`: the platform whose `targets` cover it, if any.
     pub target: Option<String>,
     /// The remote cache to read (and, if it says so, write), if any:
-    /// usually [`RemoteConfig::from_env`]. See [`crate::remote`].
+    /// usually [`RemoteConfig::from_env`]. See [`crate::unstable::remote`].
     pub remote: Option<RemoteConfig>,
     /// Write a changed parcel as a patch over the one on disk, in the size
     /// of the change, where that pays (see `parcels/patch.rs`); a build
@@ -72,21 +72,15 @@ pub struct BuildOptions {
     /// [`OnFailure::for_variant`] of `variant`, when the build starts.
     pub on_failure: Option<OnFailure>,
     /// The bytes the build's steps may hold at once for large decodes (see
-    /// [`crate::DEFAULT_MEMORY_BUDGET`] and `Context::reserve_memory`).
+    /// [`crate::memory_budget::DEFAULT_MEMORY_BUDGET`] and `Context::reserve_memory`).
     pub memory_budget: u64,
     /// How long a step may run unless its rule's `timeout` says otherwise
-    /// (see [`crate::DEFAULT_STEP_TIMEOUT`] and [`Event::Overdue`]).
+    /// (see [`crate::unstable::DEFAULT_STEP_TIMEOUT`] and [`Event::Overdue`]).
     pub step_timeout: std::time::Duration,
     /// Build only these assets (paths under the root, or `atlas:<name>`)
     /// and what they need; no parcel is written. `None`: everything.
     pub only: Option<Vec<String>>,
 }
-
-/// How long a step may run by default: five minutes, far beyond what any
-/// built-in takes on real content, so that only a hang (a parser looping
-/// on a hostile file, a tool that never exits) meets it. A rule's
-/// `timeout = SECONDS` changes it for its steps.
-pub const DEFAULT_STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 impl BuildOptions {
     /// Options for `manifest_path` with its cache in `cache_dir`, variant
@@ -104,8 +98,8 @@ impl BuildOptions {
             remote: None,
             patch_parcels: false,
             on_failure: None,
-            memory_budget: crate::DEFAULT_MEMORY_BUDGET,
-            step_timeout: crate::DEFAULT_STEP_TIMEOUT,
+            memory_budget: crate::memory_budget::DEFAULT_MEMORY_BUDGET,
+            step_timeout: crate::manifest::DEFAULT_STEP_TIMEOUT,
             only: None,
         }
     }
@@ -168,7 +162,7 @@ pub struct Pipeline {
     registry: Registry,
     memory: Option<Arc<BlobMemory>>,
     /// What this pipeline keeps between builds, if it keeps anything (see
-    /// [`crate::warm`]).
+    /// [`crate::unstable::warm`]).
     warm: Option<Mutex<Warm>>,
 }
 
@@ -203,7 +197,7 @@ impl Pipeline {
     /// atlas re-packed after one edit reads its sprites from memory. It
     /// also keeps the record log, the walk of the roots, the plan and the
     /// inputs' stats, so an edit's build does not start from scratch (see
-    /// [`crate::warm`]).
+    /// [`crate::unstable::warm`]).
     pub fn keep_state_in_memory(&mut self) {
         self.memory.get_or_insert_with(Arc::default);
         self.warm.get_or_insert_with(Mutex::default);

@@ -1,6 +1,6 @@
 //! Planning: every discovered asset gets a step with its processor, settings
 //! and key, before anything runs; sprites are grouped by atlas, and each
-//! atlas gets a generated step after every asset (see [`crate::atlas`]).
+//! atlas gets a generated step after every asset (see [`crate::unstable::atlas`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, OnceLock};

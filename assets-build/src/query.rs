@@ -150,7 +150,8 @@ impl Database {
         // A step the build would take from another platform's log, as
         // `RecordLog::shared` does: same variant, same key.
         let mut shared = HashMap::new();
-        let own = crate::CacheLayout::new(&options.cache_dir).record_log(package, &slot);
+        let own =
+            crate::cache_layout::CacheLayout::new(&options.cache_dir).record_log(package, &slot);
         for sibling in record_log::sibling_logs(&own, &options.variant) {
             let Ok(bytes) = std::fs::read(&sibling) else {
                 continue;
@@ -173,7 +174,8 @@ impl Database {
             }
         }
         let store = Store::open(&options.cache_dir)?;
-        let parcel_dir = crate::CacheLayout::new(&options.cache_dir).parcel_dir(package, &slot);
+        let parcel_dir =
+            crate::cache_layout::CacheLayout::new(&options.cache_dir).parcel_dir(package, &slot);
         Ok(Database {
             manifest,
             plan,

@@ -256,7 +256,7 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<DirtyReason>,
     /// The remote cache the step's outputs were fetched from instead of
-    /// being built here (see [`crate::remote`]), shown without credentials.
+    /// being built here (see [`crate::unstable::remote`]), shown without credentials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fetched_from: Option<String>,
     /// [`Record::outputs_hash`], worked out on first use.

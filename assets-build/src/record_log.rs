@@ -598,7 +598,7 @@ pub fn read_records(
 /// `cache_dir`. Packages of a workspace share the blobs of one cache, never
 /// records: asset paths are only unique within a package.
 pub fn log_path(cache_dir: &Path, package: &str, variant: &str) -> PathBuf {
-    crate::CacheLayout::new(cache_dir).record_log(package, variant)
+    crate::cache_layout::CacheLayout::new(cache_dir).record_log(package, variant)
 }
 
 #[cfg(test)]

@@ -47,9 +47,9 @@ pub struct StepReport {
     pub outcome: Outcome,
     /// The step's record when it succeeded: its outputs, inputs and dependencies.
     pub record: Option<Arc<Record>>,
-    /// For a fresh step the build was asked to check ([`crate::Verify`]):
+    /// For a fresh step the build was asked to check ([`crate::unstable::Verify`]):
     /// what building it again found.
-    pub verification: Option<crate::Verification>,
+    pub verification: Option<crate::verify::Verification>,
     /// For a failed or skipped step of a build that writes parcels anyway
     /// ([`OnFailure::StandIn`]): its last good record, whose outputs are
     /// still in the store, standing in for it in parcels (and in an atlas,
@@ -139,7 +139,7 @@ pub struct ParcelReport {
     /// Where it is (or would be) on disk.
     pub path: PathBuf,
     /// The patch it is seen through, if a watched build wrote one (see
-    /// [`BuildOptions::patch_parcels`](crate::BuildOptions)).
+    /// [`BuildOptions::patch_parcels`](crate::unstable::BuildOptions)).
     pub patch: Option<PathBuf>,
     /// What happened.
     pub outcome: ParcelOutcome,
@@ -236,8 +236,8 @@ pub struct BuildReport {
     pub remote: Option<crate::remote::RemoteStats>,
     /// Rules no asset came from (a glob with a typo, or one the rules
     /// before it shadow), each as a warning at its line.
-    pub unused_rules: Vec<crate::ManifestError>,
-    /// The checked steps (see [`crate::Verify`]) whose cached outputs, or
+    pub unused_rules: Vec<crate::manifest::ManifestError>,
+    /// The checked steps (see [`crate::unstable::Verify`]) whose cached outputs, or
     /// outputs they read, were found damaged, sorted; recorded when found,
     /// so a step the same build then made again is still listed. Damage
     /// fails a checking build (it is what checking is for), never an
@@ -321,7 +321,7 @@ impl BuildReport {
         self.count(|o| matches!(o, Outcome::Skipped { .. }))
     }
 
-    /// Fresh steps built again to check the cache ([`crate::Verify`]).
+    /// Fresh steps built again to check the cache ([`crate::unstable::Verify`]).
     pub fn verified(&self) -> usize {
         self.steps
             .iter()
@@ -338,7 +338,7 @@ impl BuildReport {
                 s.verification.as_ref().is_some_and(|v| {
                     !matches!(
                         v,
-                        crate::Verification::Same | crate::Verification::Damaged(_)
+                        crate::verify::Verification::Same | crate::verify::Verification::Damaged(_)
                     )
                 })
             })

@@ -25,7 +25,7 @@
 //!   [`crate::Pipeline::build`] passes, and what `watch` passes when its
 //!   watcher lost events. [`StatCache::drifted`] finds such changes by
 //!   stat'ing every kept path again, which `watch` does when it is idle
-//!   (see [`crate::warm`]).
+//!   (see [`crate::unstable::warm`]).
 //!
 //! A kept stat answers exactly as the disk would have. Freshness still
 //! treats it as before: a stamp inside the racy window still has its bytes

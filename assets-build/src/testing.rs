@@ -385,7 +385,7 @@ impl Bench<'_> {
             settings: &self.settings,
             origin: None,
             platform: self.platform,
-            timeout: crate::DEFAULT_STEP_TIMEOUT,
+            timeout: crate::manifest::DEFAULT_STEP_TIMEOUT,
             inputs,
         };
         let mut ctx = Context::new(step, self.manifest, self.variant, self.store, self);

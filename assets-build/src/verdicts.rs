@@ -40,7 +40,7 @@
 //! for a corrupt blob. Kept verdicts are dropped with the plan they index
 //! (a new or removed file, a changed manifest), and by
 //! [`crate::Changes::Unknown`]; a build asked to verify the cache
-//! ([`crate::Verify`]) checks every step and reuses none.
+//! ([`crate::unstable::Verify`]) checks every step and reuses none.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

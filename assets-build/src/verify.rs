@@ -5,7 +5,7 @@
 //! A processor whose outputs are not a function of its recorded inputs and
 //! settings (a timestamp, a random seed, an unrecorded file) makes every
 //! cache that trusts it wrong, and a shared cache wrong for everyone; this
-//! is how it is caught. [`Verify`] in [`BuildOptions`](crate::BuildOptions)
+//! is how it is caught. [`Verify`] in [`BuildOptions`](crate::unstable::BuildOptions)
 //! selects the fresh steps to check: all of them, or a fraction chosen by
 //! a seeded hash of each asset's path (the same steps for the same seed, on
 //! any machine and thread count). A checked step's report says what was

@@ -6,7 +6,8 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use assets_build::{
-    BuildOptions, BuildReport, Context, Event, Outcome, Pipeline, ProcessError, Processor,
+    Context, ProcessError, Processor, unstable::BuildOptions, unstable::BuildReport,
+    unstable::Event, unstable::Outcome, unstable::Pipeline,
 };
 
 /// `*.chain` files name the asset they depend on (or nothing); the output is
@@ -390,9 +391,9 @@ impl Processor for Tiles {
     fn check_settings(
         &self,
         settings: &TileSettings,
-    ) -> Result<(), assets_build::manifest::SettingsError> {
+    ) -> Result<(), assets_build::processor::SettingsError> {
         match settings.tile_size {
-            0 => Err(assets_build::manifest::SettingsError {
+            0 => Err(assets_build::processor::SettingsError {
                 message: "`tile-size` must be at least 1".into(),
                 help: None,
                 key: Some("tile-size".into()),
@@ -514,7 +515,7 @@ fn a_gathering_processor_reads_every_member_and_reruns_when_one_comes_goes_or_ch
             .find(|s| s.asset.as_str() == "locale/strings.table")
             .unwrap();
         let record = step.record.as_ref().unwrap();
-        let store = assets_build::Store::open(&root.join("target/assets")).unwrap();
+        let store = assets_build::unstable::Store::open(&root.join("target/assets")).unwrap();
         let table = String::from_utf8(store.get(&record.outputs[0].hash).unwrap()).unwrap();
         let ran = matches!(step.outcome, Outcome::Ran { .. });
         let inputs: Vec<String> = record.inputs.iter().map(|i| i.path.clone()).collect();

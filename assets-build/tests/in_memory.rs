@@ -4,9 +4,9 @@
 //! The whole-pipeline tests are elsewhere; these say what one `process`
 //! call does, as a processor crate's own tests would.
 
-use assets_build::processor::{command::Command, copy::Copy, image::Image, shader::Shader};
-use assets_build::processor::{sprite::Sprite, text::Text};
 use assets_build::testing::ProcessorTest;
+use assets_build::unstable::builtins::{Command, Copy, Image, Shader};
+use assets_build::unstable::builtins::{Sprite, Text};
 use assets_build::{AssetPath, Context, ProcessError, Processor};
 
 fn asset(path: &str) -> AssetPath {
@@ -187,7 +187,7 @@ fn given_outputs_stand_for_an_asset_built_before_and_references_must_be_assets()
 #[cfg(feature = "gltf")]
 #[test]
 fn a_models_image_beside_it_is_a_reference_not_a_copy() {
-    use assets_build::processor::gltf::Gltf;
+    use assets_build::unstable::builtins::Gltf;
     let model = r#"{"asset":{"version":"2.0"},"images":[{"uri":"Leather%20Parts.png"}],"textures":[{"source":0}]}"#;
     let run = ProcessorTest::new("models/helmet.gltf", model)
         .file("models/Leather Parts.png", png())
@@ -222,7 +222,7 @@ const SOUNDS: [(&str, &[u8]); 4] = [
 #[cfg(feature = "audio")]
 #[test]
 fn audio_decodes_each_format_whole_and_says_how_long_it_plays() {
-    use assets_build::processor::audio::Audio;
+    use assets_build::unstable::builtins::Audio;
     use assets_runtime::audio::{Audio as Sound, AudioFormat};
     let formats = [
         AudioFormat::Wav,
@@ -252,7 +252,7 @@ fn audio_decodes_each_format_whole_and_says_how_long_it_plays() {
 #[cfg(feature = "audio")]
 #[test]
 fn a_truncated_or_foreign_sound_fails_by_what_is_wrong() {
-    use assets_build::processor::audio::Audio;
+    use assets_build::unstable::builtins::Audio;
     for (name, bytes) in SOUNDS {
         let cut = &bytes[..bytes.len() * 2 / 3];
         let run = ProcessorTest::new(name, cut).run(&Audio);
@@ -275,7 +275,7 @@ fn a_truncated_or_foreign_sound_fails_by_what_is_wrong() {
 
 #[test]
 fn a_tileset_references_its_image_and_records_a_missing_one() {
-    use assets_build::processor::tilemap::Tilemap;
+    use assets_build::unstable::builtins::Tilemap;
     let tsx = r#"<?xml version="1.0" encoding="UTF-8"?>
 <tileset version="1.10" name="Terrain" tilewidth="16" tileheight="16" tilecount="2" columns="2">
  <image source="../art/terrain tiles.png" width="32" height="16"/>
@@ -324,7 +324,7 @@ fn a_fully_transparent_sprite_builds_and_says_so() {
 #[cfg(feature = "fonts")]
 #[test]
 fn a_font_range_the_font_only_partly_covers_bakes_what_it_has_and_warns() {
-    use assets_build::processor::font::Font;
+    use assets_build::unstable::builtins::Font;
     let fira = include_bytes!("../../examples/sprite-demo/assets/fonts/FiraSans-Bold-Latin1.ttf");
     // Latin-1 only: of Latin Extended-A's first sixteen, none.
     let run = ProcessorTest::new("fonts/Fira.ttf", fira)

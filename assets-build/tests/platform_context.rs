@@ -4,7 +4,9 @@
 //! whose rule differs on the platform is, and so is every step of a
 //! processor that says its outputs depend on the platform.
 
-use assets_build::{BuildOptions, Context, Outcome, Pipeline, ProcessError, Processor};
+use assets_build::{
+    Context, ProcessError, Processor, unstable::BuildOptions, unstable::Outcome, unstable::Pipeline,
+};
 
 /// Emits the platform it was told, or `-`.
 struct Tell {
@@ -80,7 +82,7 @@ fn build(dir: &std::path::Path, target: Option<&str>) -> Vec<(String, String, bo
     });
     let report = pipeline.build(&|_| {}).unwrap();
     assert!(report.success());
-    let store = assets_build::Store::open(&dir.join("target/assets")).unwrap();
+    let store = assets_build::unstable::Store::open(&dir.join("target/assets")).unwrap();
     report
         .steps
         .iter()

@@ -19,7 +19,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use assets_build::{BuildOptions, BuildReport, Changes, Event, Outcome, ParcelOutcome, Pipeline};
+use assets_build::{
+    unstable::BuildOptions, unstable::BuildReport, unstable::Changes, unstable::Event,
+    unstable::Outcome, unstable::ParcelOutcome, unstable::Pipeline,
+};
 use assets_runtime::{ParcelBuf, PatchedBuf};
 
 const MANIFEST: &str = r#"[package]
@@ -261,7 +264,7 @@ fn options(dir: &Path) -> BuildOptions {
     options
 }
 
-fn succeed(report: Result<BuildReport, assets_build::BuildError>) -> BuildReport {
+fn succeed(report: Result<BuildReport, assets_build::unstable::BuildError>) -> BuildReport {
     let report = report.expect("the build runs");
     assert!(
         report.success(),

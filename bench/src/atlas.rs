@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use crate::measure::{Sample, cold_builds, ratio, time};
 
-use assets_build::{BuildOptions, Event, Pipeline};
+use assets_build::{unstable::BuildOptions, unstable::Event, unstable::Pipeline};
 
 /// A `w`×`h` sprite PNG with a transparent border, its pixels from `seed`.
 pub fn sprite_png(w: u32, h: u32, border: u32, seed: u32) -> Vec<u8> {

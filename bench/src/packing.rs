@@ -17,10 +17,10 @@ use std::fmt::Write as _;
 
 use crate::measure::{Sample, time};
 
-use assets_build::atlas::layout::lay_out;
-use assets_build::atlas::maxrects::{Heuristic, Order};
-use assets_build::atlas::{MaxRects, PackOptions, Packer, Size};
-use assets_build::manifest::AtlasSpec;
+use assets_build::unstable::atlas::layout::lay_out;
+use assets_build::unstable::atlas::maxrects::{Heuristic, Order};
+use assets_build::unstable::atlas::{MaxRects, PackOptions, Packer, Size};
+use assets_build::unstable::manifest::AtlasSpec;
 use texture_packer::texture::{Pixel, Texture};
 use texture_packer::{MultiTexturePacker, TexturePackerConfig};
 
@@ -92,7 +92,8 @@ impl Packer for Skyline {
         &self,
         sizes: &[Size],
         options: &PackOptions,
-    ) -> Result<assets_build::atlas::Packing, assets_build::atlas::pack::TooLarge> {
+    ) -> Result<assets_build::unstable::atlas::Packing, assets_build::unstable::atlas::pack::TooLarge>
+    {
         let config = TexturePackerConfig {
             max_width: options.page_width,
             max_height: options.page_height,
@@ -111,7 +112,7 @@ impl Packer for Skyline {
                 .expect("every rectangle fits a page");
         }
         let mut placements = vec![
-            assets_build::atlas::Placement {
+            assets_build::unstable::atlas::Placement {
                 page: 0,
                 x: 0,
                 y: 0,
@@ -121,7 +122,7 @@ impl Packer for Skyline {
         ];
         for (page, p) in packer.get_pages().iter().enumerate() {
             for (i, f) in p.get_frames() {
-                placements[*i] = assets_build::atlas::Placement {
+                placements[*i] = assets_build::unstable::atlas::Placement {
                     page: page as u32,
                     x: f.frame.x,
                     y: f.frame.y,
@@ -129,7 +130,7 @@ impl Packer for Skyline {
                 };
             }
         }
-        Ok(assets_build::atlas::Packing {
+        Ok(assets_build::unstable::atlas::Packing {
             placements,
             pages: packer.get_pages().len() as u32,
         })

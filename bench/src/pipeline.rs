@@ -26,7 +26,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use assets_build::{BuildOptions, BuildReport, Changes, Event, Pipeline, Verify};
+use assets_build::{
+    unstable::BuildOptions, unstable::BuildReport, unstable::Changes, unstable::Event,
+    unstable::Pipeline, unstable::Verify,
+};
 
 use crate::corpus::{self, Corpus};
 use crate::measure::{Sample, cold_builds, ms, paired_ratio, ratio, time};
@@ -115,7 +118,7 @@ const CHILD_CACHE: &str = "rss-cache";
 pub fn child_build(dir: &Path) {
     // With `CARGO_ASSETS_REMOTE` set, against that remote (to profile a
     // build from the remote cache by hand).
-    let remote = assets_build::RemoteConfig::from_env().expect("the remote's variables");
+    let remote = assets_build::unstable::RemoteConfig::from_env().expect("the remote's variables");
     build_configured(dir, &dir.join(CHILD_CACHE), |o| o.remote = remote);
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     if let Some(kib) = status

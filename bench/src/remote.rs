@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-use assets_build::{BuildReport, RemoteConfig};
+use assets_build::{unstable::BuildReport, unstable::RemoteConfig};
 use assets_test_support::s3_server::S3Server;
 
 use crate::corpus;

@@ -7,9 +7,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use assets_build::processor::texture::Quality;
-use assets_build::processor::texture::encode::encode;
-use assets_build::processor::texture::mips::{Level, Texels, chain};
+use assets_build::unstable::builtins::texture::Quality;
+use assets_build::unstable::builtins::texture::encode;
+use assets_build::unstable::builtins::texture::{Level, Texels, chain};
 use assets_runtime::TextureFormat;
 use image::RgbaImage;
 

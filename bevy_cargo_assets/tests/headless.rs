@@ -65,9 +65,13 @@ fn built_project() -> (tempfile::TempDir, PathBuf) {
 
 /// Builds the package at `root` with the pipeline; the path of its parcel.
 fn build_parcel(root: &Path) -> PathBuf {
-    let options =
-        assets_build::BuildOptions::new(root.join("Cargo.toml"), root.join("target/assets"));
-    let report = assets_build::Pipeline::new(options).build(&|_| {}).unwrap();
+    let options = assets_build::unstable::BuildOptions::new(
+        root.join("Cargo.toml"),
+        root.join("target/assets"),
+    );
+    let report = assets_build::unstable::Pipeline::new(options)
+        .build(&|_| {})
+        .unwrap();
     assert!(report.success(), "{:?}", report.failure_summary());
     report.parcels[0].path.clone()
 }

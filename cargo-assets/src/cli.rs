@@ -54,17 +54,17 @@ pub struct JobsArgs {
     pub jobs: Option<usize>,
     /// Memory that large decodes may hold at once, e.g. `4GiB`; a bigger
     /// image fails by name [default: 1GiB]
-    #[arg(long, value_name = "SIZE", env = "CARGO_ASSETS_MEMORY_BUDGET", value_parser = assets_build::parse_size)]
+    #[arg(long, value_name = "SIZE", env = "CARGO_ASSETS_MEMORY_BUDGET", value_parser = assets_build::unstable::parse_size)]
     pub memory_budget: Option<u64>,
     /// Seconds a step may run before the build stops, where its rule has
     /// no `timeout` [default: 300]
-    #[arg(long, value_name = "SECONDS", env = "CARGO_ASSETS_STEP_TIMEOUT", value_parser = assets_build::parse_step_timeout)]
+    #[arg(long, value_name = "SECONDS", env = "CARGO_ASSETS_STEP_TIMEOUT", value_parser = assets_build::unstable::parse_step_timeout)]
     pub step_timeout: Option<std::time::Duration>,
 }
 
 impl JobsArgs {
     /// Sets the jobs and the memory budget of `options`.
-    pub fn apply(&self, options: &mut assets_build::BuildOptions) -> anyhow::Result<()> {
+    pub fn apply(&self, options: &mut assets_build::unstable::BuildOptions) -> anyhow::Result<()> {
         if let Some(jobs) = self.jobs {
             anyhow::ensure!(jobs > 0, "`--jobs` must be at least 1");
             options.jobs = jobs;
@@ -99,7 +99,7 @@ pub struct VariantArgs {
 
 impl VariantArgs {
     /// Sets the variant and the platform of `options`.
-    pub fn apply(&self, options: &mut assets_build::BuildOptions) {
+    pub fn apply(&self, options: &mut assets_build::unstable::BuildOptions) {
         options.variant = self.name();
         options.target = self.target.clone();
         options.platform = self.platform.clone();
@@ -232,10 +232,10 @@ pub struct BuildArgs {
 
 impl BuildArgs {
     /// The cache check `--verify-fraction` asks for.
-    pub fn verify(&self) -> anyhow::Result<Option<assets_build::Verify>> {
+    pub fn verify(&self) -> anyhow::Result<Option<assets_build::unstable::Verify>> {
         match self.verify_fraction {
             None => Ok(None),
-            Some(f) if (0.0..=1.0).contains(&f) => Ok(Some(assets_build::Verify {
+            Some(f) if (0.0..=1.0).contains(&f) => Ok(Some(assets_build::unstable::Verify {
                 fraction: f,
                 seed: self.verify_seed,
             })),

@@ -16,8 +16,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use assets_build::query::Use;
-use assets_build::{AssetPath, DirtyReason, Location};
+use assets_build::unstable::query::Use;
+use assets_build::{AssetPath, Location, unstable::DirtyReason};
 use serde::{Deserialize, Serialize};
 
 /// One line of `--message-format json` output.
@@ -311,7 +311,7 @@ pub struct BuildFinished {
     pub fetched: usize,
     /// What the build did with the remote cache (absent without one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote: Option<assets_build::RemoteStats>,
+    pub remote: Option<assets_build::unstable::RemoteStats>,
     /// Fresh steps built again to check the cache (absent when none were).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub verified: usize,

@@ -29,7 +29,7 @@ use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
 use crate::shell::{Shell, Style};
-use assets_build::{Manifest, package_key};
+use assets_build::{unstable::Manifest, unstable::package_key};
 
 use crate::workspace::{ONLY_PACKAGE_VAR, Package, cargo_metadata};
 
@@ -138,7 +138,7 @@ pub fn delegate(
             env!("CARGO_PKG_VERSION")
         );
     }
-    let dir = assets_build::CacheLayout::new(cache_dir).runner(package);
+    let dir = assets_build::unstable::CacheLayout::new(cache_dir).runner(package);
     // Dependencies optimized (processors run at a useful speed) without
     // debug info (most of their compile and link time): the profile of
     // cargo-assets' own workspace, so a runner built in its target dir
@@ -165,7 +165,7 @@ pub fn delegate(
     }
     let target = std::env::var_os(TARGET_VAR)
         .map(PathBuf::from)
-        .unwrap_or_else(|| assets_build::CacheLayout::new(cache_dir).runner_target());
+        .unwrap_or_else(|| assets_build::unstable::CacheLayout::new(cache_dir).runner_target());
     shell.status(
         "Preparing",
         format!("processors of `{package}` ({})", crates.join(", ")),

@@ -602,7 +602,7 @@ main = { include = ["**"], exclude = ["loose/**"] }
     // Every output a record names is readable and whole (from the store or
     // the parcel); which of them the store keeps itself:
     let outputs = cache_outputs(&p.cache_dir(), "dev");
-    let store = assets_build::Store::open(&p.cache_dir()).unwrap();
+    let store = assets_build::unstable::Store::open(&p.cache_dir()).unwrap();
     let stored = |asset: &str| -> Vec<(String, bool)> {
         outputs[asset]
             .iter()
@@ -699,10 +699,11 @@ fn inspect_sees_a_parcel_through_the_patch_an_edit_left_beside_it() {
     p.file("assets/theme.raw", &noise);
     let parcel = p.build_ok().parcel("main");
     p.file("assets/readme.txt", "hello, edited\n");
-    let mut options = assets_build::BuildOptions::new(p.path().join("Cargo.toml"), p.cache_dir());
+    let mut options =
+        assets_build::unstable::BuildOptions::new(p.path().join("Cargo.toml"), p.cache_dir());
     options.patch_parcels = true;
-    let report = assets_build::Pipeline::new(options)
-        .build(&|_: &assets_build::Event<'_>| {})
+    let report = assets_build::unstable::Pipeline::new(options)
+        .build(&|_: &assets_build::unstable::Event<'_>| {})
         .unwrap();
     let main = report.parcels.iter().find(|r| r.name == "main").unwrap();
     assert_eq!(main.path, parcel);

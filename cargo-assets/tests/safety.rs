@@ -179,7 +179,7 @@ fn killing_a_build_at_any_moment_never_leaves_a_cache_that_is_trusted_wrongly() 
 /// Flips one byte in every blob of the cache, packed or not, keeping every
 /// size, so that only reading a blob can tell; returns how many there were.
 fn corrupt_every_blob(p: &Project) -> usize {
-    let store = assets_build::Store::open(&p.cache_dir()).unwrap();
+    let store = assets_build::unstable::Store::open(&p.cache_dir()).unwrap();
     let mut n = 0;
     for (_, at) in store.locations() {
         if at.len == 0 {
@@ -340,7 +340,7 @@ fn verify_finds_a_damaged_cached_output_and_the_next_build_makes_it_again() {
     p.build_ok();
     // One packed blob damaged: a sprite's pixels, read by no-op builds
     // from nowhere (a build trusts what it stored until it reads it).
-    let store = assets_build::Store::open(&p.cache_dir()).unwrap();
+    let store = assets_build::unstable::Store::open(&p.cache_dir()).unwrap();
     let (hash, at) = (store.locations())
         .into_iter()
         .find(|(_, at)| at.path.extension().is_some_and(|e| e == "pack") && at.len > 16)
@@ -448,7 +448,7 @@ fn a_full_disk_fails_the_build_once_and_leaves_nothing_that_stops_the_next() {
     // It keeps no bytes that no index entry points at: a pack ends where
     // its last entry does.
     let cache = out.path().join("after-full/assets");
-    let store = assets_build::Store::open(&cache).unwrap();
+    let store = assets_build::unstable::Store::open(&cache).unwrap();
     let mut ends: std::collections::HashMap<std::path::PathBuf, u64> = Default::default();
     for (_, at) in store.locations() {
         let end = ends.entry(at.path.clone()).or_default();

@@ -11,7 +11,7 @@
 //!   re-pack after one edit costs the packing and the page drawing only;
 //! - a sprite that failed takes its own last good pixels' place (the
 //!   scheduler's stand-in) or, in a build that writes parcels anyway
-//!   ([`crate::OnFailure::StandIn`]) and has none, leaves its slot empty:
+//!   ([`crate::unstable::OnFailure::StandIn`]) and has none, leaves its slot empty:
 //!   the other sprites are packed all the same.
 //!
 //! Outputs: pages labelled `0`, `1`, … (kind `image`, resources

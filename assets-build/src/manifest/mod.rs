@@ -90,7 +90,7 @@ pub struct Manifest {
     /// Declared platforms, by name.
     pub platforms: BTreeMap<String, Platform>,
     /// `out-dir`: where `cargo assets build` also writes the parcels'
-    /// resources as files (see [`crate::out_dir`]), under the package.
+    /// resources as files (see [`crate::unstable::out_dir`]), under the package.
     pub out_dir: Option<PathBuf>,
     /// `deny-warnings = true`: a processor's warning fails the build, in
     /// `cargo assets` and in build scripts (as `--deny-warnings` and
@@ -304,6 +304,12 @@ mod tests;
 pub(crate) fn step_timeout(seconds: f64) -> Option<std::time::Duration> {
     (seconds > 0.0 && seconds <= 86_400.0).then(|| std::time::Duration::from_secs_f64(seconds))
 }
+
+/// How long a step may run by default: five minutes, far beyond what any
+/// built-in takes on real content, so that only a hang (a parser looping
+/// on a hostile file, a tool that never exits) meets it. A rule's
+/// `timeout = SECONDS` changes it for its steps.
+pub const DEFAULT_STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Reads a step timeout as `--step-timeout` and `CARGO_ASSETS_STEP_TIMEOUT`
 /// take it: seconds, more than 0 and at most a day.

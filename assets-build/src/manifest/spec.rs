@@ -76,7 +76,7 @@ pub struct Rule {
     /// [`ParcelSpec::compression_for`]).
     pub compression: Option<Compression>,
     /// `timeout`: how long a step of the rule may run before the build
-    /// stops it (over [`BuildOptions::step_timeout`](crate::BuildOptions)).
+    /// stops it (over [`BuildOptions::step_timeout`](crate::unstable::BuildOptions)).
     pub timeout: Option<std::time::Duration>,
     /// Every other key of the rule.
     pub settings: Settings,

@@ -29,7 +29,7 @@
 //! Sprites are the exception to "an asset's outputs are its resources": a
 //! sprite's own output is an intermediate (decoded pixels for its atlas), and
 //! its resource is its frame, cut from its atlas's frame table; the atlas's
-//! pages join every parcel holding one of its sprites (see [`crate::atlas`]).
+//! pages join every parcel holding one of its sprites (see [`crate::unstable::atlas`]).
 
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
@@ -63,7 +63,7 @@ pub(crate) use select::KeptChoices;
 /// Where the parcels of `package`'s `variant` go by default, under the
 /// cache directory: `<cache>/parcels/<package>/<variant>/`.
 pub fn default_parcel_dir(cache_dir: &Path, package: &str, variant: &str) -> PathBuf {
-    crate::CacheLayout::new(cache_dir).parcel_dir(package, variant)
+    crate::cache_layout::CacheLayout::new(cache_dir).parcel_dir(package, variant)
 }
 
 /// Writes every parcel of `manifest` for `variant` into `dir` from `steps`

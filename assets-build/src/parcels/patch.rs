@@ -2,7 +2,7 @@
 //! change, not of the parcel (the format, and the game's side of it, are
 //! [`assets_runtime::patch`]).
 //!
-//! Asked for by [`BuildOptions::patch_parcels`](crate::BuildOptions), which
+//! Asked for by [`BuildOptions::patch_parcels`](crate::unstable::BuildOptions), which
 //! only `cargo assets watch` sets. Files beside `<name>.parcel`:
 //!
 //! - `<name>.parcel.patch`: the resources whose content differs from the

@@ -24,30 +24,30 @@
 //! it produces changes for a reason that fingerprint cannot see, such as a
 //! dependency crate's update.
 //!
-//! Built-ins: [`copy`], [`text`], [`shader`], [`image`], [`sprite`],
-//! [`command`], [`ktx2`], [`tilemap`], `gltf`, `font` and `audio` (cargo features `gltf`,
+//! Built-ins: `copy`, `text`, `shader`, `image`, `sprite`,
+//! `command`, `ktx2`, `tilemap`, `gltf`, `font` and `audio` (cargo features `gltf`,
 //! `fonts` and `audio`, on by default), and `texture` (feature `textures`).
 
 #[cfg(feature = "audio")]
-pub mod audio;
+pub(crate) mod audio;
 mod code;
-pub mod command;
+pub(crate) mod command;
 pub(crate) mod context;
-pub mod copy;
-pub mod depfile;
+pub(crate) mod copy;
+pub(crate) mod depfile;
 #[cfg(feature = "fonts")]
-pub mod font;
+pub(crate) mod font;
 #[cfg(feature = "gltf")]
-pub mod gltf;
-pub mod image;
-pub mod ktx2;
-pub mod shader;
-pub mod sprite;
-pub mod sprite_source;
-pub mod text;
+pub(crate) mod gltf;
+pub(crate) mod image;
+pub(crate) mod ktx2;
+pub(crate) mod shader;
+pub(crate) mod sprite;
+pub(crate) mod sprite_source;
+pub(crate) mod text;
 #[cfg(feature = "textures")]
-pub mod texture;
-pub mod tilemap;
+pub(crate) mod texture;
+pub(crate) mod tilemap;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -59,7 +59,8 @@ pub use context::tools::{TOOL_CLOCK_MARGIN, ToolInputs, Unsettled};
 pub use context::{Context, DependencyOutputs};
 
 use crate::asset_path::{AssetPath, AssetPathError};
-use crate::manifest::{ManifestError, Settings, SettingsError};
+pub use crate::manifest::SettingsError;
+use crate::manifest::{ManifestError, Settings};
 use crate::store::StoreError;
 
 /// Turns one asset into outputs. See the [module docs](self) for the protocol.
@@ -135,7 +136,7 @@ pub trait Processor: Send + Sync + 'static {
     /// settings it passes on, and the atlas step depends on each. Such a
     /// processor emits a [`sprite_source::SpriteSource`] as its main output,
     /// or several as an output labelled [`sprite_source::SPRITES_LABEL`]
-    /// beside a main output their frames complete (see [`crate::atlas`]).
+    /// beside a main output their frames complete (see [`crate::unstable::atlas`]).
     /// `sprite` and `font` do.
     fn packs_into_atlas(&self) -> bool {
         false
@@ -175,7 +176,7 @@ pub struct NoSettings {}
 /// it and the engine calls it: every method takes the rule's settings as
 /// written and reads them as the processor's type. Implemented for every
 /// processor; nothing else implements it.
-pub trait ErasedProcessor: Send + Sync + 'static {
+pub(crate) trait ErasedProcessor: Send + Sync + 'static {
     /// [`Processor::name`].
     fn name(&self) -> &str;
     /// [`Processor::version`].
@@ -304,13 +305,13 @@ impl Registry {
     }
 
     /// The processor that claimed `extension`, if one did.
-    pub fn claimed(&self, extension: Option<&str>) -> Option<&str> {
+    pub(crate) fn claimed(&self, extension: Option<&str>) -> Option<&str> {
         let ext = extension?.to_ascii_lowercase();
         self.extensions.get(&ext).map(String::as_str)
     }
 
     /// The processor named `name`.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn ErasedProcessor>> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<dyn ErasedProcessor>> {
         self.processors.get(name).map(|r| &r.processor)
     }
 
@@ -321,7 +322,7 @@ impl Registry {
     }
 
     /// Every registered name, sorted.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         self.processors.keys().map(String::as_str)
     }
 }

@@ -10,7 +10,7 @@
 //!
 //! The output is a [`SpriteSource`], an
 //! intermediate the atlas stage reads; the parcel gets the sprite's frame
-//! from the atlas instead. See [`crate::atlas`].
+//! from the atlas instead. See [`crate::unstable::atlas`].
 
 use serde::Deserialize;
 

@@ -32,7 +32,7 @@ pub const SPRITE_SOURCE_KIND: &str = "sprite-source";
 /// little-endian words). See [`SpriteSource::encode_list`].
 pub const SPRITE_SOURCES_KIND: &str = "sprite-sources";
 /// The label of a [`SPRITE_SOURCES_KIND`] output: an atlas member that
-/// emits one brings all of them to its atlas (see [`crate::atlas`]).
+/// emits one brings all of them to its atlas (see [`crate::unstable::atlas`]).
 pub const SPRITES_LABEL: &str = "sprites";
 const MAGIC: [u8; 4] = *b"ASR2";
 const HEADER_LEN: usize = 32;

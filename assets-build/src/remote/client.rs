@@ -1,5 +1,5 @@
 //! [`Remote`]: the remote cache's client, on OpenDAL (see the module docs
-//! of [`crate::remote`] for the design).
+//! of [`crate::unstable::remote`] for the design).
 //!
 //! The pipeline's workers are threads; OpenDAL is async. The client owns a
 //! small tokio runtime: lookups started at the beginning of a build and

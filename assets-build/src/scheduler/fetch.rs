@@ -2,7 +2,7 @@
 //! steps at once (a folder whose every step asks is one bundle), and a
 //! result adopted only when its inputs and dependencies are this
 //! machine's, each fetched output checked against its hash before it is
-//! stored (see [`crate::remote`] for the cache itself).
+//! stored (see [`crate::unstable::remote`] for the cache itself).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -137,8 +137,8 @@ impl<'a> Scheduler<'a> {
             result_keys: OnceLock::new(),
             on_failure: OnFailure::KeepParcel,
             vanished: OnceLock::new(),
-            memory: MemoryBudget::new(crate::DEFAULT_MEMORY_BUDGET),
-            step_timeout: crate::DEFAULT_STEP_TIMEOUT,
+            memory: MemoryBudget::new(crate::memory_budget::DEFAULT_MEMORY_BUDGET),
+            step_timeout: crate::manifest::DEFAULT_STEP_TIMEOUT,
             state: Mutex::new(State {
                 slots,
                 waits_for: HashMap::new(),
@@ -160,7 +160,7 @@ impl<'a> Scheduler<'a> {
         self
     }
 
-    /// Checks the fresh steps `verify` selects (see [`crate::verify`]).
+    /// Checks the fresh steps `verify` selects (see [`crate::unstable::verify`]).
     pub fn verifying(mut self, verify: Option<Verify>) -> Scheduler<'a> {
         self.verify = verify;
         self
@@ -257,7 +257,7 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Runs `steps` alone, and the steps they ask for as they run (see
-    /// [`crate::BuildOptions::only`]); the reports of the steps that ran or
+    /// [`crate::unstable::BuildOptions::only`]); the reports of the steps that ran or
     /// were reused, in plan order.
     pub fn run_only(&self, steps: &[usize], jobs: usize) -> Vec<Arc<StepReport>> {
         self.run_steps(steps, jobs);

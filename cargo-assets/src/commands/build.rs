@@ -3,10 +3,12 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use assets_build::report::plural;
+use assets_build::unstable::report::plural;
 use assets_build::{
-    BuildError, BuildOptions, BuildReport, Changes, Event, Outcome, ParcelOutcome, ParcelReport,
-    Pipeline, Registry, RemoteConfig, StandIn, StepReport, Verification, Verify,
+    Registry, unstable::BuildError, unstable::BuildOptions, unstable::BuildReport,
+    unstable::Changes, unstable::Event, unstable::Outcome, unstable::ParcelOutcome,
+    unstable::ParcelReport, unstable::Pipeline, unstable::RemoteConfig, unstable::StandIn,
+    unstable::StepReport, unstable::Verification, unstable::Verify,
 };
 
 use super::Exit;
@@ -91,8 +93,8 @@ fn build_packages(
 /// The package's manifest, for its keys that act after a build (`out-dir`,
 /// `deny-warnings`); `None` if it does not load, which has already failed
 /// the build.
-pub(crate) fn manifest(package: &Package) -> Option<assets_build::Manifest> {
-    assets_build::Manifest::load(&package.manifest_path).ok()
+pub(crate) fn manifest(package: &Package) -> Option<assets_build::unstable::Manifest> {
+    assets_build::unstable::Manifest::load(&package.manifest_path).ok()
 }
 
 /// `--out-dir` (or the manifest's `out-dir`): the parcels this build wrote
@@ -111,7 +113,7 @@ pub(crate) fn write_out_dir(
         })
         .map(|p| (p.path.clone(), p.patch.clone()))
         .collect();
-    let stats = assets_build::out_dir::sync(dir, &parcels)?;
+    let stats = assets_build::unstable::out_dir::sync(dir, &parcels)?;
     shell.status(
         "Wrote",
         format!(
@@ -374,7 +376,7 @@ fn verified(shell: &Shell, step: &StepReport, verification: &Verification) {
         }
         _ => return,
     };
-    let short = |h: &Option<assets_build::ContentHash>| match h {
+    let short = |h: &Option<assets_build::unstable::ContentHash>| match h {
         Some(h) => h.to_hex()[..16].to_owned(),
         None => "nothing".to_owned(),
     };

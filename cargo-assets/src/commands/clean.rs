@@ -1,6 +1,6 @@
 //! `cargo assets clean`.
 
-use assets_build::{Event, clean, clean_package};
+use assets_build::{unstable::Event, unstable::clean, unstable::clean_package};
 
 use super::Exit;
 use crate::cli::PackageArgs;
@@ -44,4 +44,4 @@ pub fn exec(args: &PackageArgs, shell: &Shell) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-pub use assets_build::report::human_bytes;
+pub use assets_build::unstable::report::human_bytes;

@@ -7,7 +7,7 @@
 //! resource the patch holds marked, both files verified; `--base` shows the
 //! parcel alone.
 
-use assets_build::report::plural;
+use assets_build::unstable::report::plural;
 use assets_runtime::{Compression, ParcelError, Patched, PatchedBuf, Resource};
 
 use super::{Exit, picture};

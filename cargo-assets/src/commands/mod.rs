@@ -8,7 +8,7 @@ pub mod picture;
 pub mod query;
 pub mod watch;
 
-use assets_build::Event;
+use assets_build::unstable::Event;
 
 use crate::shell::{Shell, Style};
 

@@ -1,11 +1,11 @@
 //! `why`, `deps`, `rdeps`, `graph` and `gc`: questions to the content
-//! database (see `assets_build::query`), answered as lines for people or one
+//! database (see `assets_build::unstable::query`), answered as lines for people or one
 //! JSON object per answer.
 
-use assets_build::gc;
-use assets_build::query::{Database, Use};
-use assets_build::report::plural;
-use assets_build::{BuildOptions, Event, Registry};
+use assets_build::unstable::gc;
+use assets_build::unstable::query::{Database, Use};
+use assets_build::unstable::report::plural;
+use assets_build::{Registry, unstable::BuildOptions, unstable::Event};
 
 use super::Exit;
 use crate::cli::{GraphArgs, PackageArgs, QueryArgs, VariantArgs};

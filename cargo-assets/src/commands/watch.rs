@@ -6,17 +6,18 @@
 //!   temp file and renaming it over the original (vim, JetBrains "safe
 //!   write") are seen, and so are files created where a processor looked and
 //!   found nothing (its record says so; the rebuild's check finds it).
-//! - It waits for writes to settle and coalesces everything that arrived
-//!   into one build: a burst ends after [`QUIET`] without events, or only
-//!   [`QUIET_CLOSED`] when every file written in it has been closed (or
-//!   renamed into place), which is how a save ends; never later than
-//!   [`SETTLE_MAX`] after it began. File opens and reads are not changes:
-//!   the build itself reads every input.
+//! - When to build is decided by the watch policy, `assets_build::unstable::watch`, a
+//!   state machine with tests of its own: writes settle into one build per
+//!   burst (a save ends when its file is closed or renamed into place; a
+//!   storm builds at most once per second), reads are not changes, lost
+//!   events rebuild everything, and an idle moment after the builds runs
+//!   the idle work below. This file turns notify's events into the
+//!   policy's changes and does what it answers.
 //! - Each package's pipeline keeps its state between builds (the record
 //!   log, the walk, the plan, the stats of everything under the roots) and
 //!   is told which paths changed, so an edit's build looks again only at
-//!   what those paths touch (see `assets_build::Changes`). It trusts the
-//!   watcher for that, and checks the trust: once quiet for [`IDLE`] after
+//!   what those paths touch (see `assets_build::unstable::Changes`). It trusts the
+//!   watcher for that, and checks the trust: once quiet for a moment after
 //!   each round of builds, what each pipeline kept is compared with the
 //!   disk (`Pipeline::drifted`: the roots walked, the kept stats taken
 //!   again), and anything the watcher did not report (a write through a
@@ -31,7 +32,7 @@
 //! - After each build, every rewritten parcel is announced to connected games
 //!   with the names of the resources that changed (see [`crate::reload_server`]).
 //! - A changed parcel is written as a patch beside the last whole one
-//!   (`assets_build::BuildOptions::patch_parcels`): an edit costs the bytes
+//!   (`assets_build::unstable::BuildOptions::patch_parcels`): an edit costs the bytes
 //!   it changed, not the parcel's size, and the game reads the parcel
 //!   through the patch (`assets_runtime::patch`). Once idle, with nothing
 //!   drifted, the patched parcels are written whole again, as `cargo assets
@@ -46,15 +47,19 @@
 //!   built by a runner process (see [`crate::runner`]), which works on one
 //!   package, so those are watched one at a time (`-p`).
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::time::{Duration, Instant};
+use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::time::Instant;
 
 use anyhow::{Context as _, bail};
-use assets_build::manifest::AssetRoot;
-use assets_build::{BuildReport, Changes, Manifest, OnFailure, ParcelOutcome, Pipeline, Registry};
+use assets_build::unstable::manifest::AssetRoot;
+use assets_build::unstable::watch::{Change, FileChange, Next, Watch};
+use assets_build::{
+    Registry, unstable::BuildReport, unstable::Changes, unstable::Manifest, unstable::OnFailure,
+    unstable::ParcelOutcome, unstable::Pipeline,
+};
 use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind};
 use notify::{EventKind, RecursiveMode, Watcher};
 
@@ -65,17 +70,6 @@ use crate::reload_server::ReloadServer;
 use crate::runner;
 use crate::shell::{Shell, Style};
 use crate::workspace::{self, Package};
-
-/// Quiet time that ends a burst of events while a file written in it may
-/// still be open.
-pub const QUIET: Duration = Duration::from_millis(40);
-/// Quiet time that ends a burst in which every written file was closed.
-pub const QUIET_CLOSED: Duration = Duration::from_millis(15);
-/// Quiet time after the builds before what the pipelines kept is checked
-/// against the disk (`Pipeline::drifted`).
-pub const IDLE: Duration = Duration::from_millis(250);
-/// The longest a burst may delay a build.
-pub const SETTLE_MAX: Duration = Duration::from_millis(1000);
 
 /// A package being watched: its pipeline (which keeps blobs in memory from
 /// one build to the next) and the asset roots it is watched at.
@@ -217,89 +211,136 @@ pub fn exec(
     shell.message(&Message::WatchStarted {
         port: server.port(),
     });
-    let mut dirty = vec![true; watched.len()];
-    let mut change = Change::Unknown;
+    let mut policy = Watch::new();
     loop {
-        let nothing = HashSet::new();
-        let changes = match &change {
-            Change::Unknown => Changes::Unknown,
-            Change::At(paths) => Changes::At(paths),
-            Change::Settle => Changes::At(&nothing),
-        };
-        let settle = matches!(change, Change::Settle);
-        for (w, _) in watched.iter_mut().zip(&dirty).filter(|(_, dirty)| **dirty) {
-            // A package's roots are watched before its build stats what is
-            // under them: the pipeline trusts the watcher there.
-            w.follow_roots(&mut watcher, shell);
-            if dirty.len() > 1 && !settle {
-                shell.status("Building", &w.package.name, Style::Good);
-            }
-            w.pipeline.set_patch_parcels(!settle);
-            let built = build::build_once(&w.pipeline, changes, shell);
-            w.pipeline.set_patch_parcels(true);
-            match built {
-                Ok(report) => {
-                    w.patched = report.parcels.iter().any(|p| p.patch.is_some());
-                    w.follow_outside(&mut watcher, &report);
-                    // Games hear of the parcels before `build-finished` is
-                    // said, so a client that connects after it only hears of
-                    // later builds.
-                    for parcel in &report.parcels {
-                        if let ParcelOutcome::Written { changed, .. } = &parcel.outcome {
-                            let patch = parcel.patch.as_deref();
-                            server.notify(&parcel.name, &parcel.path, patch, changed);
-                        }
-                    }
-                    if settle {
-                        // Not a build of anything: the parcels, written whole.
-                        build::render_parcels(shell, &report);
-                    } else {
-                        build::finish(shell, &w.package, &report, false);
-                    }
-                    // The manifest's `out-dir`, kept in sync on every save
-                    // (read through the patches the parcels now have).
-                    if let Some(dir) = build::manifest(&w.package).and_then(|m| m.out_dir)
-                        && let Err(e) = build::write_out_dir(shell, &dir, &report)
-                    {
-                        shell.error(format!("{e:#}; still watching"));
-                    }
-                }
-                Err(e) => shell.error(format!("{e}; still watching")),
-            }
-        }
-        shell.status("Waiting", "for changes", Style::Note);
         let relevant = |path: &Path| {
             !cache_dirs.iter().any(|c| path.starts_with(c))
                 && watched.iter().any(|w| w.is_affected_by(path))
         };
-        // Once quiet after the builds, what the pipelines kept is checked
-        // against the disk: a change the watcher missed is built then; if
-        // none was, patched parcels are written whole.
-        let mut check = |quiet: &dyn Fn() -> bool| match drifted(&watched, shell) {
-            Some(paths) => Some(Change::At(paths)),
-            None if watched.iter().any(|w| w.patched) => Some(Change::Settle),
-            None => {
-                // Settled: each atlas the first edit would read and draw
-                // from the cache is packed into memory now (once), until
-                // a file is saved.
-                for w in &watched {
-                    w.pipeline.warm_up_while(quiet);
+        match policy.next(Instant::now()) {
+            Next::WaitUntil(deadline) => {
+                let event = match deadline {
+                    None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                    Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
+                };
+                match event {
+                    Ok(event) => {
+                        for change in changes_of(event, relevant) {
+                            policy.see(Instant::now(), change);
+                        }
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => return Ok(Exit::Success),
                 }
-                None
+            }
+            Next::Idle => {
+                // Saves during the idle work reach the policy, which then
+                // stops the work and builds them with what it found.
+                let found = {
+                    let policy = RefCell::new(&mut policy);
+                    let quiet = || {
+                        while let Ok(event) = rx.try_recv() {
+                            for change in changes_of(event, relevant) {
+                                policy.borrow_mut().see(Instant::now(), change);
+                            }
+                        }
+                        policy.borrow().is_quiet()
+                    };
+                    idle_work(&watched, shell, &quiet)
+                };
+                policy.idle_done(Instant::now(), found);
+            }
+            Next::Build(change) => {
+                build_round(&mut watched, &change, &mut watcher, &server, shell);
+                shell.status("Waiting", "for changes", Style::Note);
+                policy.built(Instant::now());
+            }
+        }
+    }
+}
+
+/// Builds each package `change` touches (every one if it is unknown; the
+/// patched ones, whole, for a settle), tells the games, and watches what
+/// the builds read.
+fn build_round(
+    watched: &mut [Watched],
+    change: &Change,
+    watcher: &mut impl Watcher,
+    server: &ReloadServer,
+    shell: &Shell,
+) {
+    let nothing = HashSet::new();
+    let (changes, settle) = match change {
+        Change::Unknown => (Changes::Unknown, false),
+        Change::At(paths) => (Changes::At(paths), false),
+        Change::Settle => (Changes::At(&nothing), true),
+    };
+    let dirty: Vec<bool> = (watched.iter())
+        .map(|w| match change {
+            Change::Unknown => true,
+            Change::At(paths) => paths.iter().any(|p| w.is_affected_by(p)),
+            Change::Settle => w.patched,
+        })
+        .collect();
+    let several = watched.len() > 1;
+    for (w, _) in watched.iter_mut().zip(&dirty).filter(|(_, dirty)| **dirty) {
+        // A package's roots are watched before its build stats what is
+        // under them: the pipeline trusts the watcher there.
+        w.follow_roots(watcher, shell);
+        if several && !settle {
+            shell.status("Building", &w.package.name, Style::Good);
+        }
+        w.pipeline.set_patch_parcels(!settle);
+        let built = build::build_once(&w.pipeline, changes, shell);
+        w.pipeline.set_patch_parcels(true);
+        let report = match built {
+            Ok(report) => report,
+            Err(e) => {
+                shell.error(format!("{e}; still watching"));
+                continue;
             }
         };
-        change = match wait_for_change(&rx, relevant, Some(&mut check)) {
-            None => return Ok(Exit::Success),
-            Some(change) => change,
-        };
-        dirty = match &change {
-            Change::Unknown => vec![true; watched.len()],
-            Change::At(paths) => watched
-                .iter()
-                .map(|w| paths.iter().any(|p| w.is_affected_by(p)))
-                .collect(),
-            Change::Settle => watched.iter().map(|w| w.patched).collect(),
-        };
+        w.patched = report.parcels.iter().any(|p| p.patch.is_some());
+        w.follow_outside(watcher, &report);
+        // Games hear of the parcels before `build-finished` is said, so a
+        // client that connects after it only hears of later builds.
+        for parcel in &report.parcels {
+            if let ParcelOutcome::Written { changed, .. } = &parcel.outcome {
+                let patch = parcel.patch.as_deref();
+                server.notify(&parcel.name, &parcel.path, patch, changed);
+            }
+        }
+        if settle {
+            // Not a build of anything: the parcels, written whole.
+            build::render_parcels(shell, &report);
+        } else {
+            build::finish(shell, &w.package, &report, false);
+        }
+        // The manifest's `out-dir`, kept in sync on every save (read
+        // through the patches the parcels now have).
+        if let Some(dir) = build::manifest(&w.package).and_then(|m| m.out_dir)
+            && let Err(e) = build::write_out_dir(shell, &dir, &report)
+        {
+            shell.error(format!("{e:#}; still watching"));
+        }
+    }
+}
+
+/// Once quiet after the builds: what the pipelines kept is checked against
+/// the disk, and a change the watcher missed is to be built; if none was,
+/// patched parcels are to be written whole; with nothing to write either,
+/// each atlas the first edit would read is packed into memory (once),
+/// until `quiet` says a file was saved.
+fn idle_work(watched: &[Watched], shell: &Shell, quiet: &dyn Fn() -> bool) -> Option<Change> {
+    match drifted(watched, shell) {
+        Some(paths) => Some(Change::At(paths)),
+        None if watched.iter().any(|w| w.patched) => Some(Change::Settle),
+        None => {
+            for w in watched {
+                w.pipeline.warm_up_while(quiet);
+            }
+            None
+        }
     }
 }
 
@@ -326,161 +367,34 @@ fn drifted(watched: &[Watched], shell: &Shell) -> Option<HashSet<PathBuf>> {
     Some(drifted)
 }
 
-/// What a settled burst of events changed.
-enum Change {
-    /// These paths (each relevant to some package).
-    At(HashSet<PathBuf>),
-    /// Possibly anything: the watcher lost events (an overflowing queue).
-    Unknown,
-    /// Nothing, after an idle moment: the patched parcels are written whole.
-    Settle,
-}
-
-/// What [`wait_for_change`] asks once idle, handed a probe that says
-/// whether the watcher is still quiet; a change it found, if any.
-type IdleCheck<'a> = dyn FnMut(&dyn Fn() -> bool) -> Option<Change> + 'a;
-
-/// Blocks until a change at a path `relevant` accepts, then until it
-/// settles. `None` if the watcher stopped. If no such change comes for
-/// [`IDLE`], `idle` is asked once, and a change it finds is returned. It is
-/// handed a probe saying whether the watcher is still quiet, for long idle
-/// work to stop at a save; what arrived meanwhile is seen after it.
-///
-/// Events that do not matter (reads, writes outside the roots) do not put
-/// the idle moment off: a program that reads a file in the package every
-/// tenth of a second (a script polling `watch`'s own output there) kept
-/// the patched parcels from ever being written whole.
-fn wait_for_change(
-    rx: &Receiver<notify::Result<notify::Event>>,
+/// What the watcher's `event` changed, at paths `relevant` accepts, as
+/// the watch policy counts it: nothing for a read; anything (`Lost`) for an
+/// error or a rescan request (an overflowing queue, say).
+fn changes_of(
+    event: notify::Result<notify::Event>,
     relevant: impl Fn(&Path) -> bool,
-    mut idle: Option<&mut IdleCheck<'_>>,
-) -> Option<Change> {
-    // Whether the event may change what a build makes: an error or a
-    // rescan request (an overflowing queue, say) may mean anything.
-    let matters = |event: &notify::Result<notify::Event>| match event {
-        Ok(e) if !e.need_rescan() => {
-            changes_content(&e.kind) && e.paths.iter().any(|p| relevant(p))
-        }
-        _ => true,
+) -> Vec<FileChange> {
+    let event = match event {
+        Ok(e) if !e.need_rescan() => e,
+        _ => return vec![FileChange::Lost],
     };
-    let mut unknown = false;
-    let mut paths = HashSet::new();
-    let mut found_idle = None;
-    // Whether the event matters; notes what it changed.
-    let mut see = |event: &notify::Result<notify::Event>, burst: &mut Burst| {
-        if !matters(event) {
-            return false;
+    if !changes_content(&event.kind) {
+        return Vec::new();
+    }
+    let change: fn(PathBuf) -> FileChange = match event.kind {
+        EventKind::Create(CreateKind::Folder) => FileChange::Touched,
+        EventKind::Create(_) | EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Any) => {
+            FileChange::Written
         }
-        match event {
-            Ok(e) if !e.need_rescan() => {
-                paths.extend(e.paths.iter().filter(|p| relevant(p)).cloned());
-                burst.see(e);
-            }
-            // Anything may have changed, so rebuild everything.
-            _ => unknown = true,
-        }
-        true
+        // Closed after writing, renamed into place, or gone: done.
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => FileChange::Closed,
+        EventKind::Modify(ModifyKind::Name(_)) | EventKind::Remove(_) => FileChange::Moved,
+        _ => FileChange::Touched,
     };
-    let mut burst = Burst::default();
-    // Every event that matters ends this loop, so the idle moment is
-    // counted from its start.
-    let idle_at = Instant::now() + IDLE;
-    loop {
-        let event = match idle.as_mut() {
-            None => rx.recv().ok()?,
-            Some(check) => match rx.recv_timeout(idle_at.saturating_duration_since(Instant::now()))
-            {
-                Ok(event) => event,
-                Err(RecvTimeoutError::Timeout) => {
-                    let (early, stirred) = (RefCell::new(Vec::new()), Cell::new(false));
-                    let quiet = || {
-                        while let Ok(event) = rx.try_recv() {
-                            stirred.set(stirred.get() || matters(&event));
-                            early.borrow_mut().push(event);
-                        }
-                        !stirred.get()
-                    };
-                    let found = check(&quiet);
-                    idle = None;
-                    if !stirred.get() {
-                        match found {
-                            Some(change) => return Some(change),
-                            None => continue,
-                        }
-                    }
-                    // Saved during the idle work: built with what it found.
-                    found_idle = found;
-                    for event in early.into_inner() {
-                        see(&event, &mut burst);
-                    }
-                    break;
-                }
-                Err(RecvTimeoutError::Disconnected) => return None,
-            },
-        };
-        if see(&event, &mut burst) {
-            break;
-        }
-    }
-    let start = Instant::now();
-    let mut quiet_since = Instant::now();
-    while start.elapsed() < SETTLE_MAX {
-        match rx.recv_timeout(burst.quiet().saturating_sub(quiet_since.elapsed())) {
-            Ok(event) => {
-                if see(&event, &mut burst) {
-                    quiet_since = Instant::now();
-                }
-            }
-            Err(RecvTimeoutError::Timeout) => break,
-            Err(RecvTimeoutError::Disconnected) => return None,
-        }
-    }
-    match found_idle {
-        Some(Change::At(found)) => paths.extend(found),
-        Some(Change::Unknown) => unknown = true,
-        Some(Change::Settle) | None => {}
-    }
-    Some(if unknown {
-        Change::Unknown
-    } else {
-        Change::At(paths)
-    })
-}
-
-/// The files a burst of events wrote and has not seen closed: while there
-/// are any, a writer may be between two writes.
-#[derive(Debug, Default)]
-struct Burst {
-    open: HashSet<PathBuf>,
-}
-
-impl Burst {
-    fn see(&mut self, event: &notify::Event) {
-        match event.kind {
-            EventKind::Create(CreateKind::Folder) => {}
-            EventKind::Create(_) | EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Any) => {
-                self.open.extend(event.paths.iter().cloned());
-            }
-            // Closed after writing, renamed into place, or gone: done.
-            EventKind::Access(AccessKind::Close(AccessMode::Write))
-            | EventKind::Modify(ModifyKind::Name(_))
-            | EventKind::Remove(_) => {
-                for path in &event.paths {
-                    self.open.remove(path);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// How long without events ends the burst.
-    fn quiet(&self) -> Duration {
-        if self.open.is_empty() {
-            QUIET_CLOSED
-        } else {
-            QUIET
-        }
-    }
+    (event.paths.into_iter())
+        .filter(|p| relevant(p))
+        .map(change)
+        .collect()
 }
 
 /// Whether an event of this kind can change what a build reads. Reading is
@@ -498,158 +412,51 @@ fn changes_content(kind: &EventKind) -> bool {
 mod tests {
     use super::*;
     use notify::event::{DataChange, RemoveKind, RenameMode};
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
 
-    fn event(kind: EventKind, path: &str) -> notify::Event {
-        notify::Event::new(kind).add_path(PathBuf::from(path))
+    fn changes(kind: EventKind, path: &str) -> Vec<FileChange> {
+        let event = notify::Event::new(kind).add_path(PathBuf::from(path));
+        changes_of(Ok(event), |p| p.starts_with("assets"))
     }
 
+    /// The policy's tests (`assets_build::unstable::watch`) take these as given.
     #[test]
-    fn a_burst_is_settled_sooner_once_every_written_file_is_closed() {
-        let mut burst = Burst::default();
-        assert_eq!(burst.quiet(), QUIET_CLOSED);
-        // An in-place save: truncate, write, close.
-        burst.see(&event(
-            EventKind::Modify(ModifyKind::Data(DataChange::Any)),
-            "a.png",
-        ));
-        assert_eq!(burst.quiet(), QUIET, "a writer may still be writing");
-        burst.see(&event(
-            EventKind::Access(AccessKind::Close(AccessMode::Write)),
-            "a.png",
-        ));
-        assert_eq!(burst.quiet(), QUIET_CLOSED);
-        // A safe-write: a temp file created, written, closed, renamed over.
-        burst.see(&event(EventKind::Create(CreateKind::File), ".a.png.tmp"));
-        burst.see(&event(
-            EventKind::Access(AccessKind::Close(AccessMode::Write)),
-            ".a.png.tmp",
-        ));
-        burst.see(&event(
-            EventKind::Modify(ModifyKind::Name(RenameMode::From)),
-            ".a.png.tmp",
-        ));
-        burst.see(&event(
-            EventKind::Modify(ModifyKind::Name(RenameMode::To)),
-            "a.png",
-        ));
-        assert_eq!(burst.quiet(), QUIET_CLOSED);
-        // A file still being written; then removed.
-        burst.see(&event(EventKind::Create(CreateKind::File), "b.png"));
-        burst.see(&event(EventKind::Create(CreateKind::Folder), "dir"));
-        assert_eq!(burst.quiet(), QUIET);
-        burst.see(&event(EventKind::Remove(RemoveKind::File), "b.png"));
-        assert_eq!(burst.quiet(), QUIET_CLOSED);
-    }
-
-    /// The idle work is told of a save made while it runs, stops, and the
-    /// save is built together with what the idle check found; without a
-    /// save, what it found is the change.
-    #[test]
-    fn a_save_during_the_idle_work_stops_it_and_is_built() {
-        let relevant = |p: &Path| p.starts_with("assets");
-        let (tx, rx) = channel();
-        let mut probes = Vec::new();
-        let mut idle = |quiet: &dyn Fn() -> bool| {
-            probes.push(quiet());
-            // A read and a file outside the roots do not count; a save does.
-            for (kind, path) in [
-                (
-                    EventKind::Access(AccessKind::Close(AccessMode::Read)),
-                    "assets/a.png",
-                ),
-                (EventKind::Create(CreateKind::File), "target/x"),
-            ] {
-                tx.send(Ok(event(kind, path))).unwrap();
-            }
-            probes.push(quiet());
-            tx.send(Ok(event(
-                EventKind::Access(AccessKind::Close(AccessMode::Write)),
-                "assets/b.png",
-            )))
-            .unwrap();
-            probes.push(quiet());
-            probes.push(quiet());
-            Some(Change::At(HashSet::from([PathBuf::from(
-                "assets/drifted.txt",
-            )])))
-        };
-        let Some(Change::At(paths)) = wait_for_change(&rx, relevant, Some(&mut idle)) else {
-            panic!("a change at paths");
-        };
-        assert_eq!(probes, [true, true, false, false]);
+    fn watcher_events_become_the_changes_the_policy_counts() {
+        let p = |s: &str| PathBuf::from(s);
+        let written = EventKind::Modify(ModifyKind::Data(DataChange::Any));
         assert_eq!(
-            paths,
-            HashSet::from([
-                PathBuf::from("assets/b.png"),
-                PathBuf::from("assets/drifted.txt")
-            ])
+            changes(written, "assets/a.png"),
+            [FileChange::Written(p("assets/a.png"))]
         );
-
-        let (_tx, rx) = channel();
-        let mut idle = |quiet: &dyn Fn() -> bool| {
-            assert!(quiet());
-            Some(Change::Settle)
-        };
-        assert!(matches!(
-            wait_for_change(&rx, relevant, Some(&mut idle)),
-            Some(Change::Settle)
-        ));
-    }
-
-    /// Reads every 20 ms, without end, do not keep the idle work from
-    /// running: it runs while they go on, an idle moment after the start.
-    #[test]
-    fn reads_do_not_put_off_the_idle_work() {
-        let relevant = |p: &Path| p.starts_with("assets");
-        let (tx, rx) = channel();
-        let reading = Arc::new(AtomicBool::new(true));
-        let reader = {
-            let reading = Arc::clone(&reading);
-            std::thread::spawn(move || {
-                // Stops by itself, so that a failing test ends.
-                let start = Instant::now();
-                while reading.load(Ordering::Relaxed) && start.elapsed() < 20 * IDLE {
-                    let read = event(
-                        EventKind::Access(AccessKind::Close(AccessMode::Read)),
-                        "assets/a.png",
-                    );
-                    if tx.send(Ok(read)).is_err() {
-                        break;
-                    }
-                    std::thread::sleep(IDLE / 12);
-                }
-            })
-        };
-        let mut ran_while_reading = None;
-        let mut idle = |_: &dyn Fn() -> bool| {
-            ran_while_reading = Some(reading.swap(false, Ordering::Relaxed));
-            Some(Change::Settle)
-        };
-        assert!(matches!(
-            wait_for_change(&rx, relevant, Some(&mut idle)),
-            Some(Change::Settle)
-        ));
-        reader.join().unwrap();
+        let closed = EventKind::Access(AccessKind::Close(AccessMode::Write));
         assert_eq!(
-            ran_while_reading,
-            Some(true),
-            "the idle work ran during the reads"
+            changes(closed, "assets/a.png"),
+            [FileChange::Closed(p("assets/a.png"))]
         );
-    }
-
-    #[test]
-    fn reads_are_not_changes_but_closing_a_written_file_is() {
-        assert!(!changes_content(&EventKind::Access(AccessKind::Open(
-            notify::event::AccessMode::Any
-        ))));
-        assert!(!changes_content(&EventKind::Access(AccessKind::Close(
-            AccessMode::Read
-        ))));
-        assert!(changes_content(&EventKind::Access(AccessKind::Close(
-            AccessMode::Write
-        ))));
-        assert!(changes_content(&EventKind::Modify(ModifyKind::Any)));
+        let renamed = EventKind::Modify(ModifyKind::Name(RenameMode::To));
+        assert_eq!(
+            changes(renamed, "assets/a.png"),
+            [FileChange::Moved(p("assets/a.png"))]
+        );
+        let removed = EventKind::Remove(RemoveKind::File);
+        assert_eq!(
+            changes(removed, "assets/b.png"),
+            [FileChange::Moved(p("assets/b.png"))]
+        );
+        let folder = EventKind::Create(CreateKind::Folder);
+        assert_eq!(
+            changes(folder, "assets/new"),
+            [FileChange::Touched(p("assets/new"))]
+        );
+        // Reads are not changes, nor is anything outside what is watched.
+        let read = EventKind::Access(AccessKind::Close(AccessMode::Read));
+        assert!(changes(read, "assets/a.png").is_empty());
+        let opened = EventKind::Access(AccessKind::Open(AccessMode::Any));
+        assert!(changes(opened, "assets/a.png").is_empty());
+        assert!(changes(EventKind::Create(CreateKind::File), "target/x").is_empty());
+        // Lost events may be anything.
+        let lost = notify::Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
+        assert_eq!(changes_of(Ok(lost), |_| false), [FileChange::Lost]);
+        let error = notify::Error::generic("queue overflow");
+        assert_eq!(changes_of(Err(error), |_| false), [FileChange::Lost]);
     }
 }

@@ -119,7 +119,8 @@ impl CargoCrate {
         // records and parcels (blobs are shared).
         let cache = e2e_target_dir().join("assets");
         if cache.exists() {
-            assets_build::clean_package(&cache, name, &|_| {}).expect("clean the package's cache");
+            assets_build::unstable::clean_package(&cache, name, &|_| {})
+                .expect("clean the package's cache");
         }
         c
     }
@@ -212,8 +213,8 @@ impl CargoCrate {
         // `cargo assets build` builds the example's runner (same crates,
         // the workspace's versions). Given the workspace's whole lock, both
         // runners resolve alike and share one compilation.
-        let runner =
-            assets_build::CacheLayout::new(e2e_target_dir().join("assets")).runner(&self.name);
+        let runner = assets_build::unstable::CacheLayout::new(e2e_target_dir().join("assets"))
+            .runner(&self.name);
         std::fs::create_dir_all(&runner).expect("create the runner's folder");
         std::fs::copy(workspace().join("Cargo.lock"), runner.join("Cargo.lock"))
             .expect("copy Cargo.lock");

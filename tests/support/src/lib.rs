@@ -403,9 +403,9 @@ pub fn cache_outputs(
     cache_dir: &Path,
     variant: &str,
 ) -> BTreeMap<String, Vec<(String, String, String)>> {
-    let records = assets_build::read_records(cache_dir, "game", variant)
+    let records = assets_build::unstable::read_records(cache_dir, "game", variant)
         .unwrap_or_else(|e| panic!("the record log of {}: {e}", cache_dir.display()));
-    let store = assets_build::Store::open(cache_dir).expect("the cache opens");
+    let store = assets_build::unstable::Store::open(cache_dir).expect("the cache opens");
     let mut out = BTreeMap::new();
     for (asset, record) in records {
         let mut outputs = Vec::new();

@@ -339,7 +339,7 @@ impl<'a> Context<'a> {
 
     /// [`Context::dependency`], for a processor that can do without one of
     /// its inputs (an atlas packs the sprites that built), in a build that
-    /// writes parcels anyway ([`crate::OnFailure::StandIn`]). If `asset`
+    /// writes parcels anyway ([`crate::unstable::OnFailure::StandIn`]). If `asset`
     /// failed, its last good outputs stand in for it; if it never built,
     /// this is `None`, and this step's outputs serve this build's parcels
     /// only: its record is not kept, so the next build runs it again. In a
