@@ -98,6 +98,8 @@ pub mod builtins {
     pub use crate::processor::shader::Shader;
     pub use crate::processor::sprite::Sprite;
     pub use crate::processor::text::Text;
+    #[cfg(feature = "textures")]
+    pub use crate::processor::texture::Texture;
     pub use crate::processor::tilemap::Tilemap;
 
     /// The `texture` processor's encoder and mip chain, for the benchmarks.

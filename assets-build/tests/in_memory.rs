@@ -382,3 +382,104 @@ fn a_gathering_processor_is_handed_its_members_in_path_order() {
     // Read before it ran, as a build reads them, and by it.
     assert_eq!(run.read, ["levels/a.lvl", "levels/b.lvl"]);
 }
+
+#[cfg(feature = "textures")]
+/// A 4×4 RGBA PNG whose left half is half transparent.
+fn translucent_png() -> Vec<u8> {
+    let pixels = image::RgbaImage::from_fn(4, 4, |x, y| {
+        let alpha = if x < 2 { 128 } else { 255 };
+        image::Rgba([x as u8 * 60, y as u8 * 60, 90, alpha])
+    });
+    let mut bytes = std::io::Cursor::new(Vec::new());
+    pixels
+        .write_to(&mut bytes, image::ImageFormat::Png)
+        .unwrap();
+    bytes.into_inner()
+}
+
+#[cfg(feature = "textures")]
+#[test]
+fn texture_encodes_a_png_into_a_ktx2_with_its_mips_and_refuses_to_drop_alpha() {
+    use assets_build::unstable::builtins::Texture;
+    let run = ProcessorTest::new("textures/glass.png", translucent_png())
+        .settings("format = \"bc3\"")
+        .run(&Texture)
+        .expect_ok();
+    assert_eq!(run.read, ["textures/glass.png"]);
+    assert!(run.missing.is_empty() && run.diagnostics.is_empty());
+    let output = run.output("").unwrap();
+    assert_eq!(output.kind, "texture");
+    // Read by the independent `ktx2` crate: the header, and one level per
+    // mip (4×4, 2×2, 1×1).
+    let file = ktx2::Reader::new(&output.bytes).expect("a KTX2 file");
+    let header = file.header();
+    assert_eq!((header.pixel_width, header.pixel_height), (4, 4));
+    assert_eq!(header.level_count, 3);
+    assert_eq!(
+        header.format,
+        Some(ktx2::Format::BC3_SRGB_BLOCK),
+        "{:?}",
+        header.format
+    );
+    // One 4×4 block of 16 bytes per level.
+    assert!(file.levels().all(|level| level.data.len() == 16));
+
+    // ETC2 without alpha would lose the translucent half: an error that
+    // says how much, and what to use.
+    let lossy = ProcessorTest::new("textures/glass.png", translucent_png())
+        .settings("format = \"etc2\"")
+        .run(&Texture);
+    let error = lossy.error().unwrap();
+    assert!(
+        error.contains("50.0% of this image's pixels are not opaque")
+            && error.contains("etc2-rgba"),
+        "{error}"
+    );
+    assert!(lossy.outputs.is_empty());
+
+    // A size that is not whole blocks builds, with a warning naming the
+    // size to pad to; uncompressed, no warning.
+    let odd = || {
+        let pixels = image::RgbaImage::from_pixel(6, 3, image::Rgba([9, 9, 9, 255]));
+        let mut bytes = std::io::Cursor::new(Vec::new());
+        pixels
+            .write_to(&mut bytes, image::ImageFormat::Png)
+            .unwrap();
+        ProcessorTest::new("textures/odd.png", bytes.into_inner())
+    };
+    let run = odd().settings("format = \"bc1\"").run(&Texture).expect_ok();
+    assert_eq!(run.warnings().len(), 1, "{:?}", run.diagnostics);
+    assert!(
+        run.warnings()[0]
+            .starts_with("a 6x3 `bc1` texture is not a whole number of its 4x4 blocks")
+            && run.warnings()[0].ends_with("pad the image to 8x4"),
+        "{:?}",
+        run.warnings()
+    );
+    let plain = odd()
+        .settings("format = \"rgba8\"")
+        .run(&Texture)
+        .expect_ok();
+    assert!(plain.diagnostics.is_empty(), "{:?}", plain.diagnostics);
+}
+
+#[cfg(feature = "textures")]
+#[test]
+fn ktx2_keeps_a_valid_file_as_it_is_and_refuses_a_truncated_one() {
+    use assets_build::unstable::builtins::{Ktx2, Texture};
+    let made = ProcessorTest::new("t.png", translucent_png())
+        .settings("format = \"rgba8\"\nmipmaps = false")
+        .run(&Texture)
+        .expect_ok();
+    let file = made.main().to_vec();
+    let kept = ProcessorTest::new("textures/made-elsewhere.ktx2", file.clone())
+        .run(&Ktx2)
+        .expect_ok();
+    assert_eq!(kept.main(), file.as_slice(), "kept byte for byte");
+    assert_eq!(kept.output("").unwrap().kind, "texture");
+
+    let cut = ProcessorTest::new("textures/cut.ktx2", &file[..file.len() - 5]).run(&Ktx2);
+    let error = cut.error().unwrap();
+    assert!(error.starts_with("cannot be a texture"), "{error}");
+    assert!(cut.outputs.is_empty());
+}

@@ -356,6 +356,18 @@ impl Processor for Texture {
                  use `etc2-rgba` (or `astc-4x4`) to keep them, or make the image opaque"
             )));
         }
+        let block = format.block_size();
+        if width % block != 0 || height % block != 0 {
+            // Encoded all the same (edge blocks padded), but refused when
+            // loaded by wgpu, so by Bevy and on the web.
+            ctx.warn(format!(
+                "a {width}x{height} `{}` texture is not a whole number of its {block}x{block} blocks: \
+                 WebGPU and wgpu (so Bevy) refuse to create it; resize or pad the image to {}x{}",
+                settings.format_name(),
+                width.next_multiple_of(block),
+                height.next_multiple_of(block)
+            ));
+        }
         let base = Level {
             width,
             height,
