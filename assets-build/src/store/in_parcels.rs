@@ -154,27 +154,30 @@ impl InParcels {
         })
     }
 
-    /// The blob `hash`, read from the parcel holding it and checked; `None`
-    /// if no parcel (still trusted) holds it.
-    pub(crate) fn read(&self, hash: &ContentHash) -> Option<Result<Vec<u8>, StoreError>> {
-        let (parcel, name) = self.blobs.get(hash)?;
+    /// The blob `hash`, read from the parcel holding it and checked;
+    /// `Ok(None)` if no parcel (still trusted) holds it, an error if the
+    /// one that should is damaged.
+    pub(crate) fn read(&self, hash: &ContentHash) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some((parcel, name)) = self.blobs.get(hash) else {
+            return Ok(None);
+        };
         let held = &self.parcels[*parcel];
         if held.distrusted.load(Ordering::Relaxed) {
-            return None;
+            return Ok(None);
         }
         // Replaced since its `.sums` was read (and not kept open): what it
         // held is missing, not corrupt, and its new `.sums` is right.
         let Some(buf) = held.open() else {
             held.distrusted.store(true, Ordering::Relaxed);
-            return None;
+            return Ok(None);
         };
         let bytes = buf
             .parcel()
             .by_name(name)
             .and_then(|r| r.bytes().ok())
             .filter(|b| ContentHash::of(b) == *hash);
-        Some(match bytes {
-            Some(bytes) => Ok(bytes.into_owned()),
+        match bytes {
+            Some(bytes) => Ok(Some(bytes.into_owned())),
             None => {
                 held.distrusted.store(true, Ordering::Relaxed);
                 let sums = held.path.with_extension("parcel.sums");
@@ -184,7 +187,7 @@ impl InParcels {
                     path: held.path.clone(),
                 })
             }
-        })
+        }
     }
 }
 

@@ -523,9 +523,9 @@ impl Store {
                     Ok(bytes) => (bytes, path),
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {
                         // Read and checked by the parcel that holds it.
-                        let read = self.in_parcels().read(hash);
-                        let bytes =
-                            read.unwrap_or_else(|| Err(io_err("could not read", &path)(e)))?;
+                        let Some(bytes) = self.in_parcels().read(hash)? else {
+                            return Err(io_err("could not read", &path)(e));
+                        };
                         if let Some(memory) = &self.memory {
                             memory.keep(*hash, &bytes);
                         }
