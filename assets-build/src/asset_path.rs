@@ -5,9 +5,12 @@
 //! separator, and has no empty, `.` or `..` components, so it can never name a
 //! file outside its root and it is the same string on every platform.
 //!
-//! One kind of asset path names no file: a generated step, `atlas:<name>`
-//! (see [`crate::unstable::atlas`]). `:` is not allowed in file paths, so the two can
-//! never clash. The prefix lives here, with the names it makes, so this
+//! Two kinds of asset path name no file, but a generated step:
+//! `atlas:<name>` (see [`crate::unstable::atlas`]), and `stage<n>:<path>`,
+//! stage `n` of the chain that builds `<path>` (a rule's `processor = ["a",
+//! "b"]`: every stage but the last is such a step; the last is `<path>`
+//! itself). `:` is not allowed in file paths, so they can never clash with
+//! a file. The prefixes live here, with the names they make, so this
 //! module imports nothing from the crate.
 
 use std::fmt;
@@ -16,6 +19,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 /// The name prefix of atlas steps and pages: `atlas:ui`, `atlas:ui#0`.
 pub const ATLAS_PREFIX: &str = "atlas:";
+
+/// The name prefix of a chain's stages: `stage1:art/hero.psd`.
+const STAGE_PREFIX: &str = "stage";
 
 /// A normalized path of an asset, relative to its asset root: `sprites/hero.png`.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -79,18 +85,35 @@ impl AssetPath {
         AssetPath(format!("{}{name}", ATLAS_PREFIX))
     }
 
-    /// A file's asset path, or a generated step's name (`atlas:ui`): what
-    /// records and users name steps by.
+    /// The name of stage `n` (from 1) of the chain that builds `file`:
+    /// `stage<n>:<file>`.
+    pub(crate) fn stage(n: usize, file: &AssetPath) -> AssetPath {
+        AssetPath(format!("{STAGE_PREFIX}{n}:{file}"))
+    }
+
+    /// A file's asset path, or a generated step's name (`atlas:ui`,
+    /// `stage1:art/hero.psd`): what records and users name steps by.
     pub fn from_name(name: &str) -> Result<AssetPath, AssetPathError> {
         match name.strip_prefix(ATLAS_PREFIX) {
-            Some(atlas) if is_atlas_name(atlas) => Ok(AssetPath(name.to_owned())),
-            _ => AssetPath::new(name),
+            Some(atlas) if is_atlas_name(atlas) => return Ok(AssetPath(name.to_owned())),
+            _ => {}
         }
+        if let Some((n, file)) = stage_parts(name) {
+            let file = AssetPath::new(file)?;
+            return Ok(AssetPath::stage(n, &file));
+        }
+        AssetPath::new(name)
     }
 
     /// The atlas name, if this names an atlas step.
     pub fn atlas_name(&self) -> Option<&str> {
         self.0.strip_prefix(ATLAS_PREFIX)
+    }
+
+    /// Whether this names a stage of a chain, not the asset it builds:
+    /// never in a parcel.
+    pub fn is_stage(&self) -> bool {
+        stage_parts(&self.0).is_some()
     }
 
     /// Resolves `relative` against this asset's folder: for `levels/a.lvl`,
@@ -138,6 +161,16 @@ impl<'de> Deserialize<'de> for AssetPath {
     }
 }
 
+/// `(n, file)` of a stage's name `stage<n>:<file>`.
+fn stage_parts(name: &str) -> Option<(usize, &str)> {
+    let (stage, file) = name.strip_prefix(STAGE_PREFIX)?.split_once(':')?;
+    let n = stage
+        .parse()
+        .ok()
+        .filter(|&n| n > 0 && !stage.starts_with('0'))?;
+    Some((n, file))
+}
+
 /// Whether `name` can name an atlas: non-empty ASCII letters, digits, `-`, `_`.
 pub fn is_atlas_name(name: &str) -> bool {
     !name.is_empty()
@@ -149,6 +182,26 @@ pub fn is_atlas_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chains_stages_are_named_after_the_file_and_never_clash_with_one() {
+        let file = AssetPath::new("art/hero.psd").unwrap();
+        let stage = AssetPath::stage(2, &file);
+        assert_eq!(stage.as_str(), "stage2:art/hero.psd");
+        assert!(stage.is_stage() && !file.is_stage());
+        assert_eq!(AssetPath::from_name("stage2:art/hero.psd").unwrap(), stage);
+        // Not stage names: no number, a zero, a leading zero, a bad path.
+        for name in [
+            "stage:a.png",
+            "stage0:a.png",
+            "stage01:a.png",
+            "stage1:../a.png",
+        ] {
+            assert!(AssetPath::from_name(name).is_err(), "{name}");
+        }
+        // A file may start with `stage`: without a `:`, it is a file.
+        assert!(!AssetPath::new("stage1.png").unwrap().is_stage());
+    }
 
     #[test]
     fn normalizes_separators_and_dots() {

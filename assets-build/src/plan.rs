@@ -1,6 +1,7 @@
 //! Planning: every discovered asset gets a step with its processor, settings
-//! and key, before anything runs; sprites are grouped by atlas, and each
-//! atlas gets a generated step after every asset (see [`crate::unstable::atlas`]).
+//! and key, before anything runs; a chain's earlier stages get steps of
+//! their own (see [`Stage`]); sprites are grouped by atlas, and each atlas
+//! gets a generated step after every asset (see [`crate::unstable::atlas`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
@@ -45,6 +46,30 @@ pub(crate) struct Step {
     /// resources (not part of the key: it changes the parcel, not the
     /// outputs).
     pub compression: Option<Compression>,
+    /// Where this step sits in a chain (`processor = ["a", "b"]`), if it
+    /// is one's stage.
+    pub stage: Option<Stage>,
+}
+
+/// A step of a chain: every stage but the last is a step of its own,
+/// `stage<n>:<file>`, and the last is the asset's step. A stage's source
+/// is the main output of the stage before, used as a dependency: an edit
+/// that leaves a stage's output as it was stops there (early cutoff), and
+/// each stage is cached with its own processor, settings and key.
+pub(crate) struct Stage {
+    /// The file the chain builds: what `ctx.asset()` says in every stage.
+    pub file: AssetPath,
+    /// The stage whose main output is this one's source; `None` for the
+    /// first, which reads the file.
+    pub previous: Option<AssetPath>,
+}
+
+impl Step {
+    /// The asset a processor is told it builds: the file, also for a
+    /// chain's earlier stages.
+    pub fn file(&self) -> &AssetPath {
+        self.stage.as_ref().map_or(&self.asset, |s| &s.file)
+    }
 }
 
 impl Plan {
@@ -88,7 +113,8 @@ pub(crate) struct Plan {
 
 impl Plan {
     /// For each parcel of `manifest` (the one this plan was made from), in
-    /// its order: which steps it selects (never an atlas step itself).
+    /// its order: which steps it selects (never an atlas step itself, nor
+    /// an earlier stage of a chain).
     /// Worked out on first use and kept with the plan: matching every
     /// asset against a parcel's globs is ~1 µs an asset, and a watched
     /// pipeline keeps its plan from one edit to the next.
@@ -97,7 +123,9 @@ impl Plan {
             (manifest.parcels.iter())
                 .map(|spec| {
                     parallel::map(&self.steps, |s| {
-                        s.asset.atlas_name().is_none() && spec.contains(&s.asset)
+                        s.asset.atlas_name().is_none()
+                            && !s.asset.is_stage()
+                            && spec.contains(&s.asset)
                     })
                 })
                 .collect()
@@ -187,28 +215,30 @@ pub(crate) fn plan(
     // with it (looked up without allocating: 10,000 steps, a few rules).
     let mut checked: HashMap<String, HashSet<String>> = HashMap::new();
     for (d, planned) in assets.iter().zip(planned) {
-        let PlannedAsset { step, atlas } = planned?;
+        let PlannedAsset {
+            stages,
+            step,
+            atlas,
+        } = planned?;
+        for (n, stage) in (1..).zip(stages) {
+            // Checked with the table under its name, once per rule.
+            let under = stage.origin.as_ref().map(|o| format!("{}#{n}", o.key));
+            check_once(&mut checked, &stage, under, target, |e| {
+                let a = manifest.assign(&d.path, platform);
+                stage_settings_error(manifest, &a, stage.processor.name(), e)
+            })?;
+            steps.push(stage);
+        }
         if let Some(atlas) = atlas {
             members.entry(atlas).or_default().push(steps.len());
         }
-        let processor = &step.processor;
-        if let Some(origin) = &step.origin
-            && !(checked.get(processor.name())).is_some_and(|keys| keys.contains(&origin.key))
-        {
-            (checked.entry(processor.name().to_owned()).or_default()).insert(origin.key.clone());
-            processor
-                .check_settings(&step.settings)
-                .and_then(|()| match target {
-                    Some(t) => processor.check_target(&step.settings, t),
-                    None => Ok(()),
-                })
-                .map_err(|e| {
-                    // Assigned again to say where each setting was written:
-                    // only an error needs it.
-                    let a = manifest.assign(&d.path, platform);
-                    settings_error(manifest, &a, processor.name(), e)
-                })?;
-        }
+        let under = step.origin.as_ref().map(|o| o.key.clone());
+        check_once(&mut checked, &step, under, target, |e| {
+            // Assigned again to say where each setting was written: only
+            // an error needs it.
+            let a = manifest.assign(&d.path, platform);
+            settings_error(manifest, &a, step.processor.name(), e)
+        })?;
         steps.push(step);
     }
     let packer: Arc<dyn ErasedProcessor> = Arc::new(AtlasPacker);
@@ -248,9 +278,38 @@ pub(crate) fn plan(
     })
 }
 
-/// One asset's step as [`plan_asset`] makes it and, for a sprite, its
-/// atlas (the serial pass of [`plan`] lists each atlas's sprites).
+/// Checks `step`'s settings with its processor (and against `target`),
+/// unless a step of the same processor and rule (`under`) was checked
+/// already: once per rule, however many assets it matches.
+fn check_once(
+    checked: &mut HashMap<String, HashSet<String>>,
+    step: &Step,
+    under: Option<String>,
+    target: Option<&str>,
+    error: impl FnOnce(SettingsError) -> ManifestError,
+) -> Result<(), ManifestError> {
+    let processor = &step.processor;
+    let Some(under) = under else {
+        return Ok(());
+    };
+    if (checked.get(processor.name())).is_some_and(|keys| keys.contains(&under)) {
+        return Ok(());
+    }
+    (checked.entry(processor.name().to_owned()).or_default()).insert(under);
+    processor
+        .check_settings(&step.settings)
+        .and_then(|()| match target {
+            Some(t) => processor.check_target(&step.settings, t),
+            None => Ok(()),
+        })
+        .map_err(error)
+}
+
+/// One asset's step as [`plan_asset`] makes it, the earlier stages of its
+/// chain if it has one, and, for a sprite, its atlas (the serial pass of
+/// [`plan`] lists each atlas's sprites).
 struct PlannedAsset {
+    stages: Vec<Step>,
     step: Step,
     atlas: Option<String>,
 }
@@ -283,6 +342,7 @@ fn plan_asset(
         return Err(err.help(help));
     };
     let mut settings = std::mem::take(&mut a.settings);
+    let stages = chain_stages(manifest, registry, &a, d, &mut settings, variant)?;
     let atlas = if processor.packs_into_atlas() {
         Some(atlas_of(
             manifest,
@@ -319,12 +379,25 @@ fn plan_asset(
     s.platform = keyed_platform.map(str::to_owned);
     s.compression = a.compression;
     s.rule = a.rule;
-    if !extra_inputs.is_empty() {
-        // The list is part of the key (as an atlas's sprite list is), so
-        // a file that starts or stops matching reruns the step.
+    if let Some(last) = stages.last() {
+        s.stage = Some(Stage {
+            file: d.path.clone(),
+            previous: Some(last.asset.clone()),
+        });
+    }
+    if !extra_inputs.is_empty() || !a.chain.is_empty() {
+        // The lists are part of the key (as an atlas's sprite list is), so
+        // a file that starts or stops matching reruns the step, and so
+        // does a change of the stages before it.
         let mut keyed = s.settings.table().clone();
-        let list = extra_inputs.iter().map(|(_, p)| p.to_string().into());
-        keyed.insert("inputs".into(), toml::Value::Array(list.collect()));
+        if !extra_inputs.is_empty() {
+            let list = extra_inputs.iter().map(|(_, p)| p.to_string().into());
+            keyed.insert("inputs".into(), toml::Value::Array(list.collect()));
+        }
+        if !a.chain.is_empty() {
+            let list = a.chain.iter().map(|p| p.as_str().into());
+            keyed.insert("chain".into(), toml::Value::Array(list.collect()));
+        }
         s.settings_json = Settings::from_table(keyed).canonical_json();
         s.key = step_key(
             s.processor.name(),
@@ -336,7 +409,75 @@ fn plan_asset(
         );
         s.extra_inputs = extra_inputs;
     }
-    Ok(PlannedAsset { step: s, atlas })
+    Ok(PlannedAsset {
+        stages,
+        step: s,
+        atlas,
+    })
+}
+
+/// The steps of the stages of `a`'s chain before its last, each with the
+/// table under its processor's name in `settings` (taken out of them):
+/// `stage1:<file>` reads the file, each later one the main output of the
+/// one before. None without a chain.
+fn chain_stages(
+    manifest: &Manifest,
+    registry: &Registry,
+    a: &Assignment,
+    d: &Discovered,
+    settings: &mut Settings,
+    variant: &str,
+) -> Result<Vec<Step>, ManifestError> {
+    let mut stages: Vec<Step> = Vec::with_capacity(a.chain.len());
+    for (n, name) in (1..).zip(&a.chain) {
+        let at = |message: String| match a.processor_origin.as_ref().or(a.origin.as_ref()) {
+            Some(origin) => manifest.error_at(origin, message),
+            None => manifest.error(message),
+        };
+        let Some(processor) = registry.get(name) else {
+            let message = format!("unknown processor `{name}` in the chain for `{}`", d.path);
+            return Err(at(message).help(known_processors(registry, name)));
+        };
+        if processor.packs_into_atlas() {
+            return Err(at(format!(
+                "`{name}` packs into an atlas, so it can only be a chain's last stage"
+            ))
+            .help("put it last, or build its input with another processor"));
+        }
+        let table = match settings.take(name) {
+            None => toml::Table::new(),
+            Some(toml::Value::Table(table)) => table,
+            Some(other) => {
+                let message = format!(
+                    "the settings of the chain's stage `{name}` must be a table, found {}",
+                    other.type_str()
+                );
+                let origin = a.setting_origins.get(name.as_str());
+                let err = match origin.or(a.origin.as_ref()) {
+                    Some(origin) => manifest.error_at(origin, message),
+                    None => manifest.error(message),
+                };
+                return Err(err.help(format!("`{name} = {{ key = value }}`")));
+            }
+        };
+        let asset = AssetPath::stage(n, &d.path);
+        let mut stage = step(
+            asset,
+            d.root,
+            Arc::clone(processor),
+            registry.code(name),
+            Settings::from_table(table),
+            a.origin.clone(),
+            variant,
+        );
+        stage.rule = a.rule;
+        stage.stage = Some(Stage {
+            file: d.path.clone(),
+            previous: stages.last().map(|s| s.asset.clone()),
+        });
+        stages.push(stage);
+    }
+    Ok(stages)
 }
 
 /// The help for an unknown processor `name`: the known ones, and the one
@@ -381,6 +522,30 @@ fn step(
         extra_inputs: Vec::new(),
         platform: None,
         compression: None,
+        stage: None,
+    }
+}
+
+/// Settings that the chain's stage `processor` rejected: they are the table
+/// under its name, so the error points there.
+fn stage_settings_error(
+    manifest: &Manifest,
+    a: &Assignment,
+    processor: &str,
+    e: SettingsError,
+) -> ManifestError {
+    let message = format!(
+        "invalid settings for the chain's stage `{processor}`: {}",
+        e.message
+    );
+    let origin = a.setting_origins.get(processor).or(a.origin.as_ref());
+    let error = match origin {
+        Some(origin) => manifest.error_at(origin, message),
+        None => manifest.error(message),
+    };
+    match e.help {
+        Some(help) => error.help(help),
+        None => error,
     }
 }
 

@@ -387,6 +387,7 @@ impl Bench<'_> {
             platform: self.platform,
             timeout: crate::manifest::DEFAULT_STEP_TIMEOUT,
             inputs,
+            previous: None,
         };
         let mut ctx = Context::new(step, self.manifest, self.variant, self.store, self);
         // Read before the processor runs, as the scheduler reads them.

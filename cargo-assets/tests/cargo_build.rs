@@ -271,7 +271,13 @@ fn a_broken_sprite_fails_a_strict_build_with_one_cargo_error_per_asset_and_no_pa
 fn custom_processors_from_a_crate_work_in_build_rs_and_in_cargo_assets() {
     let c = Crate::new("e2e-levels");
     let level_processor = workspace().join("examples/level-processor");
-    let manifest = |settings: &str| {
+    // The level rule's keys after `match`: `processor = "level"` unless
+    // they name a processor.
+    let manifest = |keys: &str| {
+        let processor = match keys.starts_with("processor") {
+            true => "",
+            false => "processor = \"level\"\n",
+        };
         c.manifest_with(
             "",
             &format!(
@@ -280,8 +286,7 @@ processors = ["level-processor"]
 
 [[package.metadata.assets.rules]]
 match = "levels/*.lvl"
-processor = "level"
-{settings}
+{processor}{keys}
 [build-dependencies.level-processor]
 path = {:?}
 "#,
@@ -384,6 +389,32 @@ fn main() {
     assert!(
         matches!(failed, Some(Message::AssetFailed { processor, .. }) if processor == "level"),
         "{failed:?}"
+    );
+
+    // The crate's processor as a chain's last stage: a tool upper-cases a
+    // map written in lower case, and `level` reads what the tool made, in
+    // the build script and in the CLI alike.
+    manifest(
+        "processor = [\"command\", \"level\"]\n\
+         command = { command = [\"sh\", \"-c\", \"< \\\"$0\\\" tr a-z A-Z > \\\"$1\\\"\", \"{input}\", \"{output}\"] }\n",
+    );
+    c.write("assets/levels/one.lvl", "t.c\n.h.\n");
+    let (ok, _, stderr) = c.build();
+    assert!(ok, "{stderr}");
+    assert!(c.run().contains(r#"level "T.C.H.""#));
+    let out = c.assets(&["build"]);
+    assert!(out.success(), "{}", out.stderr);
+    assert_eq!(out.build_finished().ran, 0, "{:?}", out.typed);
+    // Same letters, another case: the tool's output is the same, so only
+    // the first stage runs.
+    c.write("assets/levels/one.lvl", "T.c\n.h.\n");
+    let out = c.assets(&["build"]);
+    assert!(out.success(), "{}", out.stderr);
+    assert_eq!(
+        out.processed(),
+        ["stage1:levels/one.lvl"],
+        "{:?}",
+        out.typed
     );
 }
 

@@ -160,12 +160,20 @@ impl Manifest {
             .filter(|_| !generated);
         let rule = matched.map(|i| &self.rules[i]);
         let over = self.overrides.get(asset);
+        let named = |processor: &Option<String>, chain: &Vec<String>, origin: &Option<Origin>| {
+            let named = processor.clone().zip(origin.clone());
+            named.map(|(p, o)| (p, chain.clone(), o))
+        };
         let named = over
-            .and_then(|o| o.processor.clone().zip(o.processor_origin.clone()))
-            .or_else(|| rule.and_then(|r| r.processor.clone().zip(r.processor_origin.clone())));
-        let (processor, processor_origin) = match named {
-            Some((p, o)) => (p, Some(o)),
-            None => (default_processor(asset.extension()).to_owned(), None),
+            .and_then(|o| named(&o.processor, &o.chain, &o.processor_origin))
+            .or_else(|| rule.and_then(|r| named(&r.processor, &r.chain, &r.processor_origin)));
+        let (processor, chain, processor_origin) = match named {
+            Some((p, chain, o)) => (p, chain, Some(o)),
+            None => (
+                default_processor(asset.extension()).to_owned(),
+                Vec::new(),
+                None,
+            ),
         };
         // Layers, each merged over the ones before: the rule's settings,
         // the platform's for this processor, the rule's for the platform,
@@ -207,6 +215,7 @@ impl Manifest {
         Assignment {
             setting_origins,
             processor,
+            chain,
             settings,
             origin,
             processor_origin,

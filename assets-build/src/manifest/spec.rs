@@ -63,8 +63,12 @@ pub struct Rule {
     /// The glob as written.
     pub pattern: String,
     pub(super) matcher: GlobMatcher,
-    /// The processor named by the rule, or `None` for the extension default.
+    /// The processor named by the rule, or `None` for the extension default;
+    /// for a chain (`processor = ["a", "b"]`), its last stage.
     pub processor: Option<String>,
+    /// A chain's stages before [`Rule::processor`], in order: each one's
+    /// main output is the next one's source. Empty for one processor.
+    pub chain: Vec<String>,
     /// Where the processor name was written.
     pub processor_origin: Option<Origin>,
     /// `inputs`: globs of other assets the step reads without saying so
@@ -124,8 +128,10 @@ impl Platform {
 /// One `[package.metadata.assets.overrides."<asset>"]` entry.
 #[derive(Debug, Clone)]
 pub struct Override {
-    /// A processor that replaces the rule's.
+    /// A processor that replaces the rule's (a chain's last stage).
     pub processor: Option<String>,
+    /// The chain's stages before it (see [`Rule::chain`]).
+    pub chain: Vec<String>,
     /// Where the processor name was written.
     pub processor_origin: Option<Origin>,
     /// Settings merged over the rule's.
@@ -225,8 +231,12 @@ impl ParcelSpec {
 /// Which processor and settings an asset gets, and which key decided it.
 #[derive(Debug, Clone)]
 pub struct Assignment {
-    /// The processor name.
+    /// The processor name (a chain's last stage).
     pub processor: String,
+    /// A chain's stages before it (see [`Rule::chain`]), each with the
+    /// settings table under its name taken out of [`Assignment::settings`]
+    /// by the planner.
+    pub chain: Vec<String>,
     /// The merged settings.
     pub settings: Settings,
     /// Where its settings were written: the override, else the rule, else

@@ -61,7 +61,10 @@ impl Scheduler<'_> {
             return *key;
         }
         let step = &self.plan.steps[i];
-        let file = self.manifest.roots[step.root].dir.join(step.asset.as_str());
+        // A chain's stages: the file the chain builds.
+        let file = self.manifest.roots[step.root]
+            .dir
+            .join(step.file().as_str());
         let source = std::fs::read(file)
             .ok()
             .map(|bytes| ContentHash::of(&bytes));

@@ -22,7 +22,9 @@ impl Scheduler<'_> {
     /// match it.
     pub(super) fn renamed(&self, i: usize) -> Option<Record> {
         let step = &self.plan.steps[i];
-        if !step.processor.path_independent() {
+        // A chain's later stage reads the stage before, not the file.
+        let reads_the_file = (step.stage.as_ref()).is_none_or(|s| s.previous.is_none());
+        if !step.processor.path_independent() || !reads_the_file {
             return None;
         }
         let vanished = self.vanished.get_or_init(|| {
@@ -35,7 +37,7 @@ impl Scheduler<'_> {
             return None;
         }
         let root = &self.manifest.roots[step.root];
-        let file = root.dir.join(step.asset.as_str());
+        let file = root.dir.join(step.file().as_str());
         let stamp = crate::stat_cache::stat(&file)?;
         let hash = ContentHash::of(&std::fs::read(&file).ok()?);
         let key = RenameKey {

@@ -63,7 +63,7 @@ impl Scheduler<'_> {
         let step = &self.plan.steps[i];
         StepInfo {
             index: i,
-            asset: &step.asset,
+            asset: step.file(),
             root: &self.manifest.roots[step.root],
             real_root: &self.real_roots[step.root],
             processor: step.processor.name(),
@@ -72,6 +72,7 @@ impl Scheduler<'_> {
             platform: step.platform.as_deref(),
             timeout: self.timeout_of(i),
             inputs: &step.extra_inputs,
+            previous: step.stage.as_ref().and_then(|s| s.previous.as_ref()),
         }
     }
 

@@ -203,7 +203,7 @@ impl Resolver<'_> {
         let matcher = self
             .glob(&pattern, &format!("{key}.match"))?
             .compile_matcher();
-        let (processor, processor_origin) = self.processor(&mut table, &key)?;
+        let named = self.processor(&mut table, &key)?;
         let inputs = self.inputs(&mut table, &key)?;
         let compression = self.rule_compression(&mut table, &key)?;
         let timeout = self.rule_timeout(&mut table, &key)?;
@@ -211,8 +211,9 @@ impl Resolver<'_> {
         Ok(Rule {
             pattern: pattern.into_inner(),
             matcher,
-            processor,
-            processor_origin,
+            processor: named.processor,
+            chain: named.chain,
+            processor_origin: named.origin,
             inputs,
             compression,
             timeout,
@@ -276,14 +277,15 @@ impl Resolver<'_> {
         })?;
         let span = table.span();
         let mut table = table.into_inner();
-        let (processor, processor_origin) = self.processor(&mut table, &key)?;
+        let named = self.processor(&mut table, &key)?;
         let setting_origins = origins_of(&table, &key);
         let settings = settings_of(table);
         Ok((
             path,
             Override {
-                processor,
-                processor_origin,
+                processor: named.processor,
+                chain: named.chain,
+                processor_origin: named.origin,
                 settings,
                 setting_origins,
                 origin: Origin { span, key },
@@ -349,21 +351,60 @@ impl Resolver<'_> {
             )))
     }
 
-    /// Takes the `processor` key out of a rule or override table.
-    fn processor(
-        &self,
-        table: &mut RawTable,
-        key: &str,
-    ) -> Result<(Option<String>, Option<Origin>), ManifestError> {
-        Ok(match take_string(self, table, "processor", key)? {
-            Some(p) => {
-                let origin = Origin {
-                    span: p.span(),
-                    key: format!("{key}.processor"),
-                };
-                (Some(p.into_inner()), Some(origin))
+    /// Takes the `processor` key out of a rule or override table: a name,
+    /// or a chain of them (`["command", "image"]`, each stage's output the
+    /// next one's source): the last, and the stages before it.
+    fn processor(&self, table: &mut RawTable, key: &str) -> Result<Named, ManifestError> {
+        let Some(k) = table.keys().find(|k| k.get_ref() == "processor").cloned() else {
+            return Ok(Named::default());
+        };
+        let value = table.remove(&k).expect("key was just found");
+        let span = value.span();
+        let origin = Origin {
+            span: span.clone(),
+            key: format!("{key}.processor"),
+        };
+        let err = |message: String| {
+            self.err(span.clone(), origin.key.clone(), message).help(
+                "name one processor, `processor = \"image\"`, or a chain whose stages each \
+                 take the one before's output, `processor = [\"command\", \"image\"]`",
+            )
+        };
+        let mut names = match value.into_inner() {
+            toml::Value::String(name) => vec![name],
+            toml::Value::Array(items) => (items.into_iter())
+                .map(|item| match item {
+                    toml::Value::String(name) => Ok(name),
+                    other => Err(err(format!(
+                        "expected processor names, found {}",
+                        other.type_str()
+                    ))),
+                })
+                .collect::<Result<_, _>>()?,
+            other => {
+                return Err(err(format!(
+                    "expected a string, found {}",
+                    other.type_str()
+                )));
             }
-            None => (None, None),
+        };
+        let Some(last) = names.pop() else {
+            return Err(err("an empty chain names no processor".into()));
+        };
+        // An earlier stage's settings are the table under its name, so
+        // each may appear once.
+        for (i, name) in names.iter().enumerate() {
+            if names[..i].contains(name) {
+                return Err(err(format!(
+                    "the chain names `{name}` twice before its last stage: each earlier stage's \
+                     settings are the table under its name"
+                )));
+            }
+        }
+        Ok(Named {
+            processor: Some(last),
+            chain: names,
+            origin: Some(origin),
         })
     }
 
@@ -555,6 +596,15 @@ fn take_string(
             format!("expected a string, found {}", other.type_str()),
         )),
     }
+}
+
+/// The `processor` key of a rule or override, as [`Resolver::processor`]
+/// reads it.
+#[derive(Default)]
+struct Named {
+    processor: Option<String>,
+    chain: Vec<String>,
+    origin: Option<Origin>,
 }
 
 /// Where each key of a rule or override table was written.

@@ -61,6 +61,9 @@ pub(crate) struct StepInfo<'a> {
     pub timeout: std::time::Duration,
     /// The assets its rule's `inputs` globs match (root, path), in order.
     pub inputs: &'a [(usize, AssetPath)],
+    /// For a chain's stage after the first: the stage before, whose main
+    /// output is this step's source.
+    pub previous: Option<&'a AssetPath>,
 }
 
 /// What a processor did: filled in by [`Context`], turned into a record.
@@ -237,15 +240,46 @@ impl<'a> Context<'a> {
 
     /// The asset's own bytes.
     pub fn source(&mut self) -> Result<Vec<u8>, ProcessError> {
+        if let Some(previous) = self.step.previous {
+            return self.previous_output(previous);
+        }
         let asset = self.step.asset.clone();
         self.read_asset(&asset)
     }
 
     /// Records the asset's own file as an input and returns its path on disk,
-    /// for external tools that read it themselves.
+    /// for external tools that read it themselves. In a chain's later
+    /// stage, the stage before's output, written to a file of the same
+    /// name in [`Context::temp_dir`].
     pub fn source_file(&mut self) -> Result<PathBuf, ProcessError> {
-        self.source()?;
-        Ok(self.step.root.dir.join(self.step.asset.as_str()))
+        let bytes = self.source()?;
+        if self.step.previous.is_none() {
+            return Ok(self.step.root.dir.join(self.step.asset.as_str()));
+        }
+        let name = self.step.asset.file_name();
+        let file = self.temp_dir()?.join(name);
+        fs::write(&file, bytes).map_err(|source| ProcessError::Read {
+            path: file.display().to_string(),
+            source,
+        })?;
+        Ok(file)
+    }
+
+    /// The main output of `previous`, the chain's stage before this one,
+    /// used as a dependency: when it is unchanged, this step is fresh.
+    fn previous_output(&mut self, previous: &AssetPath) -> Result<Vec<u8>, ProcessError> {
+        let outputs = self.depend(previous.clone(), false)?;
+        if !outputs.outputs().iter().any(|o| o.label.is_empty()) {
+            let labels: Vec<&str> = (outputs.outputs().iter())
+                .map(|o| o.label.as_str())
+                .collect();
+            return Err(ProcessError::msg(format!(
+                "the chain's stage `{previous}` made no main output for the next stage to read, \
+                 only labelled ones: {}",
+                labels.join(", ")
+            )));
+        }
+        outputs.bytes("")
     }
 
     /// Reads `path` (relative to the asset root). A missing file is an error,
