@@ -172,7 +172,10 @@ const BAD: &[BadCase] = &[
         7,
         Some("package.metadata.assets.rules[0].processor"),
         "expected a string, found integer",
-        None,
+        Some(
+            "name one processor, `processor = \"image\"`, or a chain whose stages each take \
+             the one before's output, `processor = [\"command\", \"image\"]`",
+        ),
     ),
     (
         "[package.metadata.assets.parcels]\n\"9lives\" = [\"**\"]\n",
