@@ -322,7 +322,7 @@ impl Builder {
                 ))
             })
             .collect();
-        let warnings: Vec<String> = (report.unused_rules.iter())
+        let warnings: Vec<String> = (report.unused_rules.iter().chain(&report.aliases))
             .map(|rule| {
                 let at = rule
                     .line

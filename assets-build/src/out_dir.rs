@@ -89,11 +89,21 @@ pub fn sync(
             if !now.insert(r.name.to_owned()) {
                 continue;
             }
+            // An alias is a file of its own here, holding what its
+            // resource holds: loose files have no way to point.
+            let name = r.name;
+            let r = match r.alias_of() {
+                Some(target) => match buf.parcel().by_name(target) {
+                    Some(target) => target,
+                    None => continue,
+                },
+                None => r,
+            };
             let bytes = r.bytes().map_err(|source| OutDirError::Parcel {
                 path: path.clone(),
                 source,
             })?;
-            let file = dir.join(r.name);
+            let file = dir.join(name);
             if fs::read(&file).is_ok_and(|old| old == *bytes) {
                 stats.unchanged += 1;
                 continue;

@@ -439,6 +439,7 @@ impl Pipeline {
         let mut choices = warm.as_deref_mut().map(|w| std::mem::take(&mut w.choices));
         let on_failure = (o.on_failure).unwrap_or_else(|| OnFailure::for_variant(&o.variant));
         let unused_rules = manifest.unused_rules(plan.steps.iter().filter_map(|s| s.rule));
+        let aliases = manifest.alias_warnings();
         let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events)
             .on_failure(on_failure)
             .with_memory_budget(o.memory_budget)
@@ -546,6 +547,7 @@ impl Pipeline {
             platform: platform.map(str::to_owned),
             remote,
             unused_rules,
+            aliases,
             cache_damage,
         })
     }

@@ -188,6 +188,25 @@ pub(crate) fn plan(
             .error_at(&o.origin, format!("override for `{asset}`, which is not an asset"))
             .help("override keys are asset paths relative to the asset root, e.g. \"sprites/hero.png\""));
     }
+    for (old, alias) in &manifest.aliases {
+        let is_asset = |path: &AssetPath| assets.binary_search_by(|d| d.path.cmp(path)).is_ok();
+        if is_asset(old) {
+            return Err(manifest
+                .error_at(&alias.origin, format!("alias `{old}` is an asset"))
+                .help("an alias keeps the name of a file that was renamed; remove the alias, or the file"));
+        }
+        if !is_asset(&alias.asset) {
+            return Err(manifest
+                .error_at(
+                    &alias.origin,
+                    format!(
+                        "alias `{old}` names `{}`, which is not an asset",
+                        alias.asset
+                    ),
+                )
+                .help("name the asset's path relative to its root, as it is now"));
+        }
+    }
     for platform in manifest.platforms.values() {
         for (name, settings) in &platform.processor_settings {
             if registry.get(name).is_none() {

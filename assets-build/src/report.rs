@@ -237,6 +237,9 @@ pub struct BuildReport {
     /// Rules no asset came from (a glob with a typo, or one the rules
     /// before it shadow), each as a warning at its line.
     pub unused_rules: Vec<crate::manifest::ManifestError>,
+    /// The manifest's aliases, each a warning at its line: old names that
+    /// still answer for renamed assets.
+    pub aliases: Vec<crate::manifest::ManifestError>,
     /// The checked steps (see [`crate::unstable::Verify`]) whose cached outputs, or
     /// outputs they read, were found damaged, sorted; recorded when found,
     /// so a step the same build then made again is still listed. Damage

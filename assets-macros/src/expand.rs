@@ -61,10 +61,21 @@ fn expand_one(name: &str) -> Result<Result<TokenStream, Vec<String>>, String> {
         .len();
     let entries = toc::parse(&toc_text, parcel_len)
         .map_err(|e| format!("parcel `{name}` ({}): {e}", parcel.display()))?;
-    let entries: Vec<Entry> = entries
+    let mut entries: Vec<Entry> = entries
         .into_iter()
         .filter(|e| !e.name.starts_with("atlas:"))
         .collect();
+    // An alias's constant has the type its resource's would: the old
+    // constant keeps compiling where it was used (deprecated).
+    let kinds: std::collections::HashMap<String, String> = (entries.iter())
+        .filter(|e| e.alias_of.is_none())
+        .map(|e| (e.name.clone(), e.kind.clone()))
+        .collect();
+    for entry in &mut entries {
+        if let Some(kind) = entry.alias_of.as_ref().and_then(|t| kinds.get(t)) {
+            entry.kind = kind.clone();
+        }
+    }
     let mut root = Module::default();
     let mut collisions = Vec::new();
     for (entry, (names, constant)) in entries.iter().zip(constants(&entries)) {
@@ -235,6 +246,14 @@ impl Module {
                 _ => "::assets_runtime::ResourceId",
             };
             let doc = format!("`{}` ({})", entry.name, entry.kind);
+            if let Some(target) = &entry.alias_of {
+                let note = format!(
+                    "`{}` was renamed `{target}`: use that constant (the manifest's alias keeps \
+                     this one loading)",
+                    entry.name
+                );
+                writeln!(code, "#[deprecated(note = {note:?})]").expect("writing to a String");
+            }
             writeln!(
                 code,
                 "#[doc = {doc:?}]\npub const {ident}: {ty} = {ty}::of({:?});",
@@ -278,6 +297,7 @@ mod tests {
             .iter()
             .map(|n| Entry {
                 kind: "bytes".into(),
+                alias_of: None,
                 name: (*n).into(),
             })
             .collect();

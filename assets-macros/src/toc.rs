@@ -3,14 +3,16 @@
 //! runtime (which re-exports the macro), so it keeps this small reader, and
 //! the tests below check it against the runtime's writer and reader.
 
-/// The first line of a table of contents, version 1.
-const HEADER: &str = "cargo-assets parcel toc 1";
+/// The first line of a table of contents, version 2.
+const HEADER: &str = "cargo-assets parcel toc 2";
 
 /// One resource: its kind and name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     pub kind: String,
     pub name: String,
+    /// For an alias (an old name kept after a rename), the name it stands for.
+    pub alias_of: Option<String>,
 }
 
 /// The entries of `text`, after checking its header and that it describes a
@@ -32,12 +34,17 @@ pub fn parse(text: &str, parcel_len: u64) -> Result<Vec<Entry>, String> {
     }
     lines
         .map(|line| {
-            let (kind, name) = line
+            let (kind, rest) = line
                 .split_once('\t')
                 .ok_or("its table of contents has a malformed line")?;
+            let (name, alias_of) = match rest.split_once('\t') {
+                Some((name, target)) => (name, Some(unescape(target))),
+                None => (rest, None),
+            };
             Ok(Entry {
                 kind: unescape(kind),
                 name: unescape(name),
+                alias_of,
             })
         })
         .collect()
@@ -67,7 +74,7 @@ mod tests {
 
     #[test]
     fn entries_are_read_and_unescaped() {
-        let text = "cargo-assets parcel toc 1\n42\nsprite\tui/a b.png\ntext\tweird\\tname\\\\x\n";
+        let text = "cargo-assets parcel toc 2\n42\nsprite\tui/a b.png\ntext\tweird\\tname\\\\x\n";
         let entries = parse(text, 42).unwrap();
         assert_eq!(entries[1].name, "weird\tname\\x");
         assert_eq!(entries[0].kind, "sprite");
@@ -81,27 +88,29 @@ mod tests {
     fn reads_what_the_writer_writes() {
         assert_eq!(HEADER, assets_runtime::toc::HEADER);
         let entries = [
-            ("sprite", "ui/a b.png"),
-            ("text", "weird\tname\\x"),
-            ("image", "atlas:ui#0"),
-            ("bytes", "two\nlines"),
+            ("sprite", "ui/a b.png", None),
+            ("text", "weird\tname\\x", None),
+            ("image", "atlas:ui#0", None),
+            ("bytes", "two\nlines", None),
+            ("alias", "old\tname.txt", Some("weird\tname\\x")),
         ];
         let text = assets_runtime::toc::write(7, entries);
-        let ours: Vec<(String, String)> = parse(&text, 7)
+        type Read = (String, String, Option<String>);
+        let ours: Vec<Read> = parse(&text, 7)
             .unwrap()
             .into_iter()
-            .map(|e| (e.kind, e.name))
+            .map(|e| (e.kind, e.name, e.alias_of))
             .collect();
-        let runtime: Vec<(String, String)> = assets_runtime::toc::parse(&text)
+        let runtime: Vec<Read> = assets_runtime::toc::parse(&text)
             .unwrap()
             .entries
             .into_iter()
-            .map(|e| (e.kind, e.name))
+            .map(|e| (e.kind, e.name, e.alias_of))
             .collect();
         assert_eq!(ours, runtime);
-        let written: Vec<(String, String)> = entries
+        let written: Vec<Read> = entries
             .iter()
-            .map(|(k, n)| (k.to_string(), n.to_string()))
+            .map(|(k, n, a)| (k.to_string(), n.to_string(), a.map(str::to_owned)))
             .collect();
         assert_eq!(ours, written);
     }

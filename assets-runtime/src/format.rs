@@ -147,6 +147,10 @@ pub const KIND_AUDIO: &str = "audio";
 /// Kind name of a removal mark: in a patch (see [`crate::patch`]), an empty
 /// resource saying that the base's resource of that name is gone.
 pub const KIND_REMOVED: &str = "removed";
+/// Kind name of an alias: an old name kept answering after its asset was
+/// renamed (the manifest's `aliases`). Its bytes are the UTF-8 name of the
+/// resource it stands for; `Parcel::get` and `by_name` follow it, once.
+pub const KIND_ALIAS: &str = "alias";
 
 /// Whether resources of `kind` are always stored as they are: images,
 /// sprites, fonts, textures and sounds, whose layouts are checked when the
@@ -156,7 +160,7 @@ pub const KIND_REMOVED: &str = "removed";
 pub fn stored_uncompressed(kind: &str) -> bool {
     matches!(
         kind,
-        KIND_IMAGE | KIND_SPRITE | KIND_FONT | KIND_TEXTURE | KIND_AUDIO
+        KIND_IMAGE | KIND_SPRITE | KIND_FONT | KIND_TEXTURE | KIND_AUDIO | KIND_ALIAS
     )
 }
 

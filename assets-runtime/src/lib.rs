@@ -29,6 +29,9 @@
 //!   block compression), ready to upload.
 //! - [`patch`]: a parcel seen through the patch `cargo assets watch` writes
 //!   beside it after an edit.
+//! - Aliases ([`format::KIND_ALIAS`]): an old name kept answering after an
+//!   asset was renamed; [`Parcel::get`] and [`Parcel::by_name`] follow one
+//!   to the resource it names ([`Resource::alias_of`]).
 //! - [`reload`]: the hot-reload client a game polls while `cargo assets watch`
 //!   runs, and the protocol it reads.
 //! - [`toc`]: the parcel's text table of contents; [`line_escape`]: the

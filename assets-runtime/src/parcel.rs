@@ -17,9 +17,10 @@ use crate::codec::{self, DecodeError};
 use crate::error::ParcelError;
 use crate::font::Font;
 use crate::format::{
-    Compression, DATA_ALIGN, ENTRY_LEN, FLAG_PATCH, HEADER_LEN, KIND_AUDIO, KIND_FONT, KIND_GLTF,
-    KIND_IMAGE, KIND_SHADER, KIND_SPRITE, KIND_TEXT, KIND_TEXTURE, MAGIC, MAX_BUCKET_BITS, VERSION,
-    bucket_of, data_checksum, stored_uncompressed, table_checksum, u16_at, u32_at, u64_at,
+    Compression, DATA_ALIGN, ENTRY_LEN, FLAG_PATCH, HEADER_LEN, KIND_ALIAS, KIND_AUDIO, KIND_FONT,
+    KIND_GLTF, KIND_IMAGE, KIND_SHADER, KIND_SPRITE, KIND_TEXT, KIND_TEXTURE, MAGIC,
+    MAX_BUCKET_BITS, VERSION, bucket_of, data_checksum, stored_uncompressed, table_checksum,
+    u16_at, u32_at, u64_at,
 };
 use crate::id::ResourceId;
 use crate::image::{IMAGE_HEADER_LEN, Image, ImageHeader};
@@ -69,7 +70,30 @@ pub struct Resource<'a> {
     checksum: u64,
 }
 
+/// `found`, or, if it is an alias, the resource it names as `find` finds
+/// it: once (an alias of an alias is none), and only under that very name.
+pub(crate) fn follow_alias<'a>(
+    found: Resource<'a>,
+    find: impl Fn(ResourceId) -> Option<Resource<'a>>,
+) -> Option<Resource<'a>> {
+    if found.kind != KIND_ALIAS {
+        return Some(found);
+    }
+    let target = found.alias_of()?;
+    find(ResourceId::of_runtime(target)).filter(|r| r.name == target && r.kind != KIND_ALIAS)
+}
+
 impl<'a> Resource<'a> {
+    /// For an alias (kind `alias`: an old name kept after a rename), the
+    /// name of the resource it stands for; `None` for any other kind.
+    /// [`Parcel::get`] follows aliases; iteration shows them as they are.
+    pub fn alias_of(&self) -> Option<&'a str> {
+        if self.kind != KIND_ALIAS || self.compression != Compression::None {
+            return None;
+        }
+        std::str::from_utf8(self.stored).ok()
+    }
+
     /// Its bytes: borrowed from the parcel when stored as they are (the
     /// parcel's writer never compresses `image` or `sprite` resources),
     /// else decompressed, after checking the stored bytes against their
@@ -273,9 +297,14 @@ impl<'a> Parcel<'a> {
     }
 
     /// The resource with `id`: one bucket lookup, then a scan of the few
-    /// entries in that bucket (about one).
+    /// entries in that bucket (about one). An alias (an old name kept after
+    /// a rename) gives the resource it stands for.
     pub fn get(&self, id: impl Into<ResourceId>) -> Option<Resource<'a>> {
-        let id = id.into();
+        follow_alias(self.find(id.into())?, |id| self.find(id))
+    }
+
+    /// The entry with `id` as it is, an alias not followed.
+    pub(crate) fn find(&self, id: ResourceId) -> Option<Resource<'a>> {
         let bucket = bucket_of(id.raw(), self.layout.bucket_bits);
         let start = u32_at(self.bytes, HEADER_LEN + 4 * bucket) as usize;
         let end = u32_at(self.bytes, HEADER_LEN + 4 * (bucket + 1)) as usize;
@@ -286,10 +315,10 @@ impl<'a> Parcel<'a> {
             .map(|i| self.entry(i))
     }
 
-    /// The resource named `name`.
+    /// The resource named `name` (an alias's: the one it stands for).
     pub fn by_name(&self, name: &str) -> Option<Resource<'a>> {
-        self.get(ResourceId::of_runtime(name))
-            .filter(|r| r.name == name)
+        let found = self.find(ResourceId::of_runtime(name))?;
+        follow_alias((found.name == name).then_some(found)?, |id| self.find(id))
     }
 
     /// The resource that `uri`, written in the resource named `base`,

@@ -37,6 +37,7 @@ use std::path::{Path, PathBuf};
 use crate::format::{KIND_REMOVED, KIND_SHADER};
 use crate::id::ResourceId;
 use crate::image::Image;
+use crate::parcel::follow_alias;
 use crate::sprite::SpriteFrame;
 use crate::typed::{IdOf, kind};
 use crate::{Font, Parcel, ParcelBuf, ParcelError, Resource, Sprite, Texture};
@@ -100,7 +101,7 @@ impl<'a> Patched<'a> {
         };
         if patch.is_patch() {
             for r in patch.iter() {
-                for frame in frames(&r).filter(|f| patch.get(f.page).is_none()) {
+                for frame in frames(&r).filter(|f| patch.find(f.page).is_none()) {
                     fits(&r, &frame)?;
                 }
             }
@@ -108,7 +109,7 @@ impl<'a> Patched<'a> {
         let shrunk: HashSet<ResourceId> = patch
             .iter()
             .filter(|r| {
-                base.get(r.id)
+                base.find(r.id)
                     .and_then(|old| old.image())
                     .is_some_and(|old| {
                         r.image().is_none_or(|new| {
@@ -122,7 +123,7 @@ impl<'a> Patched<'a> {
         if shrunk.is_empty() {
             return Ok(());
         }
-        for r in base.iter().filter(|r| patch.get(r.id).is_none()) {
+        for r in base.iter().filter(|r| patch.find(r.id).is_none()) {
             for frame in frames(&r).filter(|f| shrunk.contains(&f.page)) {
                 fits(&r, &frame)?;
             }
@@ -143,11 +144,16 @@ impl<'a> Patched<'a> {
     /// The resource with `id`: the patch's, or none if the patch marks it
     /// removed, or the base's.
     pub fn get(&self, id: impl Into<ResourceId>) -> Option<Resource<'a>> {
-        let id = id.into();
-        match self.patch.and_then(|p| p.get(id)) {
+        follow_alias(self.find(id.into())?, |id| self.find(id))
+    }
+
+    /// The entry with `id` through the patch, an alias not followed (an
+    /// alias in the patch may stand for a resource of the base).
+    fn find(&self, id: ResourceId) -> Option<Resource<'a>> {
+        match self.patch.and_then(|p| p.find(id)) {
             Some(r) if r.kind == KIND_REMOVED => None,
             Some(r) => Some(r),
-            None => self.base.get(id),
+            None => self.base.find(id),
         }
     }
 
@@ -159,8 +165,8 @@ impl<'a> Patched<'a> {
 
     /// The resource named `name`.
     pub fn by_name(&self, name: &str) -> Option<Resource<'a>> {
-        self.get(ResourceId::of_runtime(name))
-            .filter(|r| r.name == name)
+        let found = self.find(ResourceId::of_runtime(name))?;
+        follow_alias((found.name == name).then_some(found)?, |id| self.find(id))
     }
 
     /// The resource that `uri`, written in the resource named `base`,

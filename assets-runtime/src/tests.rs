@@ -766,3 +766,58 @@ fn shaders_read_as_text_through_their_own_accessor_and_are_checked_as_text() {
         })
     ));
 }
+
+/// An alias answers for the resource it names, through `get`, `by_name`
+/// and the typed lookups, in a parcel and through a patch; a missing target
+/// or an alias of an alias answers nothing; iteration shows it as it is.
+#[test]
+fn an_alias_answers_for_its_resource_once() {
+    use crate::format::KIND_ALIAS;
+    let mut w = ParcelWriter::compressed(Compression::Zstd);
+    w.add("levels/intro.txt", "text", b"once upon a time".to_vec());
+    w.add(
+        "levels/old intro.txt",
+        KIND_ALIAS,
+        b"levels/intro.txt".to_vec(),
+    );
+    w.add("gone.txt", KIND_ALIAS, b"never/was.txt".to_vec());
+    w.add("twice.txt", KIND_ALIAS, b"levels/old intro.txt".to_vec());
+    w.add("bad.txt", KIND_ALIAS, vec![0xff, 0xfe]);
+    let bytes = w.finish().unwrap();
+    let parcel = Parcel::from_bytes(&bytes).unwrap();
+    let old = ResourceId::of("levels/old intro.txt");
+    let found = parcel.get(old).unwrap();
+    assert_eq!(found.name, "levels/intro.txt");
+    assert_eq!(&*found.text().unwrap(), "once upon a time");
+    assert_eq!(
+        parcel.by_name("levels/old intro.txt").unwrap().name,
+        "levels/intro.txt"
+    );
+    assert_eq!(&*parcel.bytes(old).unwrap(), b"once upon a time");
+    for dead in ["gone.txt", "twice.txt", "bad.txt"] {
+        assert!(parcel.get(ResourceId::of(dead)).is_none(), "{dead}");
+        assert!(parcel.by_name(dead).is_none(), "{dead}");
+    }
+    let listed: Vec<(&str, Option<&str>)> = parcel
+        .iter()
+        .filter(|r| r.kind == KIND_ALIAS)
+        .map(|r| (r.name, r.alias_of()))
+        .collect();
+    assert!(listed.contains(&("levels/old intro.txt", Some("levels/intro.txt"))));
+    assert!(listed.contains(&("bad.txt", None)));
+
+    // A patch that adds an alias of a resource only its base holds.
+    let mut p = ParcelWriter::new().patch();
+    p.add("intro.txt", KIND_ALIAS, b"levels/intro.txt".to_vec());
+    let patch_bytes = p.finish().unwrap();
+    let patch = Parcel::patch_from_bytes(&patch_bytes).unwrap();
+    let patched = crate::patch::Patched::new(parcel, Some(patch)).unwrap();
+    assert_eq!(
+        patched.get(ResourceId::of("intro.txt")).unwrap().name,
+        "levels/intro.txt"
+    );
+    assert_eq!(
+        patched.by_name("levels/old intro.txt").unwrap().name,
+        "levels/intro.txt"
+    );
+}

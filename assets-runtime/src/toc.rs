@@ -3,10 +3,13 @@
 //! `include_parcel!` macro cannot depend on this crate, which re-exports it).
 //!
 //! ```text
-//! cargo-assets parcel toc 1       the header, version 1
+//! cargo-assets parcel toc 2       the header, version 2
 //! <length of the parcel file>     in bytes: a table of contents describes one file
 //! <kind>\t<name>                  one line per resource, in the parcel's order
+//! alias\t<name>\t<target>         an alias: an old name, and the resource it stands for
 //! ```
+//!
+//! (Version 1 had no third field.)
 //!
 //! Kinds and names are escaped as [`line_escape`](crate::line_escape) says.
 //! The writer is `write` (feature `write`, used by the pipeline); [`parse`]
@@ -17,8 +20,8 @@ use std::fmt;
 
 use crate::line_escape::unescape;
 
-/// The first line of a table of contents, version 1.
-pub const HEADER: &str = "cargo-assets parcel toc 1";
+/// The first line of a table of contents, version 2.
+pub const HEADER: &str = "cargo-assets parcel toc 2";
 
 /// A table of contents, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +39,8 @@ pub struct TocEntry {
     pub kind: String,
     /// Its name (the asset path, or a generated name such as `atlas:ui#0`).
     pub name: String,
+    /// For an alias (kind `alias`), the name of the resource it stands for.
+    pub alias_of: Option<String>,
 }
 
 /// Why a text is not a table of contents.
@@ -78,12 +83,17 @@ pub fn parse(text: &str) -> Result<Toc, TocError> {
     let entries = lines
         .enumerate()
         .map(|(i, line)| {
-            let (kind, name) = line
+            let (kind, rest) = line
                 .split_once('\t')
                 .ok_or(TocError::MalformedLine { line: i + 3 })?;
+            let (name, alias_of) = match rest.split_once('\t') {
+                Some((name, target)) => (name, Some(unescape(target).into_owned())),
+                None => (rest, None),
+            };
             Ok(TocEntry {
                 kind: unescape(kind).into_owned(),
                 name: unescape(name).into_owned(),
+                alias_of,
             })
         })
         .collect::<Result<_, _>>()?;
@@ -119,15 +129,23 @@ fn head(text: &str) -> Result<(u64, std::str::Lines<'_>), TocError> {
 }
 
 /// The table of contents of a parcel file of `parcel_len` bytes holding
-/// `entries` as (kind, name), in order (feature `write`).
+/// `entries` as (kind, name, and for an alias the name it stands for), in
+/// order (feature `write`).
 #[cfg(feature = "write")]
-pub fn write<'a>(parcel_len: u64, entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+pub fn write<'a>(
+    parcel_len: u64,
+    entries: impl IntoIterator<Item = (&'a str, &'a str, Option<&'a str>)>,
+) -> String {
     use crate::line_escape::escape;
     let mut out = format!("{HEADER}\n{parcel_len}\n");
-    for (kind, name) in entries {
+    for (kind, name, alias_of) in entries {
         out.push_str(&escape(kind));
         out.push('\t');
         out.push_str(&escape(name));
+        if let Some(target) = alias_of {
+            out.push('\t');
+            out.push_str(&escape(target));
+        }
         out.push('\n');
     }
     out
@@ -141,18 +159,19 @@ mod tests {
     #[test]
     fn what_is_written_reads_back() {
         let entries = [
-            ("sprite", "ui/a b.png"),
-            ("text", "weird\tname\\x"),
-            ("image", "atlas:ui#0"),
-            ("bytes", "two\nlines"),
+            ("sprite", "ui/a b.png", None),
+            ("text", "weird\tname\\x", None),
+            ("image", "atlas:ui#0", None),
+            ("bytes", "two\nlines", None),
+            ("alias", "old\tname", Some("weird\tname\\x")),
         ];
         let text = write(42, entries);
         let toc = parse(&text).unwrap();
         assert_eq!(toc.parcel_len, 42);
-        let read: Vec<(&str, &str)> = toc
+        let read: Vec<(&str, &str, Option<&str>)> = toc
             .entries
             .iter()
-            .map(|e| (e.kind.as_str(), e.name.as_str()))
+            .map(|e| (e.kind.as_str(), e.name.as_str(), e.alias_of.as_deref()))
             .collect();
         assert_eq!(read, entries);
         assert_eq!(check(&text), Ok(42));

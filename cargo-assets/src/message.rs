@@ -92,6 +92,17 @@ pub enum Message {
         /// What is wrong: "rule `sprite/*.png` matches no asset".
         message: String,
     },
+    /// An alias of the manifest: an old name still answering for a
+    /// renamed asset, until what names it is changed.
+    AliasKept {
+        /// Its key: `package.metadata.assets.aliases."old.png"`.
+        key: String,
+        /// Its line in `Cargo.toml`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        line: Option<usize>,
+        /// "`old.png` is kept as an alias of `new.png`".
+        message: String,
+    },
     /// What a processor (or the tool it ran) warned of, verbatim; said
     /// again by every build that reuses the step.
     AssetWarning {

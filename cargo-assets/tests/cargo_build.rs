@@ -687,6 +687,32 @@ targets = ["wasm32-*"]
     );
 }
 
+/// A renamed asset with an alias: the game's code, still naming the old
+/// constant, compiles (with a deprecation warning naming the new one) and
+/// reads the renamed asset through it.
+#[test]
+fn an_alias_keeps_a_renamed_assets_old_constant_compiling_deprecated() {
+    let c = Crate::new("e2e-alias");
+    let (ok, _, stderr) = c.build();
+    assert!(ok, "{stderr}");
+    std::fs::remove_file(c.path().join("assets/data/intro.txt")).unwrap();
+    c.write("assets/data/opening.txt", "Once upon a time\n");
+    c.manifest_with(
+        "",
+        "[package.metadata.assets.aliases]\n\"data/intro.txt\" = \"data/opening.txt\"\n",
+    );
+    let (ok, _, stderr) = c.build();
+    assert!(ok, "{stderr}");
+    for part in [
+        "use of deprecated constant `main::data::INTRO`",
+        "`data/intro.txt` was renamed `data/opening.txt`",
+        "cargo-assets: `data/intro.txt` is kept as an alias of `data/opening.txt`",
+    ] {
+        assert!(stderr.contains(part), "`{part}` missing in {stderr}");
+    }
+    assert!(c.run().contains("intro: Once upon a time"));
+}
+
 #[test]
 fn a_processors_warning_reaches_cargo_and_fails_the_script_when_denied() {
     let c = Crate::new("e2e-warns");

@@ -49,8 +49,8 @@ use raw::RawCargoToml;
 use resolve::Resolver;
 pub use settings::{Encoding, Settings, SettingsError};
 pub use spec::{
-    AssetRoot, Assignment, AtlasSpec, DEFAULT_ATLAS, Ignore, MAX_ATLAS_SIZE, Origin, Override,
-    ParcelSpec, Platform, PlatformSettings, Rule,
+    Alias, AssetRoot, Assignment, AtlasSpec, DEFAULT_ATLAS, Ignore, MAX_ATLAS_SIZE, Origin,
+    Override, ParcelSpec, Platform, PlatformSettings, Rule,
 };
 
 use crate::asset_path::AssetPath;
@@ -81,6 +81,9 @@ pub struct Manifest {
     pub generated: Vec<AssetPath>,
     /// Atlas settings by atlas name.
     pub atlases: BTreeMap<String, AtlasSpec>,
+    /// `aliases`: old asset paths kept answering, each for the asset it
+    /// was renamed to, in every parcel that holds that asset.
+    pub aliases: BTreeMap<AssetPath, Alias>,
     /// Parcels, sorted by name.
     pub parcels: Vec<ParcelSpec>,
     /// Packages whose `register(&mut Registry)` adds processors: the build
@@ -285,6 +288,25 @@ impl Manifest {
                     format!("rule `{}` matches no asset", rule.pattern),
                 )
                 .help("check the glob (relative to the asset root; `*` stops at `/`), or the rules before it, which match first")
+            })
+            .collect()
+    }
+
+    /// A warning at each alias: data that names the old path still loads,
+    /// and should be changed, then the alias removed. (Whether each names
+    /// an asset is checked when planning.)
+    pub fn alias_warnings(&self) -> Vec<ManifestError> {
+        (self.aliases.iter())
+            .map(|(old, alias)| {
+                self.error_at(
+                    &alias.origin,
+                    format!("`{old}` is kept as an alias of `{}`", alias.asset),
+                )
+                .help(format!(
+                    "data naming `{old}` still loads `{}`, and `include_parcel!` keeps its old \
+                     constant, deprecated; rename what names it, then remove the alias",
+                    alias.asset
+                ))
             })
             .collect()
     }

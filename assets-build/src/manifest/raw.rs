@@ -61,6 +61,9 @@ pub(crate) struct RawAssets {
     /// Whether a processor's warning fails the build.
     #[serde(default)]
     pub deny_warnings: bool,
+    /// Old asset path → the asset it was renamed to.
+    #[serde(default)]
+    pub aliases: BTreeMap<Spanned<String>, Spanned<String>>,
 }
 
 /// `[package.metadata.assets.platforms.<name>]`.

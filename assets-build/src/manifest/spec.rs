@@ -142,6 +142,16 @@ pub struct Override {
     pub origin: Origin,
 }
 
+/// An `[package.metadata.assets.aliases]` entry: an old name that keeps
+/// answering for the asset it was renamed to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alias {
+    /// The asset it stands for.
+    pub asset: AssetPath,
+    /// Where it was written.
+    pub origin: Origin,
+}
+
 /// `[package.metadata.assets.atlases.<name>]`: how an atlas is packed.
 ///
 /// | key            | default | meaning |

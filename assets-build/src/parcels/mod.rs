@@ -53,6 +53,7 @@ use crate::plan::{Group, Plan};
 use crate::report::{OnFailure, ParcelOutcome, ParcelReport, Retired, StepReport};
 use crate::store::{Store, StoreError};
 
+mod aliases;
 mod damage;
 mod patch;
 mod select;
@@ -101,9 +102,14 @@ pub(crate) fn write_parcels(
             };
             let chosen = select::choose(selected, plan, steps, last, on_failure);
             let (outcome, patched) = match chosen {
-                Ok(mut chosen) => {
+                Ok(mut chosen) => 'chosen: {
                     stand_ins = std::mem::take(&mut chosen.stand_ins);
-                    let selection = chosen.planned();
+                    let aliased = aliases::with_aliases(chosen.planned(), &manifest.aliases, store);
+                    let aliased = match aliased {
+                        Ok(aliased) => aliased,
+                        Err(error) => break 'chosen (ParcelOutcome::Failed { error }, false),
+                    };
+                    let selection = aliased.as_deref().unwrap_or(chosen.planned());
                     let compression = spec.compression_for(variant);
                     let key = parcel_key(selection, compression);
                     let as_patch = if patches {
@@ -224,6 +230,7 @@ enum Source {
 }
 
 /// One resource to be: name, kind, bytes.
+#[derive(Clone)]
 struct Planned {
     name: String,
     kind: String,
@@ -234,6 +241,8 @@ struct Planned {
     shows: Option<ContentHash>,
     /// Its rule's `compression`, over the parcel's.
     compression: Option<Compression>,
+    /// For an alias (see [`aliases`]), the name it stands for.
+    alias_of: Option<String>,
 }
 
 /// `asset`, or `asset#label` for a labelled output.
@@ -316,7 +325,7 @@ fn write_one(
     retired.0.extend(replaced);
     let toc = toc::write(
         written.len,
-        planned.iter().map(|p| (p.kind.as_str(), p.name.as_str())),
+        (planned.iter()).map(|p| (p.kind.as_str(), p.name.as_str(), p.alias_of.as_deref())),
     );
     store.write_atomic(&toc_path, toc.as_bytes())?;
     let now = parcel_sums::write(

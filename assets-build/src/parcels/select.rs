@@ -198,6 +198,7 @@ pub(super) fn choose(
                 },
                 shows: None,
                 compression: None,
+                alias_of: None,
             });
         }
     }
@@ -304,6 +305,7 @@ fn select_run(
                 source,
                 shows: Some(own.outputs_hash()),
                 compression: step.compression,
+                alias_of: None,
             });
             continue;
         }
@@ -317,6 +319,7 @@ fn select_run(
                 },
                 shows: None,
                 compression: step.compression,
+                alias_of: None,
             });
         }
     }

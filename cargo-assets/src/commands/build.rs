@@ -418,8 +418,8 @@ fn verified(shell: &Shell, step: &StepReport, verification: &Verification) {
     });
 }
 
-/// Warns of each rule no asset came from.
-fn unused_rules(shell: &Shell, report: &BuildReport) {
+/// Warns of each rule no asset came from, and of each alias.
+fn manifest_warnings(shell: &Shell, report: &BuildReport) {
     for rule in &report.unused_rules {
         shell.warn(rule);
         shell.message(&Message::RuleUnused {
@@ -428,13 +428,21 @@ fn unused_rules(shell: &Shell, report: &BuildReport) {
             message: rule.message.clone(),
         });
     }
+    for alias in &report.aliases {
+        shell.warn(alias);
+        shell.message(&Message::AliasKept {
+            key: alias.key.clone().unwrap_or_default(),
+            line: alias.line,
+            message: alias.message.clone(),
+        });
+    }
 }
 
 /// Renders the end of a build: parcels, the summary, `build-finished`.
 /// With `deny_warnings`, a build whose processors warned fails.
 pub fn finish(shell: &Shell, package: &Package, report: &BuildReport, deny_warnings: bool) -> Exit {
-    unused_rules(shell, report);
-    let warnings = report.warnings().count() + report.unused_rules.len();
+    manifest_warnings(shell, report);
+    let warnings = report.warnings().count() + report.unused_rules.len() + report.aliases.len();
     let denied = deny_warnings && warnings > 0;
     let success = report.success() && !denied;
     let (ran, fresh, failed, skipped) = (

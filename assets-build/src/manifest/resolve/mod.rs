@@ -13,8 +13,8 @@ use toml::Spanned;
 use super::diagnostic::ManifestError;
 use super::raw::{RawAssets, RawTable};
 use super::{
-    ASSETS_KEY, AssetRoot, AtlasSpec, Ignore, MAX_ATLAS_SIZE, Manifest, Origin, Override, Platform,
-    Rule, Settings,
+    ASSETS_KEY, Alias, AssetRoot, AtlasSpec, Ignore, MAX_ATLAS_SIZE, Manifest, Origin, Override,
+    Platform, Rule, Settings,
 };
 use crate::asset_path::AssetPath;
 
@@ -56,6 +56,7 @@ impl Resolver<'_> {
             platforms,
             out_dir,
             deny_warnings,
+            aliases,
         } = assets.map(Spanned::into_inner).unwrap_or_default();
         let platforms: BTreeMap<String, Platform> = platforms
             .into_iter()
@@ -108,6 +109,10 @@ impl Resolver<'_> {
             .into_iter()
             .map(|(name, a)| self.atlas(name, a))
             .collect::<Result<_, _>>()?;
+        let aliases = aliases
+            .into_iter()
+            .map(|(old, new)| self.alias(old, new))
+            .collect::<Result<_, _>>()?;
         let parcels = match parcels {
             Some(p) => p
                 .into_iter()
@@ -130,8 +135,49 @@ impl Resolver<'_> {
             platforms,
             out_dir,
             deny_warnings,
+            aliases,
             source: Arc::from(self.text),
         })
+    }
+
+    /// An `aliases` entry: an old asset path and the asset it was renamed
+    /// to, both asset paths (whether each is an asset is checked when
+    /// planning, which knows the assets).
+    fn alias(
+        &self,
+        old: Spanned<String>,
+        new: Spanned<String>,
+    ) -> Result<(AssetPath, Alias), ManifestError> {
+        let key = format!("{ASSETS_KEY}.aliases.\"{}\"", old.get_ref());
+        let path = |s: &Spanned<String>, what: &str| {
+            AssetPath::new(s.get_ref()).map_err(|e| {
+                self.err(
+                    s.span(),
+                    key.clone(),
+                    format!("invalid {what} in an alias: {e}"),
+                )
+                .help("`\"old/name.png\" = \"new/name.png\"`: asset paths relative to the root")
+            })
+        };
+        let old_path = path(&old, "old name")?;
+        let new_path = path(&new, "asset")?;
+        if old_path == new_path {
+            return Err(self.err(
+                old.span(),
+                key,
+                format!("`{old_path}` is an alias of itself"),
+            ));
+        }
+        Ok((
+            old_path,
+            Alias {
+                asset: new_path,
+                origin: Origin {
+                    span: old.span().start..new.span().end,
+                    key,
+                },
+            },
+        ))
     }
 
     fn roots(
