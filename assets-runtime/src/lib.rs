@@ -75,6 +75,7 @@ pub mod texture;
 pub mod toc;
 pub mod typed;
 pub mod uri;
+mod validate;
 #[cfg(feature = "write")]
 pub mod write;
 
