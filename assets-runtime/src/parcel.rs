@@ -27,13 +27,13 @@ use crate::mapped::Backing;
 use crate::sprite::{Sprite, SpriteFrame};
 use crate::texture::Texture;
 use crate::typed::{IdOf, kind};
-use crate::validate::{Layout, Role, validate};
+use crate::validate::{Layout, Role, Validated, validate};
 
 /// A validated parcel borrowing its bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct Parcel<'a> {
-    pub(crate) bytes: &'a [u8],
-    pub(crate) layout: Layout,
+    bytes: &'a [u8],
+    layout: Layout,
 }
 
 /// One resource of a parcel.
@@ -233,7 +233,7 @@ impl<'a> Parcel<'a> {
     /// checked. A patch is refused ([`ParcelError::IsPatch`]): it is read
     /// through its base.
     pub fn from_bytes(bytes: &'a [u8]) -> Result<Parcel<'a>, ParcelError> {
-        let layout = validate(bytes, Role::Whole)?;
+        let layout = open(bytes, Role::Whole)?;
         Ok(Parcel { bytes, layout })
     }
 
@@ -243,7 +243,7 @@ impl<'a> Parcel<'a> {
     /// pages there; alone, such a sprite has no page
     /// ([`Parcel::sprite`] gives `None`).
     pub fn patch_from_bytes(bytes: &'a [u8]) -> Result<Parcel<'a>, ParcelError> {
-        let layout = validate(bytes, Role::Patch)?;
+        let layout = open(bytes, Role::Patch)?;
         Ok(Parcel { bytes, layout })
     }
 
@@ -439,7 +439,7 @@ impl<'a> Parcel<'a> {
         Ok(())
     }
 
-    pub(crate) fn entry(&self, i: usize) -> Resource<'a> {
+    fn entry(&self, i: usize) -> Resource<'a> {
         let l = &self.layout;
         let e = l.entries_at + i * ENTRY_LEN;
         let b = self.bytes;
@@ -463,6 +463,33 @@ impl<'a> Parcel<'a> {
     }
 }
 
+/// Validates `bytes` as `role` has it (`validate.rs`), then each sprite's
+/// page: everything before holds, so lookups are safe (a patch's page may
+/// be its base's, checked with the base by [`crate::Patched::new`]).
+fn open(bytes: &[u8], role: Role) -> Result<Layout, ParcelError> {
+    let Validated {
+        layout,
+        sprites,
+        own_pages,
+    } = validate(bytes, role)?;
+    let parcel = Parcel { bytes, layout };
+    for (index, frame) in sprites {
+        let bad = |what| ParcelError::BadSprite {
+            name: parcel.entry(index).name.to_owned(),
+            what,
+        };
+        let page = match parcel.get(frame.page) {
+            None if !own_pages => continue,
+            found => found.and_then(|r| r.image()),
+        };
+        let page = page.ok_or_else(|| bad("its page is not an image resource of the parcel"))?;
+        if !frame.fits_in(page.header.width, page.header.height) {
+            return Err(bad("its rectangle lies outside its page"));
+        }
+    }
+    Ok(layout)
+}
+
 /// A validated parcel that owns its bytes: read from a file at run time (for
 /// hot reload), where `include_bytes!` is not used.
 #[derive(Debug, Clone)]
@@ -483,7 +510,7 @@ impl ParcelBuf {
     }
 
     fn from_vec_as(bytes: Vec<u8>, role: Role) -> Result<ParcelBuf, ParcelError> {
-        let layout = validate(&bytes, role)?;
+        let layout = open(&bytes, role)?;
         Ok(ParcelBuf {
             bytes: Backing::Owned(bytes),
             layout,
@@ -514,7 +541,7 @@ impl ParcelBuf {
         let file = std::fs::File::open(path).map_err(io)?;
         match Backing::map(&file) {
             Some(bytes) => {
-                let layout = validate(&bytes, role)?;
+                let layout = open(&bytes, role)?;
                 Ok(ParcelBuf { bytes, layout })
             }
             None => ParcelBuf::read_as(path, role),

@@ -14,7 +14,6 @@ use crate::format::{
 };
 use crate::id::ResourceId;
 use crate::image::ImageHeader;
-use crate::parcel::Parcel;
 use crate::sprite::SpriteFrame;
 use crate::texture::Texture;
 
@@ -28,6 +27,17 @@ pub(crate) struct Layout {
     pub data_at: usize,
 }
 
+/// What [`validate`] found: where things are, and the sprite frames (with
+/// their resources' indices) whose pages the reader checks next, through
+/// lookups these checks made safe (in `parcel.rs`).
+pub(crate) struct Validated {
+    pub layout: Layout,
+    pub sprites: Vec<(usize, SpriteFrame)>,
+    /// Whether every page must be in these bytes (not a patch's, whose
+    /// pages may be its base's: checked with the base).
+    pub own_pages: bool,
+}
+
 /// What bytes are validated as: a parcel read on its own, or a patch read
 /// through its base (see [`crate::patch`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +49,7 @@ pub(crate) enum Role {
 /// Every check of [`crate::format`] except resource checksums; as `role`
 /// has it, a patch's sprites and fonts may lack their pages, which
 /// [`crate::Patched::new`] looks for in the base.
-pub(crate) fn validate(bytes: &[u8], role: Role) -> Result<Layout, ParcelError> {
+pub(crate) fn validate(bytes: &[u8], role: Role) -> Result<Validated, ParcelError> {
     let header = |what| ParcelError::BadHeader { what };
     if bytes.len() < HEADER_LEN {
         return Err(ParcelError::TooShort { len: bytes.len() });
@@ -230,24 +240,11 @@ pub(crate) fn validate(bytes: &[u8], role: Role) -> Result<Layout, ParcelError> 
         names_at,
         data_at,
     };
-    // Everything above holds, so lookups are safe: check each sprite's page
-    // (a patch's may be its base's: checked with the base).
-    let parcel = Parcel { bytes, layout };
-    for (index, frame) in sprites {
-        let bad = |what| ParcelError::BadSprite {
-            name: parcel.entry(index).name.to_owned(),
-            what,
-        };
-        let page = match parcel.get(frame.page) {
-            None if !own_pages => continue,
-            found => found.and_then(|r| r.image()),
-        };
-        let page = page.ok_or_else(|| bad("its page is not an image resource of the parcel"))?;
-        if !frame.fits_in(page.header.width, page.header.height) {
-            return Err(bad("its rectangle lies outside its page"));
-        }
-    }
-    Ok(layout)
+    Ok(Validated {
+        layout,
+        sprites,
+        own_pages,
+    })
 }
 
 /// A header field as a `usize`, or the header error naming it.
