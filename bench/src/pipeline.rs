@@ -14,6 +14,9 @@
 //! - **edit one sprite**: a sprite replaced by a new image; two steps run (the
 //!   sprite and its atlas). Shown against the full build and against the
 //!   no-op, which every edit pays first (the checks of every other step);
+//! - **rename storm**: every image (sprites and textures) renamed in its
+//!   folder; their outputs are taken over, so only the atlases run, and the
+//!   cost should be near a no-op plus hashing the renamed files;
 //! - **watched no-op and edit**: the same, built as `cargo assets watch`
 //!   builds: by one pipeline that keeps its state between builds, told
 //!   which file changed (nothing, for the no-op), writing a changed parcel
@@ -298,6 +301,9 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
     let mut watched_table = String::from(
         "| assets | watched no-op median (min–max) ms | watched edit median (min–max) ms | watched edit / full | watched edit / edit | written whole once idle (ms) |\n|---:|---:|---:|---:|---:|---:|\n",
     );
+    let mut rename_table = String::from(
+        "| assets | files renamed | rename storm median (min–max) ms | steps run | hash the renamed files (ms) | storm / (no-op + hash) | storm / full |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
     let mut verify_table = String::from(
         "| assets | steps checked | verify every step, ms | verify / full build | outputs that differ |\n|---:|---:|---:|---:|---:|\n",
     );
@@ -483,8 +489,56 @@ pub fn run(scales: &[usize], quick: bool, progress: &dyn Fn(&str)) -> String {
             "steps that do not reproduce the cache: {:?}",
             differ.iter().map(|s| s.asset.as_str()).collect::<Vec<_>>()
         );
+
+        // Every image renamed at once (a folder reorganized, a naming
+        // scheme changed): the sprites and textures, whose processors'
+        // outputs do not depend on the path and which no other file names.
+        // Each storm gives every one a new name, so each takes over the
+        // outputs of a path that vanished: no processor may run but the
+        // four atlases, whose member lists hold names.
+        progress(&format!("{n}: rename storm"));
+        let mut images = corpus.images.clone();
+        let renamed_hash = Sample::of(noop_runs.min(5), || hash_all(&images));
+        let mut storm_no = 0;
+        let mut steps_run = 0;
+        let storm = Sample::of(touch_runs, || {
+            storm_no += 1;
+            images = rename_all(&images, storm_no);
+            let (t, report) = build(tmp.path());
+            steps_run = report.ran();
+            assert_eq!(steps_run, 4, "a rename storm runs only the atlases");
+            t
+        });
+        writeln!(
+            rename_table,
+            "| {n} | {} | {} | {steps_run} | {} | {} | {} |",
+            images.len(),
+            storm.ms(),
+            ms(renamed_hash.median()),
+            ratio(storm.median(), noop.median() + renamed_hash.median()),
+            ratio(storm.median(), full.median()),
+        )
+        .expect("write to String");
     }
-    format!("{full_table}\n{incr_table}\n{watched_table}\n{verify_table}")
+    format!("{full_table}\n{incr_table}\n{watched_table}\n{rename_table}\n{verify_table}")
+}
+
+/// Renames each of `files` in its folder to `r<storm>-<name>` (its
+/// original name, a storm's prefix replaced); the new paths.
+fn rename_all(files: &[std::path::PathBuf], storm: usize) -> Vec<std::path::PathBuf> {
+    files
+        .iter()
+        .map(|from| {
+            let name = from
+                .file_name()
+                .and_then(|n| n.to_str())
+                .expect("a UTF-8 name");
+            let original = name.split_once('-').map_or(name, |(_, rest)| rest);
+            let to = from.with_file_name(format!("r{storm}-{original}"));
+            std::fs::rename(from, &to).expect("rename");
+            to
+        })
+        .collect()
 }
 
 fn file_len(path: &Path) -> u64 {
