@@ -43,6 +43,8 @@ pub enum AudioFormat {
 }
 
 impl AudioFormat {
+    /// The byte the header stores it as (the writer's side of `from_code`).
+    #[cfg(feature = "write")]
     fn code(self) -> u8 {
         match self {
             AudioFormat::Wav => 1,

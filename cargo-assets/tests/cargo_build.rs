@@ -309,16 +309,18 @@ fn main() {
 }
 "#,
     );
-    // The build script uses the crate's processor...
-    let (ok, _, stderr) = c.build();
-    assert!(ok, "{stderr}");
-    assert!(c.run().contains(r#"level "T.C.H.""#));
-
-    // ...and so does the CLI, through its runner, without a second definition:
-    // it finds the build script's work fresh, then processes an edit itself.
-    let out = c.assets(&["build"]);
-    assert!(out.success(), "{}", out.stderr);
-    assert_eq!(out.build_finished().ran, 0, "{:?}", out.typed);
+    // The build script uses the crate's processor, and so does the CLI,
+    // through its runner, without a second definition: it finds the build
+    // script's work fresh (then processes an edit itself, below).
+    let script_then_cli = |shows: &str| {
+        let (ok, _, stderr) = c.build();
+        assert!(ok, "{stderr}");
+        assert!(c.run().contains(shows));
+        let out = c.assets(&["build"]);
+        assert!(out.success(), "{}", out.stderr);
+        assert_eq!(out.build_finished().ran, 0, "{:?}", out.typed);
+    };
+    script_then_cli(r#"level "T.C.H.""#);
 
     // The processor's warning, at its place in the map: through Cargo, then
     // said again by a build that finds the step fresh, with its location.
@@ -399,12 +401,7 @@ fn main() {
          command = { command = [\"sh\", \"-c\", \"< \\\"$0\\\" tr a-z A-Z > \\\"$1\\\"\", \"{input}\", \"{output}\"] }\n",
     );
     c.write("assets/levels/one.lvl", "t.c\n.h.\n");
-    let (ok, _, stderr) = c.build();
-    assert!(ok, "{stderr}");
-    assert!(c.run().contains(r#"level "T.C.H.""#));
-    let out = c.assets(&["build"]);
-    assert!(out.success(), "{}", out.stderr);
-    assert_eq!(out.build_finished().ran, 0, "{:?}", out.typed);
+    script_then_cli(r#"level "T.C.H.""#);
     // Same letters, another case: the tool's output is the same, so only
     // the first stage runs.
     c.write("assets/levels/one.lvl", "T.c\n.h.\n");
