@@ -482,4 +482,35 @@ fn ktx2_keeps_a_valid_file_as_it_is_and_refuses_a_truncated_one() {
     let error = cut.error().unwrap();
     assert!(error.starts_with("cannot be a texture"), "{error}");
     assert!(cut.outputs.is_empty());
+
+    // Well-formed files the runtime's reader does not take (a float
+    // format; Zstandard supercompression), as Bevy's asset folder has
+    // them: kept as they are, as bytes, with a note that says why.
+    let patched = |offset: usize, value: u32| {
+        let mut bytes = file.clone();
+        bytes[offset..offset + 4].copy_from_slice(&value.to_le_bytes());
+        bytes
+    };
+    const VK_FORMAT_R32_SFLOAT: u32 = 100;
+    const ZSTANDARD: u32 = 2;
+    for (what, bytes, why) in [
+        (
+            "float",
+            patched(12, VK_FORMAT_R32_SFLOAT),
+            "R32_SFLOAT is not one the runtime reads",
+        ),
+        ("zstd", patched(44, ZSTANDARD), "supercompressed"),
+    ] {
+        let run = ProcessorTest::new("environment/sky.ktx2", bytes.clone())
+            .run(&Ktx2)
+            .expect_ok();
+        assert_eq!(run.output("").unwrap().kind, "bytes", "{what}");
+        assert_eq!(run.main(), bytes.as_slice(), "{what}: kept byte for byte");
+        assert!(run.warnings().is_empty(), "{what}: {:?}", run.diagnostics);
+        let note = &run.diagnostics[0];
+        assert!(
+            note.severity == assets_build::Severity::Note && note.message.contains(why),
+            "{what}: {note:?}"
+        );
+    }
 }

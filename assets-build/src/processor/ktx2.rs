@@ -1,10 +1,20 @@
 //! `ktx2`: a KTX2 file made by another tool (toktx, Compressonator, an
 //! engine's exporter), checked the way the runtime reads it and kept as it
-//! is, as a `texture` resource: `PARCEL.texture(id)` reads it, and a file
-//! the runtime could not read fails here, by name and reason, rather than
-//! in the game. The default for `.ktx2`; needs no encoder, so it is always
-//! built in (the `texture` processor, which makes KTX2 files from images,
-//! is the `textures` feature).
+//! is, as a `texture` resource: `PARCEL.texture(id)` reads it. The default
+//! for `.ktx2`; needs no encoder, so it is always built in (the `texture`
+//! processor, which makes KTX2 files from images, is the `textures`
+//! feature).
+//!
+//! A well-formed KTX2 that the runtime's reader does not take (a float
+//! environment map, a cube map, an RGB8 or Zstandard-supercompressed file:
+//! 18 of the 372 files of Bevy's own asset folder) is kept as it is too,
+//! as `bytes`, with a note saying why: an engine's own KTX2 loader (Bevy's,
+//! through `bevy_cargo_assets`) reads it from the parcel. A damaged file
+//! (a truncated level, a level of the wrong size) fails here, by name and
+//! reason, rather than in the game.
+
+use assets_runtime::format::{KIND_BYTES, KIND_TEXTURE};
+use assets_runtime::texture::{Texture, TextureFormat};
 
 use super::{Context, NoSettings, ProcessError, Processor};
 
@@ -29,8 +39,35 @@ impl Processor for Ktx2 {
 
     fn process(&self, ctx: &mut Context<'_>, _: NoSettings) -> Result<(), ProcessError> {
         let bytes = ctx.source()?;
-        assets_runtime::texture::Texture::check(&bytes)
-            .map_err(|why| ProcessError::msg(format!("cannot be a texture: {why}")))?;
-        ctx.emit(assets_runtime::format::KIND_TEXTURE, bytes)
+        let why = match Texture::check(&bytes) {
+            Ok(_) => return ctx.emit(KIND_TEXTURE, bytes),
+            Err(why) => why,
+        };
+        if !beyond_the_runtime(&bytes) {
+            return Err(ProcessError::msg(format!("cannot be a texture: {why}")));
+        }
+        ctx.note(format!(
+            "kept as `bytes`, not a `texture`: {why}; `Parcel::texture` does not read it, an \
+             engine's own KTX2 loader (Bevy's, through bevy_cargo_assets) does"
+        ));
+        ctx.emit(KIND_BYTES, bytes)
     }
+}
+
+/// Whether `bytes` is a well-formed KTX2 container (its header and level
+/// index in bounds) that the runtime's reader refuses for what it is, not
+/// for damage: a format it does not decode, supercompression, or a cube,
+/// array, 3D or 1D texture.
+fn beyond_the_runtime(bytes: &[u8]) -> bool {
+    let Ok(reader) = ktx2::Reader::new(bytes) else {
+        return false;
+    };
+    let header = reader.header();
+    let format = header.format.and_then(TextureFormat::from_vk_format);
+    format.is_none()
+        || header.supercompression_scheme.is_some()
+        || header.pixel_depth != 0
+        || header.layer_count != 0
+        || header.face_count != 1
+        || header.pixel_height == 0
 }
