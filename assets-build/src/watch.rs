@@ -132,65 +132,46 @@ impl Watch {
 
     /// What to do at `now`.
     pub fn next(&mut self, now: Instant) -> Next {
-        match &mut self.phase {
-            Phase::Due(_) => {
-                let Phase::Due(change) = std::mem::replace(&mut self.phase, Phase::Building) else {
-                    unreachable!()
-                };
-                Next::Build(change)
+        let (phase, next) = match std::mem::replace(&mut self.phase, Phase::Building) {
+            Phase::Due(change) => (Phase::Building, Next::Build(change)),
+            // Asked again before the build or the idle work is said to be
+            // done: nothing new to do.
+            phase @ (Phase::Building | Phase::Idling | Phase::Waiting { idle_at: None }) => {
+                (phase, Next::WaitUntil(None))
             }
-            // The front-end asks again before it says the build or the idle
-            // work is done: nothing new to do.
-            Phase::Building | Phase::Idling => Next::WaitUntil(None),
-            Phase::Waiting { idle_at: None } => Next::WaitUntil(None),
-            Phase::Waiting { idle_at: Some(at) } => {
-                if now >= *at {
-                    self.phase = Phase::Idling;
-                    Next::Idle
-                } else {
-                    Next::WaitUntil(Some(*at))
-                }
+            Phase::Waiting { idle_at: Some(at) } if now >= at => (Phase::Idling, Next::Idle),
+            phase @ Phase::Waiting { idle_at: Some(at) } => (phase, Next::WaitUntil(Some(at))),
+            Phase::Settling(burst) if burst.during_idle => {
+                (Phase::Settling(burst), Next::WaitUntil(None))
             }
-            Phase::Settling(burst) if burst.during_idle => Next::WaitUntil(None),
             Phase::Settling(burst) => {
                 let ends = (burst.last + burst.quiet()).min(burst.started + SETTLE_MAX);
                 if now < ends {
-                    return Next::WaitUntil(Some(ends));
+                    (Phase::Settling(burst), Next::WaitUntil(Some(ends)))
+                } else {
+                    (Phase::Building, Next::Build(burst.change()))
                 }
-                let Phase::Settling(burst) = std::mem::replace(&mut self.phase, Phase::Building)
-                else {
-                    unreachable!()
-                };
-                Next::Build(burst.change())
             }
-        }
+        };
+        self.phase = phase;
+        next
     }
 
     /// The watcher reported `change` at `now`.
     pub fn see(&mut self, now: Instant, change: FileChange) {
-        let during_idle = matches!(self.phase, Phase::Idling);
-        let burst = match &mut self.phase {
+        let mut burst = match std::mem::replace(&mut self.phase, Phase::Building) {
             Phase::Settling(burst) => burst,
-            // Seen while building: it starts the next burst (the build may
-            // have read the file before the change).
-            Phase::Building | Phase::Waiting { .. } | Phase::Idling | Phase::Due(_) => {
-                let mut burst = Burst {
-                    started: now,
-                    last: now,
-                    paths: HashSet::new(),
-                    unknown: false,
-                    open: HashSet::new(),
-                    during_idle,
-                };
-                if let Phase::Due(due) = std::mem::replace(&mut self.phase, Phase::Building) {
-                    burst.add(due);
-                }
-                self.phase = Phase::Settling(burst);
-                let Phase::Settling(burst) = &mut self.phase else {
-                    unreachable!()
-                };
+            // A build due (none is, in practice, when changes come): made
+            // part of the burst.
+            Phase::Due(due) => {
+                let mut burst = Burst::new(now, false);
+                burst.add(due);
                 burst
             }
+            Phase::Idling => Burst::new(now, true),
+            // Seen while building: it starts the next burst (the build may
+            // have read the file before the change).
+            Phase::Building | Phase::Waiting { .. } => Burst::new(now, false),
         };
         burst.last = now;
         match change {
@@ -207,6 +188,7 @@ impl Watch {
             }
             FileChange::Lost => burst.unknown = true,
         }
+        self.phase = Phase::Settling(burst);
     }
 
     /// The build [`Next::Build`] asked for is done, well or not, at `now`.
@@ -250,6 +232,17 @@ impl Watch {
 }
 
 impl Burst {
+    fn new(now: Instant, during_idle: bool) -> Burst {
+        Burst {
+            started: now,
+            last: now,
+            paths: HashSet::new(),
+            unknown: false,
+            open: HashSet::new(),
+            during_idle,
+        }
+    }
+
     /// How long without changes ends the burst.
     fn quiet(&self) -> Duration {
         if self.open.is_empty() {
