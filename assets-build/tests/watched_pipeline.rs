@@ -636,3 +636,52 @@ fn a_step_that_reads_through_a_link_is_checked_in_every_build() {
     aged(&text);
     assert_eq!(game.build_after(&[text]), 2, "the text, and the link to it");
 }
+
+/// A chain (`processor = ["command", "text"]`) watched: an edit the tool
+/// passes on reruns both stages, one it does not (a change of case) only
+/// the first, and editing the rule reruns what it should, each build
+/// leaving what a fresh pipeline and a cold build would.
+#[test]
+fn a_watched_chain_reruns_exactly_the_stages_a_fresh_pipeline_would() {
+    let mut game = Game::with_patches(true);
+    game.watched.keep_state_in_memory();
+    let chain = |tool: &str| {
+        MANIFEST.replace(
+            "[package.metadata.assets.parcels]",
+            &format!(
+                "[[package.metadata.assets.rules]]\nmatch = \"maps/*.map\"\n\
+                 processor = [\"command\", \"text\"]\n\
+                 command = {{ command = [\"sh\", \"-c\", \"< \\\"$0\\\" {tool} > \\\"$1\\\"\", \"{{input}}\", \"{{output}}\"] }}\n\n\
+                 [package.metadata.assets.parcels]"
+            ),
+        )
+    };
+    game.write("Cargo.toml", &chain("tr a-z A-Z"));
+    game.write("maps/a.map", "hello\n");
+    game.write("maps/b.map", "b\n");
+    game.build(Changes::Unknown);
+    assert_eq!(game.build_after(&[]), 0, "nothing changed");
+    let a = game.write("maps/a.map", "HELLO\n");
+    assert_eq!(
+        game.build_after(std::slice::from_ref(&a)),
+        1,
+        "the tool's output is the same"
+    );
+    let a = game.write("maps/a.map", "world\n");
+    assert_eq!(game.build_after(&[a]), 2, "both stages");
+    let manifest = game.write("Cargo.toml", &chain("tr a-z A-Z | tr O 0"));
+    assert_eq!(
+        game.build_after(&[manifest]),
+        3,
+        "both first stages; the last of the map whose tool output changed"
+    );
+    // An alias added: no step runs; the parcel gains the old name.
+    let aliased = chain("tr a-z A-Z | tr O 0")
+        + "\n[package.metadata.assets.aliases]\n\"maps/old.map\" = \"maps/a.map\"\n";
+    let manifest = game.write("Cargo.toml", &aliased);
+    assert_eq!(game.build_after(&[manifest]), 0);
+    assert_eq!(
+        game.seen.get("maps/old.map").map(Vec::as_slice),
+        Some(&b"maps/a.map"[..])
+    );
+}
