@@ -300,10 +300,7 @@ impl Builder {
         let warnings: Vec<String> = report
             .diagnostics()
             .filter_map(|(step, said)| {
-                let at = match &said.location {
-                    Some(at) => at.display(&step.asset).to_string(),
-                    None => step.asset.to_string(),
-                };
+                let at = said.place(&step.asset);
                 let message = &said.message;
                 let severity = said.severity.as_str();
                 eprintln!("{severity}: `{at}` ({}): {message}", step.processor);

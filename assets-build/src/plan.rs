@@ -354,10 +354,7 @@ fn plan_asset(
     let Some(processor) = registry.get(&a.processor) else {
         let help = known_processors(registry, &a.processor);
         let message = format!("unknown processor `{}` for `{}`", a.processor, d.path);
-        let err = match a.processor_origin.as_ref().or(a.origin.as_ref()) {
-            Some(origin) => manifest.error_at(origin, message),
-            None => manifest.error(message),
-        };
+        let err = manifest.error_near(a.processor_origin.as_ref().or(a.origin.as_ref()), message);
         return Err(err.help(help));
     };
     let mut settings = std::mem::take(&mut a.settings);
@@ -448,11 +445,11 @@ fn chain_stages(
     variant: &str,
 ) -> Result<Vec<Step>, ManifestError> {
     let mut stages: Vec<Step> = Vec::with_capacity(a.chain.len());
+    // Errors of a stage point at the rule's `processor` key.
+    let at = |message: String| {
+        manifest.error_near(a.processor_origin.as_ref().or(a.origin.as_ref()), message)
+    };
     for (n, name) in (1..).zip(&a.chain) {
-        let at = |message: String| match a.processor_origin.as_ref().or(a.origin.as_ref()) {
-            Some(origin) => manifest.error_at(origin, message),
-            None => manifest.error(message),
-        };
         let Some(processor) = registry.get(name) else {
             let message = format!("unknown processor `{name}` in the chain for `{}`", d.path);
             return Err(at(message).help(known_processors(registry, name)));
@@ -472,10 +469,7 @@ fn chain_stages(
                     other.type_str()
                 );
                 let origin = a.setting_origins.get(name.as_str());
-                let err = match origin.or(a.origin.as_ref()) {
-                    Some(origin) => manifest.error_at(origin, message),
-                    None => manifest.error(message),
-                };
+                let err = manifest.error_near(origin.or(a.origin.as_ref()), message);
                 return Err(err.help(format!("`{name} = {{ key = value }}`")));
             }
         };
@@ -558,10 +552,7 @@ fn stage_settings_error(
         e.message
     );
     let origin = a.setting_origins.get(processor).or(a.origin.as_ref());
-    let error = match origin {
-        Some(origin) => manifest.error_at(origin, message),
-        None => manifest.error(message),
-    };
+    let error = manifest.error_near(origin, message);
     match e.help {
         Some(help) => error.help(help),
         None => error,
@@ -606,10 +597,7 @@ fn settings_error(
         e.message
     );
     let at_key = e.key.as_ref().and_then(|k| a.setting_origins.get(k));
-    let error = match at_key.or(a.origin.as_ref()) {
-        Some(origin) => manifest.error_at(origin, message),
-        None => manifest.error(message),
-    };
+    let error = manifest.error_near(at_key.or(a.origin.as_ref()), message);
     match e.help {
         Some(help) => error.help(help),
         None => error,
@@ -623,10 +611,7 @@ fn atlas_of(
     setting: Option<toml::Value>,
     origin: Option<&Origin>,
 ) -> Result<String, ManifestError> {
-    let error = |message: String| match origin {
-        Some(o) => manifest.error_at(o, message),
-        None => manifest.error(message),
-    };
+    let error = |message: String| manifest.error_near(origin, message);
     let name = match setting {
         None => return Ok(DEFAULT_ATLAS.to_owned()),
         Some(toml::Value::String(name)) => name,

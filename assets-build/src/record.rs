@@ -124,6 +124,20 @@ impl Diagnostic {
     pub fn is_warning(&self) -> bool {
         self.severity == Severity::Warning
     }
+
+    /// Where it is, for people: `path:line:column` (the column left out
+    /// when unknown; the file `asset`'s unless its location names another),
+    /// which editors and terminals turn into a link, or `asset` alone.
+    pub fn place(&self, asset: &AssetPath) -> String {
+        let Some(at) = &self.location else {
+            return asset.to_string();
+        };
+        let file = at.file.as_ref().unwrap_or(asset);
+        match at.column {
+            Some(column) => format!("{file}:{}:{column}", at.line),
+            None => format!("{file}:{}", at.line),
+        }
+    }
 }
 
 /// How much a [`Diagnostic`] matters.
@@ -185,25 +199,6 @@ impl Location {
             file: Some(file),
             ..self
         }
-    }
-
-    /// `path:line:column` (the column left out when unknown), the file
-    /// being `asset` unless another was named: what editors and terminals
-    /// turn into a link.
-    pub fn display<'a>(&'a self, asset: &'a AssetPath) -> impl fmt::Display + 'a {
-        struct Shown<'a>(&'a Location, &'a AssetPath);
-        impl fmt::Display for Shown<'_> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                let Shown(at, asset) = self;
-                let file = at.file.as_ref().unwrap_or(asset);
-                write!(f, "{file}:{}", at.line)?;
-                match at.column {
-                    Some(c) => write!(f, ":{c}"),
-                    None => Ok(()),
-                }
-            }
-        }
-        Shown(self, asset)
     }
 }
 

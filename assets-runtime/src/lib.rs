@@ -90,7 +90,7 @@ pub use parcel::{Parcel, ParcelBuf, Resource};
 pub use patch::{Patched, PatchedBuf};
 pub use sprite::{Sprite, SpriteFrame};
 pub use static_parcel::StaticParcel;
-pub use texture::{Texture, TextureFormat};
+pub use texture::{NotATexture, Texture, TextureFormat};
 pub use typed::{
     AudioId, BytesId, FontId, Id, IdOf, ImageId, ModelId, ShaderId, SpriteId, TextId, TextureId,
 };

@@ -236,6 +236,34 @@ pub struct Texture<'a> {
     pub levels: u32,
 }
 
+/// Why bytes are not a [`Texture`] this reader takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotATexture {
+    /// A well-formed KTX2 file this reader does not read: a format it does
+    /// not decode, supercompression, a cube, array, 3D or 1D texture. An
+    /// engine's own KTX2 loader may read it.
+    Unsupported(String),
+    /// Not a KTX2 file, or one whose levels do not add up.
+    Damaged(String),
+}
+
+impl NotATexture {
+    /// Whether the file is well-formed, only beyond this reader.
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, NotATexture::Unsupported(_))
+    }
+}
+
+impl std::fmt::Display for NotATexture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotATexture::Unsupported(why) | NotATexture::Damaged(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for NotATexture {}
+
 impl<'a> Texture<'a> {
     /// Reads and checks a KTX2 file's bytes: a single 2D image (no array,
     /// cube, depth or supercompression) of a known format, whose every
@@ -245,39 +273,46 @@ impl<'a> Texture<'a> {
     }
 
     /// [`Texture::parse`], saying why `bytes` is not a texture this reader
-    /// takes (for a build to name the file and the reason).
-    pub fn check(bytes: &'a [u8]) -> Result<Texture<'a>, String> {
-        let reader = ktx2::Reader::new(bytes).map_err(|e| format!("not a valid KTX2 file: {e}"))?;
+    /// takes (for a build to name the file and the reason), and whether
+    /// that is the file's damage or what it is.
+    pub fn check(bytes: &'a [u8]) -> Result<Texture<'a>, NotATexture> {
+        use NotATexture::{Damaged, Unsupported};
+        let reader =
+            ktx2::Reader::new(bytes).map_err(|e| Damaged(format!("not a valid KTX2 file: {e}")))?;
         let header = reader.header();
         let format = header
             .format
             .and_then(TextureFormat::from_vk_format)
             .ok_or_else(|| match header.format {
-                None => "its format is undefined (a Basis Universal texture? not read yet)".to_owned(),
-                Some(f) => format!(
-                    "its format {f:?} is not one the runtime reads (RGBA8, BC1/3/4/5/7, ETC2, ASTC 4x4/6x6/8x8)"
+                None => Unsupported(
+                    "its format is undefined (a Basis Universal texture? not read yet)".to_owned(),
                 ),
+                Some(f) => Unsupported(format!(
+                    "its format {f:?} is not one the runtime reads (RGBA8, BC1/3/4/5/7, ETC2, ASTC 4x4/6x6/8x8)"
+                )),
             })?;
         if let Some(scheme) = header.supercompression_scheme {
-            return Err(format!(
+            return Err(Unsupported(format!(
                 "it is supercompressed ({scheme:?}), which is not read yet"
-            ));
+            )));
         }
         if header.pixel_depth != 0 || header.layer_count != 0 || header.face_count != 1 {
-            return Err(
+            return Err(Unsupported(
                 "it is not a single 2D image (3D, array and cube textures are not read yet)".into(),
-            );
+            ));
         }
         if header.pixel_height == 0 {
-            return Err("it has no height (1D textures are not read)".into());
+            return Err(Unsupported(
+                "it has no height (1D textures are not read)".into(),
+            ));
         }
         let levels = header.level_count.max(1);
         // A full chain ends at 1×1: floor(log2(largest side)) + 1 levels.
         let most = 32 - header.pixel_width.max(header.pixel_height).leading_zeros();
         if levels > most {
-            return Err(format!(
+            return Err(Damaged(format!(
                 "{levels} mip levels, more than its {most}-level chain"
-            ));
+            )));
         }
         let texture = Texture {
             bytes,
@@ -290,11 +325,11 @@ impl<'a> Texture<'a> {
             let (w, h) = texture.level_size(i as u32);
             let want = format.level_len(w, h);
             if level.data.len() as u64 != want {
-                return Err(format!(
+                return Err(NotATexture::Damaged(format!(
                     "level {i} holds {} bytes; a {w}x{h} level of {} holds {want}",
                     level.data.len(),
                     format.name()
-                ));
+                )));
             }
         }
         Ok(texture)

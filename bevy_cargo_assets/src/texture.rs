@@ -93,7 +93,8 @@ impl ParcelTextureLoader {
         bytes: &[u8],
         settings: &ParcelTextureSettings,
     ) -> Result<Image, ParcelTextureError> {
-        let texture = Texture::check(bytes).map_err(ParcelTextureError::NotATexture)?;
+        let texture =
+            Texture::check(bytes).map_err(|e| ParcelTextureError::NotATexture(e.to_string()))?;
         let format = gpu_format(texture.format).ok_or_else(|| {
             ParcelTextureError::NotATexture(format!("no wgpu format for {}", texture.format.name()))
         })?;

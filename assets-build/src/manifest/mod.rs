@@ -311,6 +311,15 @@ impl Manifest {
             .collect()
     }
 
+    /// An error pointing at `origin` when it is known (a rule, an
+    /// override), else about the manifest as a whole.
+    pub fn error_near(&self, origin: Option<&Origin>, message: impl Into<String>) -> ManifestError {
+        match origin {
+            Some(origin) => self.error_at(origin, message),
+            None => self.error(message),
+        }
+    }
+
     /// An error pointing at `origin` in this manifest.
     pub fn error_at(&self, origin: &Origin, message: impl Into<String>) -> ManifestError {
         ManifestError::at(

@@ -6,7 +6,7 @@
 //! the old constant, deprecated. An alias costs its name's bytes, not a
 //! copy of the resource.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use assets_runtime::format::KIND_ALIAS;
 
@@ -28,10 +28,10 @@ pub(super) fn with_aliases(
     }
     // Renamed asset → the names its resources have in this parcel.
     let mut held: HashMap<&str, Vec<&str>> = HashMap::new();
-    let wanted: HashMap<&str, ()> = (aliases.values()).map(|a| (a.asset.as_str(), ())).collect();
+    let wanted: HashSet<&str> = aliases.values().map(|a| a.asset.as_str()).collect();
     for p in planned {
         let asset = p.name.split_once('#').map_or(p.name.as_str(), |(a, _)| a);
-        if wanted.contains_key(asset) {
+        if wanted.contains(asset) {
             held.entry(asset).or_default().push(&p.name);
         }
     }

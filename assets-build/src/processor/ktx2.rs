@@ -14,7 +14,7 @@
 //! reason, rather than in the game.
 
 use assets_runtime::format::{KIND_BYTES, KIND_TEXTURE};
-use assets_runtime::texture::{Texture, TextureFormat};
+use assets_runtime::texture::Texture;
 
 use super::{Context, NoSettings, ProcessError, Processor};
 
@@ -39,35 +39,16 @@ impl Processor for Ktx2 {
 
     fn process(&self, ctx: &mut Context<'_>, _: NoSettings) -> Result<(), ProcessError> {
         let bytes = ctx.source()?;
-        let why = match Texture::check(&bytes) {
-            Ok(_) => return ctx.emit(KIND_TEXTURE, bytes),
-            Err(why) => why,
-        };
-        if !beyond_the_runtime(&bytes) {
-            return Err(ProcessError::msg(format!("cannot be a texture: {why}")));
+        match Texture::check(&bytes) {
+            Ok(_) => ctx.emit(KIND_TEXTURE, bytes),
+            Err(why) if why.is_unsupported() => {
+                ctx.note(format!(
+                    "kept as `bytes`, not a `texture`: {why}; `Parcel::texture` does not read it, \
+                     an engine's own KTX2 loader (Bevy's, through bevy_cargo_assets) does"
+                ));
+                ctx.emit(KIND_BYTES, bytes)
+            }
+            Err(why) => Err(ProcessError::msg(format!("cannot be a texture: {why}"))),
         }
-        ctx.note(format!(
-            "kept as `bytes`, not a `texture`: {why}; `Parcel::texture` does not read it, an \
-             engine's own KTX2 loader (Bevy's, through bevy_cargo_assets) does"
-        ));
-        ctx.emit(KIND_BYTES, bytes)
     }
-}
-
-/// Whether `bytes` is a well-formed KTX2 container (its header and level
-/// index in bounds) that the runtime's reader refuses for what it is, not
-/// for damage: a format it does not decode, supercompression, or a cube,
-/// array, 3D or 1D texture.
-fn beyond_the_runtime(bytes: &[u8]) -> bool {
-    let Ok(reader) = ktx2::Reader::new(bytes) else {
-        return false;
-    };
-    let header = reader.header();
-    let format = header.format.and_then(TextureFormat::from_vk_format);
-    format.is_none()
-        || header.supercompression_scheme.is_some()
-        || header.pixel_depth != 0
-        || header.layer_count != 0
-        || header.face_count != 1
-        || header.pixel_height == 0
 }

@@ -268,10 +268,7 @@ fn step_finished(shell: &Shell, step: &StepReport) {
     // A step's warnings, each time it is built or reused (as Cargo replays
     // a cached warning): the record keeps them.
     for said in step.record.iter().flat_map(|r| &r.diagnostics) {
-        let at = match &said.location {
-            Some(at) => at.display(&step.asset).to_string(),
-            None => asset.to_owned(),
-        };
+        let at = said.place(&step.asset);
         let (asset, processor) = (step.asset.clone(), step.processor.clone());
         let (message, location) = (said.message.clone(), said.location.clone());
         let line = format!("`{at}` ({processor}): {message}");
@@ -418,23 +415,18 @@ fn verified(shell: &Shell, step: &StepReport, verification: &Verification) {
     });
 }
 
-/// Warns of each rule no asset came from, and of each alias.
+/// Warns of each rule no asset came from, and of each alias: at its line,
+/// and as its JSON message (key, line, message).
 fn manifest_warnings(shell: &Shell, report: &BuildReport) {
-    for rule in &report.unused_rules {
-        shell.warn(rule);
-        shell.message(&Message::RuleUnused {
-            key: rule.key.clone().unwrap_or_default(),
-            line: rule.line,
-            message: rule.message.clone(),
-        });
-    }
-    for alias in &report.aliases {
-        shell.warn(alias);
-        shell.message(&Message::AliasKept {
-            key: alias.key.clone().unwrap_or_default(),
-            line: alias.line,
-            message: alias.message.clone(),
-        });
+    type Made = fn(String, Option<usize>, String) -> Message;
+    let rule: Made = |key, line, message| Message::RuleUnused { key, line, message };
+    let alias: Made = |key, line, message| Message::AliasKept { key, line, message };
+    let each = (report.unused_rules.iter().map(|w| (w, rule)))
+        .chain(report.aliases.iter().map(|w| (w, alias)));
+    for (warning, made) in each {
+        shell.warn(warning);
+        let key = warning.key.clone().unwrap_or_default();
+        shell.message(&made(key, warning.line, warning.message.clone()));
     }
 }
 
