@@ -92,45 +92,56 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod asset_path;
-pub(crate) mod atlas;
-mod buffers;
+/// The pipeline's items: compiled only with the `in-process` feature (in
+/// `pipeline`). Without it the crate is [`build_script`] alone, a client of
+/// the installed `cargo-assets` (see "Where the pipeline runs" there).
+macro_rules! in_process {
+    ($($item:item)*) => { $( #[cfg(feature = "in-process")] $item )* };
+}
+
 pub mod build_script;
-mod cache;
-pub(crate) mod cache_layout;
-pub(crate) mod discover;
-pub(crate) mod event;
-pub(crate) mod freshness;
-#[cfg(fuzzing)]
+pub use build_script::{BuildScriptError, Builder, build};
+
+in_process! {
+    pub mod asset_path;
+    pub(crate) mod atlas;
+    mod buffers;
+    mod cache;
+    pub(crate) mod cache_layout;
+    pub(crate) mod discover;
+    pub(crate) mod event;
+    pub(crate) mod freshness;
+    pub(crate) mod hash;
+    pub(crate) mod manifest;
+    mod memory_budget;
+    pub(crate) mod out_dir;
+    mod parallel;
+    pub(crate) mod parcel_sums;
+    pub(crate) mod parcels;
+    mod pipeline;
+    mod plan;
+    pub mod processor;
+    pub(crate) mod query;
+    pub(crate) mod record;
+    mod record_codec;
+    pub(crate) mod record_log;
+    pub(crate) mod remote;
+    pub(crate) mod report;
+    mod scheduler;
+    mod stat_cache;
+    pub(crate) mod store;
+    pub mod testing;
+    pub mod unstable;
+    mod verdicts;
+    pub(crate) mod verify;
+    pub(crate) mod warm;
+    pub(crate) mod watch;
+
+    pub use asset_path::AssetPath;
+    pub use processor::{Context, NoSettings, ProcessError, Processor, Registry};
+    pub use record::{Diagnostic, Location, Severity};
+}
+
+#[cfg(all(fuzzing, feature = "in-process"))]
 #[doc(hidden)]
 pub mod fuzzing;
-pub(crate) mod hash;
-pub(crate) mod manifest;
-mod memory_budget;
-pub(crate) mod out_dir;
-mod parallel;
-pub(crate) mod parcel_sums;
-pub(crate) mod parcels;
-mod pipeline;
-mod plan;
-pub mod processor;
-pub(crate) mod query;
-pub(crate) mod record;
-mod record_codec;
-pub(crate) mod record_log;
-pub(crate) mod remote;
-pub(crate) mod report;
-mod scheduler;
-mod stat_cache;
-pub(crate) mod store;
-pub mod testing;
-pub mod unstable;
-mod verdicts;
-pub(crate) mod verify;
-pub(crate) mod warm;
-pub(crate) mod watch;
-
-pub use asset_path::AssetPath;
-pub use build_script::{BuildScriptError, Builder, build};
-pub use processor::{Context, NoSettings, ProcessError, Processor, Registry};
-pub use record::{Diagnostic, Location, Severity};

@@ -44,6 +44,11 @@ pub enum Command {
     Graph(GraphArgs),
     /// Remove blobs that no record uses, and report the bytes freed.
     Gc(PackageArgs),
+    /// What a game's `build.rs` runs when assets-build has no pipeline of
+    /// its own (its default): the build script's build, in this process,
+    /// with the environment Cargo gave the script.
+    #[command(hide = true)]
+    BuildScript,
 }
 
 /// How much of the machine a build uses.

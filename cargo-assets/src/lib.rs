@@ -81,6 +81,7 @@ pub fn run(
         Command::Source(args) => commands::query::exec(Question::Source, args, &shell, processors),
         Command::Graph(args) => commands::query::graph(args, &shell, processors),
         Command::Gc(args) => commands::query::collect(args, &shell),
+        Command::BuildScript => commands::build::build_script(processors),
     };
     match result {
         Ok(Exit::Success) => ExitCode::SUCCESS,

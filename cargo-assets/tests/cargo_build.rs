@@ -92,6 +92,17 @@ processor = "sprite"
     }
 
     /// `cargo build -vv` as (succeeded, build script ran, stderr).
+    /// Compiles the pipeline into the build script (`features =
+    /// ["pipeline"]`), for one that defines a processor itself.
+    fn in_process(&self) {
+        let manifest = std::fs::read_to_string(self.path().join("Cargo.toml")).unwrap();
+        let build = workspace().join("assets-build").display().to_string();
+        let plain = format!("assets-build = {{ path = {build:?} }}");
+        assert!(manifest.contains(&plain), "{manifest}");
+        let with = format!("assets-build = {{ path = {build:?}, features = [\"pipeline\"] }}");
+        self.write("Cargo.toml", manifest.replace(&plain, &with));
+    }
+
     fn build(&self) -> (bool, bool, String) {
         let CargoBuild {
             ok,
@@ -181,6 +192,127 @@ fn a_crate_with_build_rs_and_include_parcel_builds_rebuilds_and_fails_as_it_shou
     assert!(
         c.run()
             .contains("sprite sprites/hero.png 12x10 frame 12x10")
+    );
+}
+
+/// The crates a build script compiles with the pipeline in it, none of
+/// which the thin client may pull in (`cargo build -vv` names each unit of
+/// the graph, fresh or compiled).
+const PIPELINE_CRATES: [&str; 5] = ["naga v", "gltf v", "image v", "symphonia v", "thiserror v"];
+
+#[test]
+fn the_build_script_runs_the_installed_cargo_assets_and_says_how_to_install_it_when_missing() {
+    let c = Crate::new("e2e-installed");
+
+    // A machine without it: the build fails with one line saying what to
+    // install and how (this clone's path: the dependency is by path).
+    let mut cmd = c.cargo_command(&["build", "-vv"]);
+    let out = CargoCrate::without_cargo_assets(&mut cmd, &[])
+        .output()
+        .unwrap();
+    let build = CargoBuild::of(&out);
+    assert!(!build.ok, "{}", build.stderr);
+    let said: Vec<&str> = (build.stderr.lines())
+        .filter(|l| l.starts_with("error: e2e-installed") && l.contains("cargo-assets:"))
+        .collect();
+    assert_eq!(said.len(), 1, "{}", build.stderr);
+    let install = format!(
+        "`cargo install --path {} --locked`",
+        workspace().join("cargo-assets").display()
+    );
+    for part in [
+        "no `cargo-assets` on PATH",
+        &install,
+        "features = [\"pipeline\"]",
+    ] {
+        assert!(said[0].contains(part), "{part:?} not in {}", said[0]);
+    }
+    // The script is the thin client: none of the pipeline is compiled for it.
+    for unit in PIPELINE_CRATES {
+        assert!(
+            !build.stderr.contains(unit),
+            "{unit} built:\n{}",
+            build.stderr
+        );
+    }
+
+    // Installed (on PATH): the same build succeeds, and the game runs.
+    let (ok, ran_script, stderr) = c.build();
+    assert!(ok && ran_script, "{stderr}");
+    let mut all = [
+        "atlas:main",
+        "data/intro.txt",
+        "sprites/hero.png",
+        "sprites/tree.png",
+    ]
+    .map(String::from)
+    .to_vec();
+    all.sort();
+    assert_eq!(processed(&stderr), Some(all), "{stderr}");
+    for unit in PIPELINE_CRATES {
+        assert!(!stderr.contains(unit), "{unit} built:\n{stderr}");
+    }
+    assert!(c.run().contains("sprite sprites/hero.png 12x10"));
+}
+
+#[cfg(unix)]
+#[test]
+fn another_release_of_cargo_assets_is_refused_by_name_and_a_reinstall_reruns_the_script() {
+    use std::os::unix::fs::PermissionsExt;
+    let c = Crate::new("e2e-release");
+    let bins = tempfile::tempdir().unwrap();
+
+    // An older install on PATH: refused, both releases named.
+    let old = bins.path().join("cargo-assets");
+    std::fs::write(&old, "#!/bin/sh\necho cargo-assets 0.0.9\n").unwrap();
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let build_with = |bin: Option<&std::path::Path>| {
+        let mut cmd = c.cargo_command(&["build", "-vv"]);
+        CargoCrate::without_cargo_assets(&mut cmd, &[bins.path()]);
+        if let Some(bin) = bin {
+            cmd.env("CARGO_ASSETS_BIN", bin);
+        }
+        CargoBuild::of(&cmd.output().unwrap())
+    };
+    let build = build_with(None);
+    assert!(!build.ok, "{}", build.stderr);
+    let expected = format!(
+        "`{}` is cargo-assets 0.0.9, and this build script's assets-build is {}: they must be one release",
+        old.display(),
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(build.stderr.contains(&expected), "{}", build.stderr);
+
+    // `CARGO_ASSETS_BIN` wins over PATH: the right one, installed elsewhere.
+    let right = bins.path().join("installed-elsewhere");
+    std::fs::copy(env!("CARGO_BIN_EXE_cargo-assets"), &right).unwrap();
+    let build = build_with(Some(&right));
+    assert!(build.ok && build.ran_script, "{}", build.stderr);
+    assert!(c.run().contains("sprite sprites/tree.png 9x14"));
+    let build = build_with(Some(&right));
+    assert!(
+        build.ok && !build.ran_script,
+        "nothing changed:\n{}",
+        build.stderr
+    );
+
+    // Installed afresh: the script runs again (Cargo watches the binary).
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::remove_file(&right).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_cargo-assets"), &right).unwrap();
+    let build = build_with(Some(&right));
+    assert!(build.ok && build.ran_script, "{}", build.stderr);
+
+    // A variable naming no file says so.
+    let build = build_with(Some(&bins.path().join("missing")));
+    assert!(!build.ok);
+    assert!(
+        build.stderr.contains(&format!(
+            "CARGO_ASSETS_BIN names `{}`, which is no file",
+            bins.path().join("missing").display()
+        )),
+        "{}",
+        build.stderr
     );
 }
 
@@ -423,7 +555,7 @@ fn editing_a_processor_crates_code_reruns_its_steps_and_no_others() {
     // prefixes a note with a mark its code holds.
     c.write(
         "stamp/Cargo.toml",
-        "[package]\nname = \"stamp\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nassets-build = { path = \"ASSETS_BUILD\" }\n"
+        "[package]\nname = \"stamp\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nassets-build = { path = \"ASSETS_BUILD\", features = [\"pipeline\"] }\n"
             .replace("ASSETS_BUILD", &workspace().join("assets-build").display().to_string().replace('\\', "/")),
     );
     let stamp = |mark: &str| {
@@ -777,6 +909,7 @@ fn a_step_stuck_in_the_build_script_fails_the_build_naming_it_at_its_deadline() 
         "",
         "[[package.metadata.assets.rules]]\nmatch = \"levels/*.hang\"\nprocessor = \"hang\"\ntimeout = 1\n",
     );
+    c.in_process();
     // A processor stuck for ever, as a parser looping on a hostile file.
     c.write(
         "build.rs",

@@ -31,6 +31,16 @@ pub fn exec(
     build_packages(args, args.verify()?, shell, processors)
 }
 
+/// A build script's build, for assets-build's thin client (see
+/// `assets_build::build_script`): this program's processors, and what the
+/// script would do itself with the pipeline compiled in, stdout included
+/// (Cargo's protocol, which the client passes through).
+pub fn build_script(processors: &[fn(&mut Registry)]) -> anyhow::Result<Exit> {
+    let builder = (processors.iter()).fold(assets_build::Builder::new(), |b, p| b.register(*p));
+    builder.build()?;
+    Ok(Exit::Success)
+}
+
 /// Builds the selected packages, checking the fresh steps `verify` selects.
 fn build_packages(
     args: &BuildArgs,

@@ -80,6 +80,21 @@ pub struct CargoBuild {
     pub stderr: String,
 }
 
+impl CargoBuild {
+    /// What the `cargo build -vv` that gave `out` did.
+    pub fn of(out: &Output) -> CargoBuild {
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let ran_script = stderr
+            .lines()
+            .any(|l| l.contains("Running") && l.contains("build-script-build"));
+        CargoBuild {
+            ok: out.status.success(),
+            ran_script,
+            stderr,
+        }
+    }
+}
+
 /// The assets a build script says it processed in `stderr` (`cargo-assets:
 /// N fresh, M processed: a, b`), sorted; `None` if it did not say. It names
 /// the first ten (then says `and N more`): a test that needs the names
@@ -162,31 +177,69 @@ impl CargoCrate {
     /// explicitly, a host build and a cross build share one compilation of
     /// `assets-build` and its dependencies (else the web test compiles them
     /// all a second time).
+    ///
+    /// The `cargo-assets` binary is on `PATH` first, as `cargo install`
+    /// puts it: a build script without the pipeline compiled in runs it.
     pub fn cargo(&self, args: &[&str]) -> Output {
-        cargo_command()
-            .args(args)
+        self.cargo_command(args).output().expect("run cargo")
+    }
+
+    /// `PATH` without any folder holding a `cargo-assets`: a machine where
+    /// it is not installed. (Where that drops Cargo's own folder too, as
+    /// `~/.cargo/bin` after a `cargo install`, [`Self::without_cargo_assets`]
+    /// names `rustc` for Cargo.)
+    pub fn path_without_cargo_assets() -> std::ffi::OsString {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let dirs = std::env::split_paths(&path).filter(|dir| {
+            !dir.join(format!("cargo-assets{}", std::env::consts::EXE_SUFFIX))
+                .exists()
+        });
+        std::env::join_paths(dirs.collect::<Vec<_>>()).expect("a PATH")
+    }
+
+    /// `cmd` on a machine without `cargo-assets` but with `extra` folders
+    /// first on `PATH`: the `rustc` beside the running Cargo named
+    /// explicitly, in case its folder left `PATH`.
+    pub fn without_cargo_assets<'c>(cmd: &'c mut Command, extra: &[&Path]) -> &'c mut Command {
+        let stripped = Self::path_without_cargo_assets();
+        let dirs = (extra.iter().map(|d| d.to_path_buf())).chain(std::env::split_paths(&stripped));
+        cmd.env("PATH", std::env::join_paths(dirs).expect("a PATH"));
+        let cargo = std::env::var_os("CARGO").map(PathBuf::from);
+        let rustc = cargo.and_then(|c| {
+            Some(
+                c.parent()?
+                    .join(format!("rustc{}", std::env::consts::EXE_SUFFIX)),
+            )
+        });
+        if let Some(rustc) = rustc.filter(|r| r.is_file()) {
+            cmd.env("RUSTC", rustc);
+        }
+        cmd
+    }
+
+    /// The command [`cargo`](Self::cargo) runs, to change its environment
+    /// first (`PATH`, `CARGO_ASSETS_BIN`).
+    pub fn cargo_command(&self, args: &[&str]) -> Command {
+        let bin_dir = self.bin.parent().expect("the binary is in a folder");
+        let path = Self::path_without_cargo_assets();
+        let dirs = std::iter::once(bin_dir.to_owned()).chain(std::env::split_paths(&path));
+        let path = std::env::join_paths(dirs).expect("a PATH");
+        let mut cmd = cargo_command();
+        cmd.args(args)
             .current_dir(self.path())
+            .env("PATH", path)
+            .env_remove("CARGO_ASSETS_BIN")
             .env("CARGO_TARGET_DIR", e2e_target_dir())
             .env("CARGO_PROFILE_DEV_BUILD_OVERRIDE_DEBUG", "false")
             .env_remove("CARGO_ASSETS_CACHE_DIR")
             .env_remove("CARGO_ASSETS_PARCELS")
-            .env_remove("CARGO_ASSETS_RUNNER")
-            .output()
-            .expect("run cargo")
+            .env_remove("CARGO_ASSETS_RUNNER");
+        cmd
     }
 
     /// `cargo build -vv`.
     pub fn build(&self) -> CargoBuild {
-        let out = self.cargo(&["build", "-vv"]);
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        let ran_script = stderr
-            .lines()
-            .any(|l| l.contains("Running") && l.contains("build-script-build"));
-        CargoBuild {
-            ok: out.status.success(),
-            ran_script,
-            stderr,
-        }
+        CargoBuild::of(&self.cargo(&["build", "-vv"]))
     }
 
     /// Runs the built program and returns its stdout; panics if it fails.
