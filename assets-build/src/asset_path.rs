@@ -5,11 +5,12 @@
 //! separator, and has no empty, `.` or `..` components, so it can never name a
 //! file outside its root and it is the same string on every platform.
 //!
-//! Two kinds of asset path name no file, but a generated step:
-//! `atlas:<name>` (see [`crate::unstable::atlas`]), and `stage<n>:<path>`,
+//! Three kinds of asset path name no file, but a generated step:
+//! `atlas:<name>` (see [`crate::unstable::atlas`]); `stage<n>:<path>`,
 //! stage `n` of the chain that builds `<path>` (a rule's `processor = ["a",
 //! "b"]`: every stage but the last is such a step; the last is `<path>`
-//! itself). `:` is not allowed in file paths, so they can never clash with
+//! itself); and `temp:<processor>/<digest>`, a temporary build a processor
+//! asked for with its parameters (`Context::generate`). `:` is not allowed in file paths, so they can never clash with
 //! a file. The prefixes live here, with the names they make, so this
 //! module imports nothing from the crate.
 
@@ -22,6 +23,9 @@ pub const ATLAS_PREFIX: &str = "atlas:";
 
 /// The name prefix of a chain's stages: `stage1:art/hero.psd`.
 const STAGE_PREFIX: &str = "stage";
+/// The name prefix of a temporary build a processor asked for
+/// (`Context::generate`): `temp:noise/3f2a9c01d4e5b6a7`.
+const TEMP_PREFIX: &str = "temp:";
 
 /// A normalized path of an asset, relative to its asset root: `sprites/hero.png`.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -91,12 +95,23 @@ impl AssetPath {
         AssetPath(format!("{STAGE_PREFIX}{n}:{file}"))
     }
 
+    /// The name of the temporary build of `processor` (a valid atlas name)
+    /// whose parameters hash to `digest` (hex): `temp:<processor>/<digest>`.
+    pub(crate) fn temporary(processor: &str, digest: &str) -> AssetPath {
+        debug_assert!(temp_parts(&format!("{TEMP_PREFIX}{processor}/{digest}")).is_some());
+        AssetPath(format!("{TEMP_PREFIX}{processor}/{digest}"))
+    }
+
     /// A file's asset path, or a generated step's name (`atlas:ui`,
-    /// `stage1:art/hero.psd`): what records and users name steps by.
+    /// `stage1:art/hero.psd`, `temp:noise/3f2a9c01d4e5b6a7`): what records
+    /// and users name steps by.
     pub fn from_name(name: &str) -> Result<AssetPath, AssetPathError> {
         match name.strip_prefix(ATLAS_PREFIX) {
             Some(atlas) if is_atlas_name(atlas) => return Ok(AssetPath(name.to_owned())),
             _ => {}
+        }
+        if temp_parts(name).is_some() {
+            return Ok(AssetPath(name.to_owned()));
         }
         if let Some((n, file)) = stage_parts(name) {
             let file = AssetPath::new(file)?;
@@ -114,6 +129,12 @@ impl AssetPath {
     /// never in a parcel.
     pub fn is_stage(&self) -> bool {
         stage_parts(&self.0).is_some()
+    }
+
+    /// Whether this names a temporary build a processor asked for
+    /// (`Context::generate`): never planned, never in a parcel.
+    pub fn is_temporary(&self) -> bool {
+        temp_parts(&self.0).is_some()
     }
 
     /// Resolves `relative` against this asset's folder: for `levels/a.lvl`,
@@ -171,6 +192,13 @@ fn stage_parts(name: &str) -> Option<(usize, &str)> {
     Some((n, file))
 }
 
+/// `(processor, digest)` of a temporary build's name.
+fn temp_parts(name: &str) -> Option<(&str, &str)> {
+    let (processor, digest) = name.strip_prefix(TEMP_PREFIX)?.split_once('/')?;
+    let hex = !digest.is_empty() && digest.len() <= 64 && digest.bytes().all(|b| b.is_ascii_hexdigit());
+    (is_atlas_name(processor) && hex).then_some((processor, digest))
+}
+
 /// Whether `name` can name an atlas: non-empty ASCII letters, digits, `-`, `_`.
 pub fn is_atlas_name(name: &str) -> bool {
     !name.is_empty()
@@ -182,6 +210,18 @@ pub fn is_atlas_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_temporary_builds_name_holds_its_processor_and_parameters_digest() {
+        let temp = AssetPath::temporary("noise", "3f2a9c01d4e5b6a7");
+        assert_eq!(temp.as_str(), "temp:noise/3f2a9c01d4e5b6a7");
+        assert!(temp.is_temporary() && !temp.is_stage());
+        assert_eq!(AssetPath::from_name(temp.as_str()).unwrap(), temp);
+        assert!(!AssetPath::new("noise/3f2a.png").unwrap().is_temporary());
+        for not in ["temp:noise/", "temp:/3f2a", "temp:no ise/3f2a", "temp:noise/xyz", "temp:noise"] {
+            assert!(AssetPath::from_name(not).is_err(), "{not}");
+        }
+    }
 
     #[test]
     fn a_chains_stages_are_named_after_the_file_and_never_clash_with_one() {

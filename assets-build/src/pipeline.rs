@@ -303,6 +303,7 @@ impl Pipeline {
         let scheduler = Scheduler::new(
             plan,
             manifest,
+            &self.registry,
             &store,
             &self.options.variant,
             records,
@@ -440,7 +441,7 @@ impl Pipeline {
         let on_failure = (o.on_failure).unwrap_or_else(|| OnFailure::for_variant(&o.variant));
         let unused_rules = manifest.unused_rules(plan.steps.iter().filter_map(|s| s.rule));
         let aliases = manifest.alias_warnings();
-        let scheduler = Scheduler::new(&plan, &manifest, &store, &o.variant, &records, events)
+        let scheduler = Scheduler::new(&plan, &manifest, &self.registry, &store, &o.variant, &records, events)
             .on_failure(on_failure)
             .with_memory_budget(o.memory_budget)
             .with_step_timeout(o.step_timeout)
@@ -507,12 +508,23 @@ impl Pipeline {
                 }
             }
         }
+        let mut temporaries = scheduler.temporaries();
         drop(scheduler);
         store.flush_deferred(|hash| held.contains(hash))?;
         let remote = remote.map(|remote| finish_remote(&remote, events));
         // Keep the latest record of every planned asset, also of failed ones:
-        // they still say why the next build will rerun them.
-        records.compact_if_worthwhile(&store, plan.steps.iter().map(|s| &s.asset))?;
+        // they still say why the next build will rerun them; and of the
+        // temporary builds they use, asked for in this build or named by a
+        // record it reused unchecked (a watched build's kept verdicts).
+        temporaries.extend(
+            (plan.steps.iter())
+                .filter_map(|s| records.get(&s.asset))
+                .flat_map(|r| &r.dependencies)
+                .filter(|d| d.asset.is_temporary())
+                .map(|d| d.asset.clone()),
+        );
+        let live = plan.steps.iter().map(|s| &s.asset).chain(&temporaries);
+        records.compact_if_worthwhile(&store, live)?;
         match warm {
             Some(w) => {
                 w.choices = choices.unwrap_or_default();

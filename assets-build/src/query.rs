@@ -376,6 +376,30 @@ impl Database {
         })
     }
 
+    /// A temporary build a record depends on, as the next build will find
+    /// it: its last outputs if what it read is unchanged (its processor's
+    /// version and code are taken as they were), else to be rebuilt.
+    fn temporary_state(&self, temp: &AssetPath) -> DependencyState {
+        let Some(record) = self.records.get(temp) else {
+            return DependencyState::Gone;
+        };
+        let current = freshness::Current {
+            key: record.key,
+            processor: &record.processor,
+            version: record.processor_version,
+            code: record.processor_code,
+            settings_json: &record.settings,
+            package_dir: &self.manifest.package_dir,
+            now_ns: crate::record::system_time_ns(std::time::SystemTime::now()),
+            stats: None,
+            assets: &self.plan.index,
+        };
+        match freshness::check(record, &current, &self.store, |_| DependencyState::Gone) {
+            Verdict::Fresh(_) => DependencyState::Built(record.outputs_hash()),
+            _ => DependencyState::Built(ContentHash::of(b"will be rebuilt")),
+        }
+    }
+
     /// The dry freshness check: `None` if fresh. `memo` also breaks cycles.
     fn next_verdict(
         &self,
@@ -392,6 +416,9 @@ impl Database {
             (Some(&i), Some(record)) => {
                 let current = self.plan.current(i, &self.manifest.package_dir, None);
                 let check = freshness::check(record, &current, &self.store, |dep| {
+                    if dep.is_temporary() {
+                        return self.temporary_state(dep);
+                    }
                     if !self.plan.index.contains_key(dep) {
                         return DependencyState::Gone;
                     }

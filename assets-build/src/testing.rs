@@ -375,6 +375,16 @@ impl Bench<'_> {
         asset: &AssetPath,
         inputs: &[(usize, AssetPath)],
     ) -> (Result<(), ProcessError>, Recorded) {
+        self.process_with(asset, inputs, &self.settings)
+    }
+
+    /// [`Bench::process`] with other settings (a temporary build's).
+    fn process_with(
+        &self,
+        asset: &AssetPath,
+        inputs: &[(usize, AssetPath)],
+        settings: &Settings,
+    ) -> (Result<(), ProcessError>, Recorded) {
         lock(&self.building).push(asset.clone());
         let step = StepInfo {
             index: 0,
@@ -382,7 +392,7 @@ impl Bench<'_> {
             root: &self.root,
             real_root: &self.real_root,
             processor: self.processor.name(),
-            settings: &self.settings,
+            settings,
             origin: None,
             platform: self.platform,
             timeout: crate::manifest::DEFAULT_STEP_TIMEOUT,
@@ -429,6 +439,33 @@ impl Dependencies for Bench<'_> {
             .map(|o| (o.label, o.kind, o.bytes));
         let record = stored_record(self.store, asset, outputs.collect(), self.variant)?;
         lock(&self.built).insert(asset.clone(), Arc::clone(&record));
+        Ok(record)
+    }
+
+    /// The kit runs the processor under test alone: a temporary build of
+    /// it (a permutation of itself) is made, with what it read left out of
+    /// what the test sees; one of another processor cannot be.
+    fn temporary(
+        &self,
+        _: usize,
+        processor: &str,
+        settings: Settings,
+    ) -> Result<Arc<Record>, ProcessError> {
+        if processor != self.processor.name() {
+            return Err(ProcessError::msg(format!(
+                "the test kit runs only `{}`, the processor under test: a temporary `{processor}` build cannot be made here",
+                self.processor.name()
+            )));
+        }
+        let name = crate::scheduler::temporary_name(processor, &settings.canonical_json());
+        if let Some(record) = lock(&self.built).get(&name) {
+            return Ok(Arc::clone(record));
+        }
+        let (result, recorded) = self.process_with(&name, &[], &settings);
+        result?;
+        let outputs = (recorded.outputs.into_iter()).map(|o| (o.label, o.kind, o.bytes));
+        let record = stored_record(self.store, &name, outputs.collect(), self.variant)?;
+        lock(&self.built).insert(name, Arc::clone(&record));
         Ok(record)
     }
 

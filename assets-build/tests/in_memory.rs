@@ -514,3 +514,69 @@ fn ktx2_keeps_a_valid_file_as_it_is_and_refuses_a_truncated_one() {
         );
     }
 }
+
+/// `permute`: its source names a seed; with `of` set it is a permutation
+/// and emits it, else it asks for the permutation of itself with that seed
+/// (a temporary build, `Context::generate`) and wraps its bytes.
+struct Permute;
+
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct PermuteSettings {
+    #[serde(default)]
+    of: Option<u8>,
+}
+
+impl Processor for Permute {
+    type Settings = PermuteSettings;
+    fn name(&self) -> &str {
+        "permute"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn process(&self, ctx: &mut Context<'_>, s: PermuteSettings) -> Result<(), ProcessError> {
+        if let Some(seed) = s.of {
+            return ctx.emit("bytes", vec![seed, seed.wrapping_mul(3)]);
+        }
+        let seed = ctx.source()?[0];
+        let permutation = ctx.generate("permute", &PermuteSettings { of: Some(seed) })?;
+        let mut out = vec![b'<'];
+        out.extend(permutation.bytes("")?);
+        out.push(b'>');
+        ctx.emit("bytes", out)
+    }
+}
+
+#[test]
+fn the_kit_makes_a_temporary_build_of_the_processor_under_test_and_refuses_another() {
+    let run = ProcessorTest::new("shaders/a.perm", [5u8])
+        .run(&Permute)
+        .expect_ok();
+    assert_eq!(run.main(), [b'<', 5, 15, b'>']);
+    assert_eq!(run.read, ["shaders/a.perm"]);
+    assert_eq!(run.dependencies.len(), 1);
+    assert!(run.dependencies[0].is_temporary(), "{:?}", run.dependencies);
+
+    /// Asks for a processor the kit does not run.
+    struct Asks;
+    impl Processor for Asks {
+        type Settings = assets_build::NoSettings;
+        fn name(&self) -> &str {
+            "asks"
+        }
+        fn version(&self) -> u32 {
+            1
+        }
+        fn process(
+            &self,
+            ctx: &mut Context<'_>,
+            _: assets_build::NoSettings,
+        ) -> Result<(), ProcessError> {
+            ctx.generate("permute", &PermuteSettings { of: Some(1) })?;
+            ctx.emit("bytes", Vec::new())
+        }
+    }
+    let error = ProcessorTest::new("a.x", "").run(&Asks).error().unwrap();
+    assert!(error.contains("the test kit runs only `asks`"), "{error}");
+}

@@ -34,7 +34,8 @@ use crate::memory_budget::MemoryBudget;
 use crate::parallel;
 use crate::parcels::ParcelBound;
 use crate::plan::Plan;
-use crate::processor::{ProcessError, context::Dependencies};
+use crate::manifest::Settings;
+use crate::processor::{ProcessError, Registry, context::Dependencies};
 use crate::record::{DependencyUse, DirtyReason, Record};
 use crate::record_log::RecordLog;
 use crate::remote::{self, Remote};
@@ -46,6 +47,9 @@ use crate::verify::Verify;
 mod fetch;
 mod renames;
 mod run;
+mod temporary;
+
+pub(crate) use temporary::temporary_name;
 
 use renames::RenameKey;
 use run::Failure;
@@ -62,6 +66,8 @@ const DEADLINE_GRACE: Duration = Duration::from_secs(2);
 pub(crate) struct Scheduler<'a> {
     pub plan: &'a Plan,
     pub manifest: &'a Manifest,
+    /// The processors, for the temporary builds steps ask for.
+    registry: &'a Registry,
     pub store: &'a Store,
     pub variant: &'a str,
     pub records: &'a RecordLog,
@@ -90,6 +96,8 @@ pub(crate) struct Scheduler<'a> {
     /// How long a step may run unless its rule says (see
     /// [`Scheduler::watch_deadlines`]).
     step_timeout: Duration,
+    /// The temporary builds asked for in this build (see `temporary.rs`).
+    temps: Mutex<HashMap<AssetPath, temporary::Temporary>>,
     state: Mutex<State>,
     done: Condvar,
 }
@@ -111,6 +119,7 @@ impl<'a> Scheduler<'a> {
     pub fn new(
         plan: &'a Plan,
         manifest: &'a Manifest,
+        registry: &'a Registry,
         store: &'a Store,
         variant: &'a str,
         records: &'a RecordLog,
@@ -125,6 +134,7 @@ impl<'a> Scheduler<'a> {
         Scheduler {
             plan,
             manifest,
+            registry,
             store,
             variant,
             records,
@@ -139,6 +149,7 @@ impl<'a> Scheduler<'a> {
             vanished: OnceLock::new(),
             memory: MemoryBudget::new(crate::memory_budget::DEFAULT_MEMORY_BUDGET),
             step_timeout: crate::manifest::DEFAULT_STEP_TIMEOUT,
+            temps: Mutex::new(HashMap::new()),
             state: Mutex::new(State {
                 slots,
                 waits_for: HashMap::new(),
@@ -611,6 +622,9 @@ impl<'a> Scheduler<'a> {
 
     /// What dependency `asset` of step `i` is now, built first if needed.
     fn dependency_state(&self, i: usize, asset: &AssetPath) -> DependencyState {
+        if asset.is_temporary() {
+            return self.temporary_state(i, asset);
+        }
         match self.record_of(i, asset, false) {
             Ok(r) => DependencyState::Built(r.outputs_hash()),
             Err(ProcessError::NoSuchAsset { .. }) => DependencyState::Gone,
@@ -663,6 +677,15 @@ impl Dependencies for Scheduler<'_> {
             .ok_or_else(|| ProcessError::DependencyFailed {
                 asset: asset.clone(),
             })
+    }
+
+    fn temporary(
+        &self,
+        requester: usize,
+        processor: &str,
+        settings: Settings,
+    ) -> Result<Arc<Record>, ProcessError> {
+        Scheduler::temporary(self, requester, processor, settings)
     }
 
     fn runs_without_failed(&self) -> bool {

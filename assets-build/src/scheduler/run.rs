@@ -217,7 +217,7 @@ pub(super) enum Failure {
     Error(ProcessError),
 }
 
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
+pub(super) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
     panic
         .downcast_ref::<&str>()
         .copied()

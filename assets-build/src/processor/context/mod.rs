@@ -33,6 +33,15 @@ pub(crate) trait Dependencies: Sync {
         asset: &AssetPath,
         stand_in: bool,
     ) -> Result<Arc<Record>, ProcessError>;
+    /// The record of the temporary build of `processor` with `settings`
+    /// (see [`Context::generate`]), built first if needed, on behalf of
+    /// the step `requester`.
+    fn temporary(
+        &self,
+        requester: usize,
+        processor: &str,
+        settings: Settings,
+    ) -> Result<Arc<Record>, ProcessError>;
     /// Whether this build's discovery found `asset` under the root of the
     /// step `requester`. Its path then has no link on the way out of the
     /// root: discovery fails on a link to a folder or out of the root.
@@ -243,6 +252,12 @@ impl<'a> Context<'a> {
         if let Some(previous) = self.step.previous {
             return self.previous_output(previous);
         }
+        if self.step.asset.is_temporary() {
+            return Err(ProcessError::msg(format!(
+                "`{}` is a temporary build: it has parameters, and no source file",
+                self.step.asset
+            )));
+        }
         let asset = self.step.asset.clone();
         self.read_asset(&asset)
     }
@@ -407,11 +422,67 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// Builds a temporary asset and returns its outputs, as
+    /// [`Context::dependency`] does for an asset: `processor` run with
+    /// `parameters` as its settings and no source file (a noise texture
+    /// from a seed, a shader permutation).
+    ///
+    /// It is a step of its own, `temp:<processor>/<digest>`, cached by the
+    /// processor's name, version and code, the parameters and the variant:
+    /// asked for again with the same ones, in this build or a later one, it
+    /// does not run again while the files it read are unchanged. Its
+    /// outputs serve this step (take what it needs into its own outputs):
+    /// no parcel holds them. What it read counts as this step's input too,
+    /// so editing such a file reruns both. A temporary build reads files
+    /// only: it cannot ask for an asset's outputs or another temporary
+    /// build.
+    pub fn generate(
+        &mut self,
+        processor: &str,
+        parameters: &impl serde::Serialize,
+    ) -> Result<DependencyOutputs<'a>, ProcessError> {
+        if self.step.asset.is_temporary() {
+            return Err(ProcessError::msg(format!(
+                "`{}` is a temporary build: it cannot ask for another (`{processor}`)",
+                self.step.asset
+            )));
+        }
+        let table = toml::Table::try_from(parameters).map_err(|e| {
+            ProcessError::msg(format!(
+                "the parameters of a temporary `{processor}` build are no table of settings: {e}"
+            ))
+        })?;
+        let record = self
+            .deps
+            .temporary(self.step.index, processor, Settings::from_table(table))?;
+        for input in &record.inputs {
+            if self.seen.insert(input.path.clone()) {
+                self.recorded.inputs.push(input.clone());
+            }
+        }
+        if self.used.insert(record.asset.clone()) {
+            self.recorded.dependencies.push(DependencyUse {
+                asset: record.asset.clone(),
+                outputs_hash: record.outputs_hash(),
+            });
+        }
+        Ok(DependencyOutputs {
+            record,
+            store: self.store,
+        })
+    }
+
     fn depend(
         &mut self,
         asset: AssetPath,
         stand_in: bool,
     ) -> Result<DependencyOutputs<'a>, ProcessError> {
+        if self.step.asset.is_temporary() {
+            return Err(ProcessError::msg(format!(
+                "`{}` is a temporary build: it reads files, and cannot use the outputs of `{asset}`",
+                self.step.asset
+            )));
+        }
         let record = match self.deps.record_of(self.step.index, &asset, stand_in) {
             Ok(r) => r,
             Err(e) => {
