@@ -47,7 +47,9 @@ pub enum Command {
     /// What a game's `build.rs` runs when assets-build has no pipeline of
     /// its own (its default): the build script's build, in this process,
     /// with the environment Cargo gave the script.
-    #[command(hide = true)]
+    /// (Named so that no typo of a command is taken for it: clap suggests
+    /// hidden commands too.)
+    #[command(hide = true, name = "as-script")]
     BuildScript,
 }
 

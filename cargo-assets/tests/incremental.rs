@@ -325,8 +325,9 @@ fn a_file_renamed_with_the_same_bytes_runs_no_processor() {
         .into_owned();
     drop(buf);
 
-    // Renamed and moved: the image's outputs are taken over, no processor
-    // runs but the atlas (its member list holds names).
+    // Renamed and moved: the image's outputs are taken over, and the
+    // atlas's (its sprite's contents are the same): no processor runs but
+    // `text`'s, whose output may depend on the path.
     let rename = |from: &str, to: &str| {
         let (from, to) = (
             p.path().join("assets").join(from),
@@ -339,12 +340,7 @@ fn a_file_renamed_with_the_same_bytes_runs_no_processor() {
     rename("sprites/hero.png", "sprites/player.png");
     rename("notes/a.txt", "notes/b.txt");
     let run = p.build_ok();
-    assert_eq!(
-        run.processed(),
-        ["atlas:main", "notes/b.txt"],
-        "{}",
-        run.stderr
-    );
+    assert_eq!(run.processed(), ["notes/b.txt"], "{}", run.stderr);
     let buf = assets_runtime::ParcelBuf::open(&run.parcel("main")).unwrap();
     let parcel = buf.parcel();
     let id = assets_runtime::ResourceId::of;
@@ -363,4 +359,65 @@ fn a_file_renamed_with_the_same_bytes_runs_no_processor() {
     p.remove("assets/backgrounds/sky-day.png")
         .png("assets/backgrounds/dusk.png", 40, 30, 3);
     assert_eq!(p.build_ok().processed(), ["backgrounds/dusk.png"]);
+}
+
+#[test]
+fn an_atlas_whose_sprites_are_renamed_in_order_is_taken_over_and_reordered_repacks() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        "[[package.metadata.assets.rules]]\nmatch = \"sprites/**/*.png\"\nprocessor = \"sprite\"\n",
+    )
+    .png("assets/sprites/a.png", 12, 10, 1)
+    .png("assets/sprites/b.png", 20, 8, 2)
+    .png("assets/sprites/c.png", 12, 10, 1) // a's bytes: one sprite twice
+    .png("assets/sprites/d.png", 7, 9, 3);
+    let frames = |run: &assets_test_support::Run, names: &[&str]| {
+        let buf = assets_runtime::ParcelBuf::open(&run.parcel("main")).unwrap();
+        let parcel = buf.parcel();
+        (names.iter())
+            .map(|n| {
+                let id = assets_runtime::ResourceId::of_runtime(&format!("sprites/{n}.png"));
+                let f = parcel.sprite(id).unwrap().frame;
+                (f.page_index, f.x, f.y, f.w, f.h)
+            })
+            .collect::<Vec<_>>()
+    };
+    let rename = |pairs: &[(&str, &str)]| {
+        for (from, to) in pairs {
+            let to = p.path().join(format!("assets/sprites/{to}.png"));
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::rename(p.path().join(format!("assets/sprites/{from}.png")), to).unwrap();
+        }
+    };
+    let before = p.build_ok();
+    let old = frames(&before, &["a", "b", "c", "d"]);
+
+    // A new naming scheme that keeps the order: no processor runs, not
+    // even the atlas's, and every sprite keeps its place.
+    rename(&[
+        ("a", "hero-a"),
+        ("b", "hero-b"),
+        ("c", "hero-c"),
+        ("d", "hero-d"),
+    ]);
+    let run = p.build_ok();
+    assert_eq!(run.processed(), Vec::<String>::new(), "{}", run.stderr);
+    assert_eq!(frames(&run, &["hero-a", "hero-b", "hero-c", "hero-d"]), old);
+    // What packing from nothing makes, byte for byte.
+    let verify = p.run(&["verify"]);
+    assert!(verify.success(), "{}", verify.stderr);
+    let taken_over = std::fs::read(run.parcel("main")).unwrap();
+    std::fs::remove_dir_all(p.cache_dir()).unwrap();
+    let fresh = p.build_ok();
+    assert_eq!(fresh.processed().len(), 5, "{:?}", fresh.processed());
+    assert_eq!(std::fs::read(fresh.parcel("main")).unwrap(), taken_over);
+
+    // Renames that reorder the list pack again; the sprites' own steps
+    // still take their outputs over.
+    rename(&[("hero-a", "z/a"), ("hero-d", "0d")]);
+    let run = p.build_ok();
+    assert_eq!(run.processed(), ["atlas:main"], "{}", run.stderr);
+    assert!(p.run(&["verify"]).success());
+    // And with nothing changed, nothing runs.
+    assert!(p.build_ok().processed().is_empty());
 }

@@ -5,6 +5,9 @@
 //! settings plus the sorted list of its sprites. So:
 //!
 //! - adding or removing a sprite changes the step's key, and it reruns;
+//!   renaming sprites changes it too, but when the renames keep the list's
+//!   order the scheduler takes the last record over instead: the same
+//!   contents in the same order pack the same (`scheduler/renames.rs`);
 //! - each sprite is a dependency: a sprite whose cached pixels changed reruns
 //!   the atlas, one touched but unchanged does not (early cutoff);
 //! - the sprites are read back from the store, never decoded here, so a

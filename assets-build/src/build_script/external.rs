@@ -1,6 +1,6 @@
 //! The thin client a build script is without the pipeline compiled in: it
 //! finds the installed `cargo-assets`, checks that it is this crate's
-//! version, and runs `cargo-assets assets build-script`, which builds in its
+//! version, and runs `cargo-assets assets as-script`, which builds in its
 //! own process with the script's environment and speaks Cargo's protocol on
 //! the stdout it inherits (see the [module docs](super)).
 //!
@@ -34,14 +34,14 @@ pub(super) fn build(builder: Builder) -> Result<(), BuildScriptError> {
     // the assets again.
     println!("cargo:rerun-if-changed={}", bin.display());
     let mut run = Command::new(&bin);
-    run.args(["assets", "build-script"]);
+    run.args(["assets", "as-script"]);
     if let Some(dir) = builder.cache_dir {
         run.env(CACHE_DIR_VAR, dir);
     }
     match run.status() {
         Ok(status) if status.success() => Ok(()),
         Ok(status) => cargo.fail(&[format!(
-            "cargo-assets: `{} assets build-script` failed ({status}); its messages are above (`cargo build -vv`)",
+            "cargo-assets: `{} assets as-script` failed ({status}); its messages are above (`cargo build -vv`)",
             bin.display()
         )]),
         Err(e) => cargo.fail(&[format!(

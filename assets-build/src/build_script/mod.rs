@@ -9,7 +9,7 @@
 //! longer. So by default this crate is a thin client (`external.rs`, the
 //! standard library alone): it runs the `cargo-assets` installed on the
 //! machine (`cargo install cargo-assets`, once, shared by every project) as
-//! `cargo-assets assets build-script`, which does in its own process what
+//! `cargo-assets assets as-script`, which does in its own process what
 //! follows, with the environment Cargo gave the script. The binary is
 //! `CARGO_ASSETS_BIN` if set, else the first `cargo-assets` on `PATH`; its
 //! version must be this crate's, and when it is missing or another version

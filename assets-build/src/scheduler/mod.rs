@@ -577,6 +577,11 @@ impl<'a> Scheduler<'a> {
         {
             return adopt(record);
         }
+        if let Some(previous) = own.filter(|r| r.key != step.key)
+            && let Some(record) = self.atlas_renamed(i, previous)
+        {
+            return adopt(record);
+        }
         if let Some(report) = self.fetch(i) {
             return report;
         }

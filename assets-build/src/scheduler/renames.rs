@@ -2,13 +2,24 @@
 //! bytes, processor, version, code and settings of an asset that vanished
 //! in the same build takes over that asset's outputs, for processors whose
 //! outputs do not depend on the path.
+//!
+//! An atlas whose members were renamed takes over its own last record the
+//! same way, when the renames keep the members' order (a prefix, a new
+//! extension, a folder renamed in place): its key holds the member list,
+//! so a rename changes it, but the same contents in the same order make the
+//! same pages and frame table, byte for byte. Renames that reorder the list
+//! pack again (the sprites' own steps still run no processor): sprites are
+//! packed in list order, by name, so that an edit that keeps a sprite's size
+//! keeps every sprite in place, which hot reload counts on far more often.
 
 use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::Scheduler;
+use crate::asset_path::AssetPath;
 use crate::hash::ContentHash;
-use crate::record::{Record, system_time_ns};
+use crate::processor::context::Dependencies;
+use crate::record::{DependencyUse, Record, system_time_ns};
 
 impl Scheduler<'_> {
     /// For step `i`, whose asset has no record: the record of an asset no
@@ -63,6 +74,63 @@ impl Scheduler<'_> {
             fetched_from: None,
             outputs_hash: Default::default(),
             ..Record::clone(old)
+        })
+    }
+}
+
+impl Scheduler<'_> {
+    /// For atlas step `i`, whose key changed from `previous`'s: the record
+    /// of the same atlas after its members were renamed in a way that
+    /// keeps their order, made from `previous` without running the packer;
+    /// `None` unless the atlas's settings, processor, version and code are
+    /// the same and its members, built, hold what the previous members
+    /// held, one for one in list order.
+    pub(super) fn atlas_renamed(&self, i: usize, previous: &Record) -> Option<Record> {
+        let step = &self.plan.steps[i];
+        step.asset.atlas_name()?;
+        let same_processor = previous.processor == step.processor.name()
+            && previous.processor_version == step.processor.version()
+            && previous.processor_code == step.code;
+        let old: serde_json::Value = serde_json::from_str(&previous.settings).ok()?;
+        let new: serde_json::Value = serde_json::from_str(&step.settings_json).ok()?;
+        if !same_processor || old.get("atlas")? != new.get("atlas")? {
+            return None;
+        }
+        let names = |v: &serde_json::Value| -> Option<Vec<String>> {
+            serde_json::from_value(v.get("sprites")?.clone()).ok()
+        };
+        let (old_members, new_members) = (names(&old)?, names(&new)?);
+        // The previous members as it used them, in list order.
+        let used = &previous.dependencies;
+        let lines_up = used.len() == old_members.len()
+            && (used.iter().zip(&old_members)).all(|(d, name)| d.asset.as_str() == name);
+        if !lines_up || new_members.len() != old_members.len() {
+            return None;
+        }
+        let mut now = Vec::with_capacity(new_members.len());
+        for (name, before) in new_members.iter().zip(used) {
+            let asset = AssetPath::new(name).ok()?;
+            let record = Dependencies::record_of(self, i, &asset, false).ok()?;
+            let outputs_hash = record.outputs_hash();
+            if outputs_hash != before.outputs_hash {
+                return None;
+            }
+            now.push(DependencyUse {
+                asset,
+                outputs_hash,
+            });
+        }
+        let stored = (previous.outputs.iter()).all(|o| self.store.has(&o.hash, o.size));
+        stored.then(|| Record {
+            asset: step.asset.clone(),
+            key: step.key,
+            settings: step.settings_json.clone(),
+            started_ns: system_time_ns(SystemTime::now()),
+            dependencies: now,
+            reason: None,
+            fetched_from: None,
+            outputs_hash: Default::default(),
+            ..previous.clone()
         })
     }
 }
