@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use assets_build::unstable::query::Database;
 use assets_build::{
     Context, ProcessError, Processor, unstable::BuildOptions, unstable::BuildReport,
     unstable::Event, unstable::Outcome, unstable::Pipeline,
@@ -223,6 +224,34 @@ fn a_temporary_build_is_made_once_per_parameters_and_reruns_only_when_what_it_re
         assert_eq!(tiles, made, "tiles made after editing {file:?}");
         assert!(report.failure_summary().is_none());
     }
+    // What the queries say: the temporary builds a material used, and
+    // whether the next build reruns it.
+    let root = p.dir.path();
+    let options = BuildOptions::new(root.join("Cargo.toml"), root.join("target/assets"));
+    let mut registry = assets_build::Registry::with_builtins();
+    registry.register(Tile { test: p.test });
+    registry.register(Material);
+    let why = |asset: &str| {
+        let db = Database::open(&options, &registry).unwrap();
+        let asset = db.asset(asset).unwrap();
+        (db.why(&asset).unwrap().next, db.deps(&asset).unwrap())
+    };
+    let (next, deps) = why("a.mat");
+    assert_eq!(next, None, "fresh");
+    assert_eq!(deps.dependencies.len(), 3, "{:?}", deps.dependencies);
+    assert!(deps.dependencies.iter().all(|d| d.is_temporary()));
+    assert!(
+        deps.inputs
+            .iter()
+            .any(|(file, _)| file == "assets/palette.bin"),
+        "{:?}",
+        deps.inputs
+    );
+    p.file("palette.bin", "\u{9}\u{1}");
+    let (next, _) = why("a.mat");
+    assert!(next.is_some(), "a palette a tile read changed");
+    p.file("palette.bin", "\u{9}");
+
     let (report, _, _) = p.build(1);
     let a = [noise(1, 8, 0), noise(2, 8, 9), noise(4, 8, 0)].concat();
     assert_eq!(Package::resource(&report, "a.mat"), a);
