@@ -14,7 +14,7 @@ use crate::asset_path::AssetPath;
 use crate::hash::ContentHash;
 use crate::parallel;
 use crate::processor::{
-    Context, ProcessError,
+    Context, ErasedProcessor, ProcessError,
     context::{Emitted, StepInfo},
 };
 use crate::record::{DirtyReason, OutputRecord, RECORD_FORMAT, Record, system_time_ns};
@@ -82,13 +82,7 @@ impl Scheduler<'_> {
         i: usize,
         ctx: &mut Context<'_>,
     ) -> Result<(), ProcessError> {
-        let processor = &self.plan.steps[i].processor;
-        catch_unwind(AssertUnwindSafe(|| processor.process(ctx))).unwrap_or_else(|panic| {
-            Err(ProcessError::msg(format!(
-                "processor panicked: {}",
-                panic_message(&panic)
-            )))
-        })
+        call(&*self.plan.steps[i].processor, ctx)
     }
 
     /// Runs step `i`'s processor and stores what it made; the record goes last.
@@ -217,7 +211,17 @@ pub(super) enum Failure {
     Error(ProcessError),
 }
 
-pub(super) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
+/// Runs `processor` on `ctx`, a panic turned into an error.
+pub(super) fn call(processor: &dyn ErasedProcessor, ctx: &mut Context<'_>) -> Result<(), ProcessError> {
+    catch_unwind(AssertUnwindSafe(|| processor.process(ctx))).unwrap_or_else(|panic| {
+        Err(ProcessError::msg(format!(
+            "processor panicked: {}",
+            panic_message(&panic)
+        )))
+    })
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
     panic
         .downcast_ref::<&str>()
         .copied()

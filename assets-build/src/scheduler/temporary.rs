@@ -20,7 +20,6 @@
 //! cycle that no requester would see, so `Context` refuses both.
 
 use std::collections::HashSet;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
@@ -159,13 +158,7 @@ impl Scheduler<'_> {
         };
         let started_ns = system_time_ns(SystemTime::now());
         let mut ctx = Context::new(info, self.manifest, self.variant, self.store, self);
-        let result = catch_unwind(AssertUnwindSafe(|| processor.process(&mut ctx)))
-            .unwrap_or_else(|panic| {
-                Err(ProcessError::msg(format!(
-                    "processor panicked: {}",
-                    super::run::panic_message(&panic)
-                )))
-            });
+        let result = super::run::call(&**processor, &mut ctx);
         let recorded = ctx.finish();
         result?;
         if recorded.outputs.is_empty() {
