@@ -508,22 +508,23 @@ impl Pipeline {
                 }
             }
         }
-        let mut temporaries = scheduler.temporaries();
+        let temporaries = scheduler.temporaries();
         drop(scheduler);
         store.flush_deferred(|hash| held.contains(hash))?;
         let remote = remote.map(|remote| finish_remote(&remote, events));
         // Keep the latest record of every planned asset, also of failed ones:
         // they still say why the next build will rerun them; and of the
         // temporary builds they use, asked for in this build or named by a
-        // record it reused unchecked (a watched build's kept verdicts).
-        temporaries.extend(
-            (plan.steps.iter())
-                .filter_map(|s| records.get(&s.asset))
-                .flat_map(|r| &r.dependencies)
-                .filter(|d| d.asset.is_temporary())
-                .map(|d| d.asset.clone()),
-        );
-        let live = plan.steps.iter().map(|s| &s.asset).chain(&temporaries);
+        // record it reused unchecked (a watched build's kept verdicts). Read
+        // only when the log is checked, not on every build.
+        let used_temporaries = (plan.steps.iter())
+            .filter_map(|s| records.get(&s.asset))
+            .flat_map(|r| &r.dependencies)
+            .map(|d| &d.asset)
+            .filter(|a| a.is_temporary());
+        let live = (plan.steps.iter().map(|s| &s.asset))
+            .chain(&temporaries)
+            .chain(used_temporaries);
         records.compact_if_worthwhile(&store, live)?;
         match warm {
             Some(w) => {

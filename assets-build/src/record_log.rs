@@ -358,7 +358,7 @@ impl RecordLog {
     }
 
     /// Ends the log's use in a build: rewrites it to hold just the latest
-    /// frames of the `live` assets once superseded frames (or frames of
+    /// frames of the `live` assets (read only when the log is checked) once superseded frames (or frames of
     /// assets that are gone) pass half the live ones, by count or by bytes.
     ///
     /// The live frames are copied as they are, not encoded again: after a
@@ -382,7 +382,11 @@ impl RecordLog {
         {
             return Ok(());
         }
+        // An asset named twice (a temporary build several steps use) is
+        // kept once.
+        let mut seen = HashSet::new();
         let frames: Vec<&[u8]> = live
+            .filter(|asset| seen.insert(*asset))
             .filter_map(|asset| match appender.appended.get(asset) {
                 Some(frame) => Some(frame.as_slice()),
                 None => self

@@ -76,9 +76,7 @@ impl Scheduler<'_> {
             ..Record::clone(old)
         })
     }
-}
 
-impl Scheduler<'_> {
     /// For atlas step `i`, whose key changed from `previous`'s: the record
     /// of the same atlas after its members were renamed in a way that
     /// keeps their order, made from `previous` without running the packer;

@@ -28,7 +28,7 @@ use crate::asset_path::{AssetPath, is_atlas_name};
 use crate::freshness::{self, Current, DependencyState, Verdict};
 use crate::hash::ContentHash;
 use crate::manifest::Settings;
-use crate::processor::{Context, ProcessError, context::StepInfo};
+use crate::processor::{Context, ErasedProcessor, ProcessError, context::StepInfo};
 use crate::record::{DirtyReason, OutputRecord, RECORD_FORMAT, Record, step_key, system_time_ns};
 
 /// One temporary build of a build: its record, or why it failed.
@@ -53,13 +53,14 @@ impl Scheduler<'_> {
         processor: &str,
         settings: Settings,
     ) -> Result<Arc<Record>, ProcessError> {
-        if self.registry.get(processor).is_none() || !is_atlas_name(processor) {
+        let Some(registered) = self.registry.get(processor).filter(|_| is_atlas_name(processor))
+        else {
             let known: Vec<&str> = self.registry.names().collect();
             return Err(ProcessError::msg(format!(
                 "a temporary build asked for processor `{processor}`, which is not registered (known: {})",
                 known.join(", ")
             )));
-        }
+        };
         let settings_json = settings.canonical_json();
         let name = temporary_name(processor, &settings_json);
         let cell = {
@@ -67,7 +68,7 @@ impl Scheduler<'_> {
             Arc::clone(temps.entry(name.clone()).or_default())
         };
         let built = cell.get_or_init(|| {
-            self.build_temporary(requester, &name, processor, &settings, &settings_json)
+            self.build_temporary(requester, &name, &**registered, &settings, &settings_json)
                 .map_err(|e| e.to_string())
         });
         built.clone().map_err(|error| {
@@ -103,12 +104,11 @@ impl Scheduler<'_> {
         &self,
         requester: usize,
         name: &AssetPath,
-        processor_name: &str,
+        processor: &dyn ErasedProcessor,
         settings: &Settings,
         settings_json: &str,
     ) -> Result<Arc<Record>, ProcessError> {
-        let processor = self.registry.get(processor_name).expect("checked by the caller");
-        let code = self.registry.code(processor_name);
+        let code = self.registry.code(processor.name());
         let key = step_key(
             processor.name(),
             processor.version(),
@@ -158,12 +158,13 @@ impl Scheduler<'_> {
         };
         let started_ns = system_time_ns(SystemTime::now());
         let mut ctx = Context::new(info, self.manifest, self.variant, self.store, self);
-        let result = super::run::call(&**processor, &mut ctx);
+        let result = super::run::call(processor, &mut ctx);
         let recorded = ctx.finish();
         result?;
         if recorded.outputs.is_empty() {
             return Err(ProcessError::msg(format!(
-                "processor `{processor_name}` produced no output"
+                "processor `{}` produced no output",
+                processor.name()
             )));
         }
         let mut outputs = Vec::with_capacity(recorded.outputs.len());

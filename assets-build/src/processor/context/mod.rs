@@ -374,6 +374,17 @@ impl<'a> Context<'a> {
         input_name(self.step.root, path)
     }
 
+    /// Lists `asset` as a dependency whose outputs hashed to `outputs_hash`,
+    /// once: the first use is the one the step saw.
+    fn use_dependency(&mut self, asset: AssetPath, outputs_hash: ContentHash) {
+        if self.used.insert(asset.clone()) {
+            (self.recorded.dependencies).push(DependencyUse {
+                asset,
+                outputs_hash,
+            });
+        }
+    }
+
     fn record(&mut self, path: String, state: InputState) {
         if self.seen.insert(path.clone()) {
             self.recorded.inputs.push(Input { path, state });
@@ -410,12 +421,7 @@ impl<'a> Context<'a> {
                 // Listed with no outputs' hash, so that whatever it builds
                 // next makes this step stale (also for a watched pipeline,
                 // which reruns what depends on a saved file).
-                if self.used.insert(asset.clone()) {
-                    self.recorded.dependencies.push(DependencyUse {
-                        asset,
-                        outputs_hash: ContentHash::from_bytes([0; 32]),
-                    });
-                }
+                self.use_dependency(asset, ContentHash::from_bytes([0; 32]));
                 Ok(None)
             }
             other => other.map(Some),
@@ -456,16 +462,9 @@ impl<'a> Context<'a> {
             .deps
             .temporary(self.step.index, processor, Settings::from_table(table))?;
         for input in &record.inputs {
-            if self.seen.insert(input.path.clone()) {
-                self.recorded.inputs.push(input.clone());
-            }
+            self.record(input.path.clone(), input.state.clone());
         }
-        if self.used.insert(record.asset.clone()) {
-            self.recorded.dependencies.push(DependencyUse {
-                asset: record.asset.clone(),
-                outputs_hash: record.outputs_hash(),
-            });
-        }
+        self.use_dependency(record.asset.clone(), record.outputs_hash());
         Ok(DependencyOutputs {
             record,
             store: self.store,
@@ -494,13 +493,7 @@ impl<'a> Context<'a> {
                 return Err(e);
             }
         };
-        if self.used.insert(asset.clone()) {
-            let outputs_hash = record.outputs_hash();
-            self.recorded.dependencies.push(DependencyUse {
-                asset,
-                outputs_hash,
-            });
-        }
+        self.use_dependency(asset, record.outputs_hash());
         Ok(DependencyOutputs {
             record,
             store: self.store,
