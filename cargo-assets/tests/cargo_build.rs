@@ -939,3 +939,54 @@ fn main() { assets_build::Builder::new().register(register).build().unwrap() }
     // The deadline and its grace, not for ever (compiling the crate aside).
     assert!(started.elapsed() < std::time::Duration::from_secs(120));
 }
+
+#[test]
+fn a_shader_importing_a_dependency_crates_modules_is_validated_in_cargo_build() {
+    // The build script runs `cargo-assets`, which asks Cargo for the
+    // package's crates (`cargo metadata`) while Cargo builds it.
+    let c = Crate::new("e2e-shader-crates");
+    c.manifest_with(
+        "",
+        "[dependencies.shader_kit]\npath = \"shader_kit\"\n\n\
+         [[package.metadata.assets.rules]]\nmatch = \"shaders/*.wesl\"\npreset = \"bevy-mesh\"\n",
+    );
+    c.write(
+        "shader_kit/Cargo.toml",
+        "[package]\nname = \"shader_kit\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+    );
+    c.write("shader_kit/src/lib.rs", "");
+    let lighting = "@if(VERTEX_UVS_A) {\nfn shade(uv: vec2<f32>) -> vec4<f32> {\n    return vec4<f32>(uv, 0.0, 1.0);\n}\n}\n";
+    c.write("shader_kit/src/lighting.wesl", lighting);
+    c.write(
+        "assets/shaders/glow.wesl",
+        "import shader_kit::lighting::shade;\n\n\
+         @group(constants::MATERIAL_BIND_GROUP) @binding(0) var<uniform> strength: f32;\n\n\
+         @fragment\nfn fragment(@location(0) uv: vec2<f32>) -> @location(0) vec4<f32> {\n    \
+         return shade(uv) * strength;\n}\n",
+    );
+    let (ok, _, stderr) = c.build();
+    assert!(ok, "{stderr}");
+    assert!(!stderr.contains("`shaders/glow.wesl` (shader)"), "{stderr}");
+    let parcel = script_parcel("e2e-shader-crates", None, "main");
+    let reflection = parcel
+        .parcel()
+        .text(assets_runtime::ResourceId::of("shaders/glow.wesl#reflection"))
+        .unwrap();
+    let reflection: serde_json::Value = serde_json::from_str(&reflection).unwrap();
+    assert_eq!(reflection["validated"], true, "{reflection}");
+    assert_eq!(reflection["bindings"][0]["group"], 3, "{reflection}");
+
+    // A type error in the crate's module reruns the script and warns (a
+    // debug build goes on without the shader) naming the module's file.
+    c.write(
+        "shader_kit/src/lighting.wesl",
+        lighting.replace("vec4<f32>(uv, 0.0, 1.0)", "vec4<f32>(uv, 0u, 1.0)"),
+    );
+    let (ok, ran, stderr) = c.build();
+    assert!(ok && ran, "{stderr}");
+    assert!(
+        stderr.contains("`shaders/glow.wesl` (shader)")
+            && stderr.contains("shader_kit/src/lighting.wesl:2: in `shade`"),
+        "{stderr}"
+    );
+}

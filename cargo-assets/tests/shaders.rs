@@ -152,7 +152,7 @@ fn shaders_are_validated_and_reflected_through_their_imports() {
         bevy["not_validated_because"]
             .as_str()
             .unwrap()
-            .contains("imports `bevy_pbr`, a module of another package")
+            .contains("imports `bevy_pbr`, which is not a crate this package depends on")
     );
     // `inspect` shows the reflection (the listing's form is in the CLI
     // output snapshots).
@@ -489,6 +489,190 @@ fn a_target_that_cannot_take_the_shader_fails_it_by_name_with_the_fix() {
         message.contains(
             "`targets` needs the shader validated, and it cannot be: it imports `bevy_pbr`"
         ),
+        "{message}"
+    );
+}
+
+/// A crate with shader modules as Bevy lays them out (`src/<path>.wesl`),
+/// using `@if` groups, `package::` paths and another crate's module.
+const KIT_LIGHTING: &str = "\
+import package::types::Surface;
+import kit_math::consts::TAU;
+
+@if(FANCY) {
+fn shade(s: Surface) -> vec4<f32> {
+    return s.color * (0.5 + 0.5 * cos(TAU * s.roughness));
+}
+}
+@else {
+fn shade(s: Surface) -> vec4<f32> {
+    return s.color;
+}
+}
+";
+
+const KIT_TYPES: &str = "\
+import kit_math::consts::TAU;
+
+struct Surface {
+    color: vec4<f32>,
+    roughness: f32,
+}
+
+fn tau_surface() -> Surface {
+    return Surface(vec4<f32>(TAU), 1.0);
+}
+";
+
+const MATH_CONSTS: &str = "const TAU: f32 = 6.2831853;\n";
+
+/// A game's material: a crate's types, its function, a constant module.
+const MATERIAL: &str = "\
+import shader_kit::lighting::shade;
+import shader_kit::types::{Surface, tau_surface};
+
+@group(constants::MATERIAL_BIND_GROUP) @binding(0) var<uniform> tint: vec4<f32>;
+
+@fragment
+fn fragment(@location(0) uv: vec2<f32>) -> @location(0) vec4<f32> {
+    var s = tau_surface();
+    s.color = tint * uv.x;
+    @if(FANCY) {
+    let lit = shade(s) * 2.0;
+    }
+    @else {
+    let lit = shade(s);
+    }
+    return lit;
+}
+";
+
+/// A game package depending on `shader_kit` (inside it, a path dependency)
+/// which depends on `kit_math` (outside it, a sibling directory).
+fn with_shader_crates(settings: &str) -> (Project, tempfile::TempDir) {
+    let outside = tempfile::tempdir().unwrap();
+    let math = outside.path().join("kit_math");
+    std::fs::create_dir_all(math.join("src/consts")).unwrap();
+    std::fs::write(
+        math.join("Cargo.toml"),
+        "[package]\nname = \"kit_math\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(math.join("src/lib.rs"), "").unwrap();
+    std::fs::write(math.join("src/consts.wesl"), MATH_CONSTS).unwrap();
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(&format!(
+        "[dependencies]\nshader_kit = {{ path = \"shader_kit\" }}\n\n\
+         [package.metadata.assets]\n\
+         [[package.metadata.assets.rules]]\nmatch = \"shaders/*.wesl\"\n{settings}\n"
+    ))
+    .file(
+        "shader_kit/Cargo.toml",
+        format!(
+            "[package]\nname = \"shader_kit\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\nkit_math = {{ path = {:?} }}\n",
+            math.display().to_string()
+        ),
+    )
+    .file("shader_kit/src/lib.rs", "")
+    .file("shader_kit/src/lighting.wesl", KIT_LIGHTING)
+    .file("shader_kit/src/types.wesl", KIT_TYPES)
+    .file("assets/shaders/material.wesl", MATERIAL);
+    (p, outside)
+}
+
+#[test]
+fn a_shader_importing_crates_modules_is_composed_and_validated_and_their_edits_rerun_it() {
+    let (p, _outside) =
+        with_shader_crates("features = [\"FANCY\"]\nconstants = { MATERIAL_BIND_GROUP = 2 }");
+    let run = p.build_ok();
+    let material = reflection(&run, "shaders/material.wesl");
+    assert_eq!(material["validated"], true, "{material}");
+    assert_eq!(material["external"], serde_json::json!(["shader_kit"]));
+    assert_eq!(material["bindings"][0]["group"], 2, "{material}");
+    assert_eq!(material["bindings"][0]["name"], "tint");
+    // The text in the parcel is the shader as written, imports and all.
+    let bytes = std::fs::read(run.parcel("main")).unwrap();
+    let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+    let id = assets_runtime::ResourceId::of("shaders/material.wesl");
+    assert_eq!(parcel.shader(id).unwrap(), MATERIAL);
+    assert!(p.build_ok().processed().is_empty());
+
+    // A crate's module is an input: an edit inside the package reruns the
+    // importer, and a type error there fails it naming that file and item.
+    p.file(
+        "shader_kit/src/lighting.wesl",
+        KIT_LIGHTING.replace("return s.color * (", "return s.roughness * (1u + "),
+    );
+    let run = p.run(&["build"]);
+    assert!(!run.success());
+    let message = run.failure_message("shaders/material.wesl");
+    assert!(
+        message.contains("shader_kit/src/lighting.wesl:5: in `shade`"),
+        "{message}"
+    );
+    p.file(
+        "shader_kit/src/lighting.wesl",
+        KIT_LIGHTING.replace("0.5 + 0.5", "0.25 + 0.75"),
+    );
+    assert_eq!(p.build_ok().processed(), ["shaders/material.wesl"]);
+    assert!(p.build_ok().processed().is_empty());
+    // A module of a crate outside the package (kit_math, a sibling
+    // directory) is not an input: crates from a registry never change
+    // under one release, and a new release changes the lockfile, which is.
+    let lock = std::fs::read_to_string(p.path().join("Cargo.lock")).unwrap();
+    p.file("Cargo.lock", format!("{lock}\n"));
+    assert_eq!(p.build_ok().processed(), ["shaders/material.wesl"]);
+
+    // An error in the shader's own code names the shader and its function.
+    p.file(
+        "assets/shaders/material.wesl",
+        MATERIAL.replace("s.color = tint * uv.x;", "s.color = tint * 1u;"),
+    );
+    let run = p.run(&["build"]);
+    let message = run.failure_message("shaders/material.wesl");
+    assert!(
+        message.starts_with("shaders/material.wesl:9: in `fragment` (`s.color = tint * 1u;`)"),
+        "{message}"
+    );
+}
+
+#[test]
+fn features_decide_which_groups_are_linked_and_a_missing_crate_module_is_named() {
+    // Without `FANCY`, the `@else` groups are linked; without `constants`
+    // the virtual module is missing, and the error says where it comes from.
+    let (p, _outside) = with_shader_crates("");
+    let run = p.run(&["build"]);
+    let message = run.failure_message("shaders/material.wesl");
+    assert!(message.contains("`constants` module"), "{message}");
+    p.file(
+        "Cargo.toml",
+        std::fs::read_to_string(p.path().join("Cargo.toml"))
+            .unwrap()
+            .replace(
+                "match = \"shaders/*.wesl\"\n",
+                "match = \"shaders/*.wesl\"\npreset = \"bevy-mesh2d\"\n",
+            ),
+    );
+    let run = p.build_ok();
+    let material = reflection(&run, "shaders/material.wesl");
+    assert_eq!(material["validated"], true, "{material}");
+    assert_eq!(
+        material["bindings"][0]["group"], 2,
+        "bevy-mesh2d's material group"
+    );
+
+    // An import of a crate module that does not exist names the files
+    // looked for.
+    p.file(
+        "assets/shaders/material.wesl",
+        MATERIAL.replace("shader_kit::lighting::shade", "shader_kit::lights::shade"),
+    );
+    let run = p.run(&["build"]);
+    let message = run.failure_message("shaders/material.wesl");
+    assert!(
+        message.contains("crate `shader_kit` has no such module")
+            && message.contains("shader_kit/src/lights.wesl"),
         "{message}"
     );
 }

@@ -58,6 +58,22 @@ impl Context<'_> {
         Ok(ToolInputs::Recorded)
     }
 
+    /// Records files of the package as they are now, with no check for a
+    /// change while something read them: for a file whose content is read
+    /// through another program's answer (a lockfile through `cargo
+    /// metadata`), written before that answer came. Paths as in
+    /// [`Context::record_tool_inputs`]; files outside the package are not
+    /// recorded.
+    #[cfg_attr(not(feature = "shaders"), allow(dead_code))]
+    pub(crate) fn record_package_files(&mut self, paths: &[&Path]) -> Result<(), ProcessError> {
+        for path in paths {
+            if let Some((name, state)) = self.package_file(path)? {
+                self.record(name, state);
+            }
+        }
+        Ok(())
+    }
+
     /// Records the assets the rule's `inputs` globs match ([`Context::inputs`]),
     /// read now, before the processor runs and whether or not it reads them.
     pub(crate) fn record_rule_inputs(&mut self) -> Result<(), ProcessError> {

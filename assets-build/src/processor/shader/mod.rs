@@ -49,16 +49,25 @@
 //! shader linked with its modules), `validate.rs` (naga: parse, validate,
 //! reflect), `translate.rs` (naga's back ends).
 
+#[cfg(feature = "shaders")]
+mod blocks;
+#[cfg(feature = "shaders")]
+mod compose;
 mod imports;
+mod packages;
 #[cfg(feature = "shader-targets")]
 mod translate;
 #[cfg(feature = "shaders")]
 mod validate;
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde::{Deserialize, Serialize};
 
 use super::text::{self, yes};
 use super::{Context, ProcessError, Processor};
+#[cfg(feature = "shaders")]
+use crate::processor::Unsettled;
 use imports::{Linked, preprocessor};
 
 /// Resolves imports, validates, reflects.
@@ -87,6 +96,121 @@ pub struct ShaderSettings {
     /// Languages to translate to.
     #[serde(default)]
     targets: Vec<Translation>,
+    /// A set of `features` and `constants` a renderer uses (Bevy's).
+    #[serde(default)]
+    preset: Option<Preset>,
+    /// WESL features on for conditional translation (`@if`); others are off.
+    #[serde(default)]
+    features: Vec<String>,
+    /// Bevy's `constants` module: numeric shader definitions.
+    #[serde(default)]
+    constants: BTreeMap<String, Constant>,
+}
+
+/// A value of the `constants` module.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Constant {
+    /// An integer: `const NAME = 3;`.
+    Int(i64),
+    /// A float: `const NAME = 0.5;`.
+    Float(f64),
+    /// A bool: `const NAME = true;`.
+    Bool(bool),
+}
+
+impl Constant {
+    fn wgsl(&self) -> String {
+        match self {
+            Constant::Int(v) => v.to_string(),
+            Constant::Float(v) => format!("{v:?}"),
+            Constant::Bool(v) => v.to_string(),
+        }
+    }
+}
+
+/// `preset`: the features and constants of a renderer's usual pipeline, so
+/// a material shader validates as that renderer would compose it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preset {
+    /// A Bevy 3D material (`bevy_pbr`) in the forward pass: a mesh with
+    /// positions, normals, UVs and tangents, perspective view, tonemapping
+    /// in the shader, storage buffers available.
+    BevyMesh,
+    /// A Bevy 2D material (`bevy_sprite_render`'s `Material2d`).
+    BevyMesh2d,
+}
+
+impl Preset {
+    /// Its features on.
+    fn features(self) -> Vec<&'static str> {
+        let mut on = vec![
+            "VERTEX_POSITIONS",
+            "VERTEX_NORMALS",
+            "VERTEX_UVS",
+            "VERTEX_UVS_A",
+            "VERTEX_TANGENTS",
+            "VERTEX_OUTPUT_INSTANCE_INDEX",
+            "VIEW_PROJECTION_PERSPECTIVE",
+            "TONEMAP_IN_SHADER",
+            "TONEMAP_METHOD_TONY_MC_MAPFACE",
+            "AVAILABLE_STORAGE_BUFFER_BINDINGS__GE_3",
+            "AVAILABLE_STORAGE_BUFFER_BINDINGS__GE_6",
+        ];
+        if self == Preset::BevyMesh {
+            on.push("MESH_PIPELINE");
+        }
+        on
+    }
+
+    /// Its `constants`: Bevy's values for the names its shaders use.
+    fn constants(self) -> &'static [(&'static str, i64)] {
+        match self {
+            Preset::BevyMesh => &[
+                ("MATERIAL_BIND_GROUP", 3),
+                ("MAX_DIRECTIONAL_LIGHTS", 10),
+                ("MAX_CASCADES_PER_LIGHT", 4),
+                ("MAX_RECT_LIGHTS", 8),
+                ("TONEMAPPING_LUT_TEXTURE_BINDING_INDEX", 18),
+                ("TONEMAPPING_LUT_SAMPLER_BINDING_INDEX", 19),
+                ("PER_OBJECT_BUFFER_BATCH_SIZE", 1),
+            ],
+            Preset::BevyMesh2d => &[
+                ("MATERIAL_BIND_GROUP", 2),
+                ("TONEMAPPING_LUT_TEXTURE_BINDING_INDEX", 1),
+                ("TONEMAPPING_LUT_SAMPLER_BINDING_INDEX", 2),
+                ("PER_OBJECT_BUFFER_BATCH_SIZE", 1),
+            ],
+        }
+    }
+}
+
+impl ShaderSettings {
+    /// The features on: the preset's and the rule's.
+    #[cfg_attr(not(feature = "shaders"), allow(dead_code))]
+    fn features(&self) -> BTreeSet<String> {
+        let preset = self.preset.map(Preset::features).unwrap_or_default();
+        preset
+            .into_iter()
+            .map(str::to_owned)
+            .chain(self.features.iter().cloned())
+            .collect()
+    }
+
+    /// The `constants` module's values: the preset's, then the rule's.
+    #[cfg_attr(not(feature = "shaders"), allow(dead_code))]
+    fn constants(&self) -> BTreeMap<String, String> {
+        let preset = self.preset.map_or(&[][..], Preset::constants);
+        let mut out: BTreeMap<String, String> = preset
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        for (k, v) in &self.constants {
+            out.insert(k.clone(), v.wgsl());
+        }
+        out
+    }
 }
 
 /// One translated output: label, kind, bytes.
@@ -157,15 +281,45 @@ impl Processor for Shader {
             entry_points: Vec::new(),
             bindings: Vec::new(),
         };
+        let hash_preprocessor = linked
+            .modules
+            .iter()
+            .find_map(|m| preprocessor(&m.text).filter(|w| !w.contains("@if")).map(|w| (m, w)));
+        let crates: Vec<&String> = linked.external.iter().filter(|e| *e != "constants").collect();
+        let mut packages = None;
         let blocker = if !settings.validate {
             Some("`validate = false`".to_owned())
-        } else if let Some(name) = linked.external.first() {
-            Some(format!("it imports `{name}`, a module of another package"))
-        } else {
-            linked.modules.iter().find_map(|m| {
-                preprocessor(&m.text).map(|what| format!("`{}` uses {what}", m.asset))
+        } else if let Some((m, what)) = hash_preprocessor {
+            Some(format!("`{}` uses {what}", m.asset))
+        } else if let Some(why) = (!crates.is_empty())
+            .then(|| match packages::of(ctx.package_dir()) {
+                Ok(found) => {
+                    let missing = crates.iter().find(|c| !found.has(c));
+                    packages = Some(found);
+                    missing.map(|name| {
+                        format!(
+                            "it imports `{name}`, which is not a crate this package depends on \
+                             (a crate's shader modules are found under its `src/`)"
+                        )
+                    })
+                }
+                Err(e) => Some(e),
             })
+            .flatten()
+        {
+            Some(why)
+        } else if !cfg!(feature = "shaders") {
+            Some("assets-build was built without its `shaders` feature".to_owned())
+        } else {
+            None
         };
+        // Imports of crates, `@if`, or Bevy's `constants::` written inline
+        // need WESL's linker.
+        let composed = !linked.external.is_empty()
+            || linked
+                .modules
+                .iter()
+                .any(|m| preprocessor(&m.text).is_some() || m.text.contains("constants::"));
         let translated = match blocker {
             Some(why) if !settings.targets.is_empty() => {
                 return Err(ProcessError::msg(format!(
@@ -176,7 +330,13 @@ impl Processor for Shader {
                 reflection.not_validated_because = Some(why);
                 Vec::new()
             }
-            None => compile(&linked, &settings, &mut reflection)?,
+            None => compile(
+                ctx,
+                &linked,
+                composed.then_some(packages.as_deref()),
+                &settings,
+                &mut reflection,
+            )?,
         };
         ctx.emit("shader", source.into_bytes())?;
         let json = serde_json::to_vec_pretty(&reflection).expect("reflection serializes");
@@ -222,14 +382,62 @@ struct Binding {
 
 /// Validates (and reflects) the linked shader, and translates it to each
 /// of `targets`: the translated outputs.
+/// A shader that imports other crates' modules or uses `@if` (`composed`,
+/// with the crates of the package's graph when it imports any) is linked
+/// by WESL's linker first (`compose.rs`); the others are joined as they are.
 #[cfg(feature = "shaders")]
 fn compile(
+    ctx: &mut Context<'_>,
     linked: &Linked,
+    composed: Option<Option<&packages::Packages>>,
     settings: &ShaderSettings,
     reflection: &mut Reflection,
 ) -> Result<Vec<Translated>, ProcessError> {
     let capabilities = validate::capabilities(&settings.capabilities)?;
-    let (module, info) = validate::validate(linked, capabilities, reflection)?;
+    let (module, info) = if let Some(packages) = composed {
+        let own = ctx.asset().clone();
+        let started = std::time::SystemTime::now();
+        let (read, result) = compose::compose(
+            linked,
+            &settings.root,
+            packages,
+            &settings.features(),
+            &settings.constants(),
+        );
+        // What was read or looked for is an input even when linking
+        // failed: fixing the module reruns this shader.
+        let read: Vec<&std::path::Path> = read.iter().map(|p| p.as_path()).collect();
+        ctx.record_tool_inputs(&read, started, Unsettled::Record)?;
+        if let Some(p) = packages {
+            ctx.record_package_files(&[&p.lockfile])?;
+        }
+        let composed = result.map_err(|e| {
+            // Our one namespace's `package::<crate>` is the crate's path.
+            let e = e.replace("`package::", "`").replace(" package::", " ");
+            let hint = if e.contains("has no declaration") {
+                "; an item under `@if` exists only with its features on \
+                 (`features = [...]` on the rule, or a `preset`)"
+            } else {
+                ""
+            };
+            ProcessError::msg(format!(
+                "{own}: linking it with the modules it imports failed: {e}{hint}"
+            ))
+        })?;
+        let checked = validate::check(
+            &composed.wgsl,
+            &|offset| composed.locate(offset),
+            capabilities,
+            reflection,
+        )
+        .map_err(|e| ProcessError::msg(composed.readable(&e.to_string())))?;
+        for b in &mut reflection.bindings {
+            b.name = composed.readable(&b.name);
+        }
+        checked
+    } else {
+        validate::validate(linked, capabilities, reflection)?
+    };
     #[cfg(feature = "shader-targets")]
     {
         let mut out = Vec::new();
@@ -259,7 +467,9 @@ fn compile(
 
 #[cfg(not(feature = "shaders"))]
 fn compile(
+    _: &mut Context<'_>,
     _: &Linked,
+    _: Option<Option<&packages::Packages>>,
     settings: &ShaderSettings,
     reflection: &mut Reflection,
 ) -> Result<Vec<Translated>, ProcessError> {
@@ -286,4 +496,11 @@ fn without_feature(feature: &str, target: &str) -> ProcessError {
 pub(crate) fn scan(text: &str) {
     let _ = imports::imports(text);
     let _ = preprocessor(text);
+    #[cfg(feature = "shaders")]
+    {
+        let on: BTreeSet<String> = ["A".to_owned(), "B".to_owned()].into();
+        if let Ok(decided) = blocks::decide(text, &on) {
+            assert_eq!(decided.lines().count(), text.lines().count());
+        }
+    }
 }

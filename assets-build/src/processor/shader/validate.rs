@@ -71,6 +71,16 @@ pub(super) fn capabilities(names: &[String]) -> Result<Capabilities, ProcessErro
     Ok(caps)
 }
 
+/// The `capabilities` name of the flag naga's message says is missing:
+/// "Capability Capabilities(TEXTURE_AND_SAMPLER_BINDING_ARRAY) is not
+/// supported" gives `texture-and-sampler-binding-array`.
+fn missing_capability(message: &str) -> Option<String> {
+    let rest = message.split("Capability Capabilities(").nth(1)?;
+    let flag = rest.split(')').next()?;
+    let caps = Capabilities::from_name(flag)?;
+    Some(capability_names(caps))
+}
+
 /// `float64, shader-int64`: the flags of `caps` as `capabilities` names them.
 pub(super) fn capability_names(caps: Capabilities) -> String {
     let names: Vec<String> = caps
@@ -87,15 +97,31 @@ pub(super) fn validate(
     capabilities: Capabilities,
     reflection: &mut Reflection,
 ) -> Result<(naga::Module, ModuleInfo), ProcessError> {
+    let (source, starts) = link(linked);
+    check(
+        &source,
+        &|offset| locate(&source, &starts, offset),
+        capabilities,
+        reflection,
+    )
+}
+
+/// Parses and validates WGSL `source`, whose byte offsets `locate` turns
+/// into places in the files it came from.
+pub(super) fn check(
+    source: &str,
+    locate: &dyn Fn(usize) -> String,
+    capabilities: Capabilities,
+    reflection: &mut Reflection,
+) -> Result<(naga::Module, ModuleInfo), ProcessError> {
     use naga::valid::{ValidationFlags, Validator};
 
-    let (source, starts) = link(linked);
-    let module = naga::front::wgsl::parse_str(&source).map_err(|e| {
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| {
         let at = e
             .labels()
             .next()
             .and_then(|(span, _)| span.to_range())
-            .map_or_else(|| "?".into(), |r| locate(&source, &starts, r.start));
+            .map_or_else(|| "?".into(), |r| locate(r.start));
         let labels: Vec<String> = e
             .labels()
             .filter(|(_, l)| !l.is_empty())
@@ -115,12 +141,17 @@ pub(super) fn validate(
                 .spans()
                 .next()
                 .and_then(|(span, _)| span.to_range())
-                .map_or_else(|| "?".into(), |r| locate(&source, &starts, r.start));
+                .map_or_else(|| "?".into(), |r| locate(r.start));
             let mut message = e.as_inner().to_string();
             let mut inner: Option<&dyn std::error::Error> = std::error::Error::source(e.as_inner());
             while let Some(cause) = inner {
                 message.push_str(&format!(": {cause}"));
                 inner = cause.source();
+            }
+            if let Some(flag) = missing_capability(&message) {
+                message.push_str(&format!(
+                    "; if the devices it runs on have it, allow it with `capabilities = [\"{flag}\"]`"
+                ));
             }
             ProcessError::msg(format!("{at}: {message}"))
         })?;
