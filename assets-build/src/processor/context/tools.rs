@@ -64,7 +64,7 @@ impl Context<'_> {
     /// metadata`), written before that answer came. Paths as in
     /// [`Context::record_tool_inputs`]; files outside the package are not
     /// recorded.
-    #[cfg_attr(not(feature = "shaders"), allow(dead_code))]
+    #[cfg_attr(not(feature = "shader-packages"), allow(dead_code))]
     pub(crate) fn record_package_files(&mut self, paths: &[&Path]) -> Result<(), ProcessError> {
         for path in paths {
             if let Some((name, state)) = self.package_file(path)? {

@@ -49,9 +49,9 @@
 //! shader linked with its modules), `validate.rs` (naga: parse, validate,
 //! reflect), `translate.rs` (naga's back ends).
 
-#[cfg(feature = "shaders")]
+#[cfg(feature = "shader-packages")]
 mod blocks;
-#[cfg(feature = "shaders")]
+#[cfg(feature = "shader-packages")]
 mod compose;
 mod imports;
 mod packages;
@@ -66,7 +66,7 @@ use serde::{Deserialize, Serialize};
 
 use super::text::{self, yes};
 use super::{Context, ProcessError, Processor};
-#[cfg(feature = "shaders")]
+#[cfg(feature = "shader-packages")]
 use crate::processor::Unsettled;
 use imports::{Linked, preprocessor};
 
@@ -188,7 +188,7 @@ impl Preset {
 
 impl ShaderSettings {
     /// The features on: the preset's and the rule's.
-    #[cfg_attr(not(feature = "shaders"), allow(dead_code))]
+    #[cfg_attr(not(feature = "shader-packages"), allow(dead_code))]
     fn features(&self) -> BTreeSet<String> {
         let preset = self.preset.map(Preset::features).unwrap_or_default();
         preset
@@ -199,7 +199,7 @@ impl ShaderSettings {
     }
 
     /// The `constants` module's values: the preset's, then the rule's.
-    #[cfg_attr(not(feature = "shaders"), allow(dead_code))]
+    #[cfg_attr(not(feature = "shader-packages"), allow(dead_code))]
     fn constants(&self) -> BTreeMap<String, String> {
         let preset = self.preset.map_or(&[][..], Preset::constants);
         let mut out: BTreeMap<String, String> = preset
@@ -285,6 +285,13 @@ impl Processor for Shader {
             .modules
             .iter()
             .find_map(|m| preprocessor(&m.text).filter(|w| !w.contains("@if")).map(|w| (m, w)));
+        // Imports of crates, `@if`, or Bevy's `constants::` written inline
+        // need WESL's linker.
+        let composed = !linked.external.is_empty()
+            || linked
+                .modules
+                .iter()
+                .any(|m| preprocessor(&m.text).is_some() || m.text.contains("constants::"));
         let crates: Vec<&String> = linked.external.iter().filter(|e| *e != "constants").collect();
         let mut packages = None;
         let blocker = if !settings.validate {
@@ -310,16 +317,15 @@ impl Processor for Shader {
             Some(why)
         } else if !cfg!(feature = "shaders") {
             Some("assets-build was built without its `shaders` feature".to_owned())
+        } else if composed && !cfg!(feature = "shader-packages") {
+            Some(
+                "linking it with crates' modules, `@if` or `constants` needs assets-build's \
+                 `shader-packages` feature (`cargo assets` has it)"
+                    .to_owned(),
+            )
         } else {
             None
         };
-        // Imports of crates, `@if`, or Bevy's `constants::` written inline
-        // need WESL's linker.
-        let composed = !linked.external.is_empty()
-            || linked
-                .modules
-                .iter()
-                .any(|m| preprocessor(&m.text).is_some() || m.text.contains("constants::"));
         let translated = match blocker {
             Some(why) if !settings.targets.is_empty() => {
                 return Err(ProcessError::msg(format!(
@@ -394,49 +400,9 @@ fn compile(
     reflection: &mut Reflection,
 ) -> Result<Vec<Translated>, ProcessError> {
     let capabilities = validate::capabilities(&settings.capabilities)?;
-    let (module, info) = if let Some(packages) = composed {
-        let own = ctx.asset().clone();
-        let started = std::time::SystemTime::now();
-        let (read, result) = compose::compose(
-            linked,
-            &settings.root,
-            packages,
-            &settings.features(),
-            &settings.constants(),
-        );
-        // What was read or looked for is an input even when linking
-        // failed: fixing the module reruns this shader.
-        let read: Vec<&std::path::Path> = read.iter().map(|p| p.as_path()).collect();
-        ctx.record_tool_inputs(&read, started, Unsettled::Record)?;
-        if let Some(p) = packages {
-            ctx.record_package_files(&[&p.lockfile])?;
-        }
-        let composed = result.map_err(|e| {
-            // Our one namespace's `package::<crate>` is the crate's path.
-            let e = e.replace("`package::", "`").replace(" package::", " ");
-            let hint = if e.contains("has no declaration") {
-                "; an item under `@if` exists only with its features on \
-                 (`features = [...]` on the rule, or a `preset`)"
-            } else {
-                ""
-            };
-            ProcessError::msg(format!(
-                "{own}: linking it with the modules it imports failed: {e}{hint}"
-            ))
-        })?;
-        let checked = validate::check(
-            &composed.wgsl,
-            &|offset| composed.locate(offset),
-            capabilities,
-            reflection,
-        )
-        .map_err(|e| ProcessError::msg(composed.readable(&e.to_string())))?;
-        for b in &mut reflection.bindings {
-            b.name = composed.readable(&b.name);
-        }
-        checked
-    } else {
-        validate::validate(linked, capabilities, reflection)?
+    let (module, info) = match composed {
+        Some(packages) => composed_module(ctx, linked, packages, settings, capabilities, reflection)?,
+        None => validate::validate(linked, capabilities, reflection)?,
     };
     #[cfg(feature = "shader-targets")]
     {
@@ -463,6 +429,74 @@ fn compile(
             None => Ok(Vec::new()),
         }
     }
+}
+
+/// Links the shader with the crates' modules (`compose.rs`), then validates
+/// what the linker made, naming places and items by their sources.
+#[cfg(feature = "shader-packages")]
+fn composed_module(
+    ctx: &mut Context<'_>,
+    linked: &Linked,
+    packages: Option<&packages::Packages>,
+    settings: &ShaderSettings,
+    capabilities: naga::valid::Capabilities,
+    reflection: &mut Reflection,
+) -> Result<(naga::Module, naga::valid::ModuleInfo), ProcessError> {
+    let own = ctx.asset().clone();
+    let started = std::time::SystemTime::now();
+    let (read, result) = compose::compose(
+        linked,
+        &settings.root,
+        packages,
+        &settings.features(),
+        &settings.constants(),
+    );
+    // What was read or looked for is an input even when linking
+    // failed: fixing the module reruns this shader.
+    let read: Vec<&std::path::Path> = read.iter().map(|p| p.as_path()).collect();
+    ctx.record_tool_inputs(&read, started, Unsettled::Record)?;
+    if let Some(p) = packages {
+        ctx.record_package_files(&[&p.lockfile])?;
+    }
+    let composed = result.map_err(|e| {
+        // Our one namespace's `package::<crate>` is the crate's path.
+        let e = e.replace("`package::", "`").replace(" package::", " ");
+        let hint = if e.contains("has no declaration") {
+            "; an item under `@if` exists only with its features on \
+             (`features = [...]` on the rule, or a `preset`)"
+        } else {
+            ""
+        };
+        ProcessError::msg(format!(
+            "{own}: linking it with the modules it imports failed: {e}{hint}"
+        ))
+    })?;
+    let checked = validate::check(
+        &composed.wgsl,
+        &|offset| composed.locate(offset),
+        capabilities,
+        reflection,
+    )
+    .map_err(|e| ProcessError::msg(composed.readable(&e.to_string())))?;
+    for b in &mut reflection.bindings {
+        b.name = composed.readable(&b.name);
+    }
+    Ok(checked)
+}
+
+/// Never reached: without the feature, such a shader is built unvalidated.
+#[cfg(all(feature = "shaders", not(feature = "shader-packages")))]
+fn composed_module(
+    _: &mut Context<'_>,
+    _: &Linked,
+    _: Option<&packages::Packages>,
+    _: &ShaderSettings,
+    _: naga::valid::Capabilities,
+    _: &mut Reflection,
+) -> Result<(naga::Module, naga::valid::ModuleInfo), ProcessError> {
+    Err(ProcessError::msg(
+        "linking with crates' modules needs assets-build's `shader-packages` feature",
+    ))
 }
 
 #[cfg(not(feature = "shaders"))]
@@ -496,7 +530,7 @@ fn without_feature(feature: &str, target: &str) -> ProcessError {
 pub(crate) fn scan(text: &str) {
     let _ = imports::imports(text);
     let _ = preprocessor(text);
-    #[cfg(feature = "shaders")]
+    #[cfg(feature = "shader-packages")]
     {
         let on: BTreeSet<String> = ["A".to_owned(), "B".to_owned()].into();
         if let Ok(decided) = blocks::decide(text, &on) {

@@ -33,7 +33,7 @@ impl Packages {
     }
 
     /// The files module `components` of crate `name` may be, in order.
-    #[cfg_attr(not(feature = "shaders"), allow(dead_code))]
+    #[cfg_attr(not(feature = "shader-packages"), allow(dead_code))]
     pub(super) fn module_files(&self, name: &str, components: &[String]) -> Vec<PathBuf> {
         let Some(dir) = self.dirs.get(name) else {
             return Vec::new();
