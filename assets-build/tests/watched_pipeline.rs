@@ -66,7 +66,7 @@ impl Game {
     }
 
     /// A game watched as `watch` does: changed parcels written as patches.
-    /// A large sound keeps an edit's patch under a quarter of the parcel.
+    /// A large sound keeps an edit's patch under three quarters of the parcel.
     fn with_patches(patches: bool) -> Game {
         let dir = tempfile::tempdir().unwrap();
         let mut options = options(dir.path());

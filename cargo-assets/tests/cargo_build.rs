@@ -970,7 +970,9 @@ fn a_shader_importing_a_dependency_crates_modules_is_validated_in_cargo_build() 
     let parcel = script_parcel("e2e-shader-crates", None, "main");
     let reflection = parcel
         .parcel()
-        .text(assets_runtime::ResourceId::of("shaders/glow.wesl#reflection"))
+        .text(assets_runtime::ResourceId::of(
+            "shaders/glow.wesl#reflection",
+        ))
         .unwrap();
     let reflection: serde_json::Value = serde_json::from_str(&reflection).unwrap();
     assert_eq!(reflection["validated"], true, "{reflection}");

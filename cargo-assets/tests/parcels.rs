@@ -690,8 +690,8 @@ fn assets_moving_between_parcels_are_read_from_the_parcel_that_held_them() {
 #[test]
 fn inspect_sees_a_parcel_through_the_patch_an_edit_left_beside_it() {
     let p = project();
-    // A large resource that stays: the patch must stay under a quarter of
-    // the parcel, or the parcel is written whole.
+    // A large resource that stays: a patch holding over three quarters of
+    // the parcel's bytes is written whole instead.
     let noise: Vec<u8> = (0..200_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();

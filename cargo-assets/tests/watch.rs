@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use assets_runtime::reload::{Notice, ReloadClient};
 use assets_runtime::{ParcelBuf, ResourceId};
-use assets_test_support::{Project, Watch};
+use assets_test_support::{Project, Watch, encode_png, sprite_image};
 use serde_json::Value;
 
 const FILES: usize = 2_000;
@@ -588,6 +588,68 @@ max-size = 256
     let run = p.build_ok();
     assert_eq!(run.processed(), Vec::<String>::new());
     assert_eq!(run.with_reason("parcel-written").count(), 0);
+}
+
+#[test]
+fn a_sprite_redrawn_at_its_size_moves_nothing_and_reaches_the_game_as_its_page_alone() {
+    // Three sprites, one page each: a sprite redrawn at its own size keeps
+    // every frame where it was, and the patch holds its one page (a third
+    // of the parcel, once over the limit of what a patch could hold).
+    // Noise, so the parcel is past the size under which it is written whole.
+    let sprite = |seed| encode_png(&sprite_image(200, 200, 3, seed));
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "sprites/*.png"
+processor = "sprite"
+
+[package.metadata.assets.atlases.main]
+max-size = 208
+padding = 0
+"#,
+    )
+    .file("assets/sprites/a.png", sprite(1))
+    .file("assets/sprites/b.png", sprite(2))
+    .file("assets/sprites/c.png", sprite(3));
+    let watch = p.watch();
+    let mut client = connect(&watch);
+    let frames = |n: &Notice| {
+        let parcel = n.open().unwrap();
+        ["a", "b", "c"].map(|s| {
+            let f = parcel
+                .parcel()
+                .sprite(ResourceId::of(&format!("sprites/{s}.png")))
+                .unwrap()
+                .frame;
+            (f.page_index, f.x, f.y, f.w, f.h)
+        })
+    };
+    p.file("assets/sprites/b.png", sprite(9));
+    let notices = notices_naming(&mut client, &["sprites/b.png"]);
+    let notice = notices.last().unwrap();
+    let written = watch.next("parcel-written");
+    let page = format!("atlas:main#{}", frames(notice)[1].0);
+    assert_eq!(
+        written["changed"],
+        serde_json::json!([page, "sprites/b.png"]),
+        "{written}"
+    );
+    let patch = notice.patch.clone().expect("one page of three is a patch");
+    let base = ParcelBuf::open(&notice.path).unwrap();
+    let before = ["a", "b", "c"].map(|s| {
+        let f = base
+            .parcel()
+            .sprite(ResourceId::of(&format!("sprites/{s}.png")))
+            .unwrap()
+            .frame;
+        (f.page_index, f.x, f.y, f.w, f.h)
+    });
+    assert_eq!(frames(notice), before, "every frame where it was");
+    assert!(
+        std::fs::metadata(&patch).unwrap().len() * 2
+            < std::fs::metadata(&notice.path).unwrap().len()
+    );
 }
 
 #[test]

@@ -108,8 +108,19 @@ impl Processor for AtlasPacker {
             })
             .collect();
         let name = ctx.asset().to_string();
-        let layout = lay_out(&sizes, spec, &MaxRects::default())
-            .map_err(|e| too_large(&settings, &owner, &sizes, &name, e))?;
+        // The layout is a function of the sizes and the settings alone: a
+        // watched re-pack after an edit that kept every size (a sprite
+        // redrawn in place) takes it from memory, so every sprite keeps its
+        // place without packing again.
+        let memo = ctx.memo();
+        let layout = memo.remembered(
+            &layout_key(&sizes, spec),
+            || {
+                lay_out(&sizes, spec, &MaxRects::default())
+                    .map_err(|e| too_large(&settings, &owner, &sizes, &name, e))
+            },
+            |l| l.frames.len() * std::mem::size_of::<super::layout::Frame>(),
+        )?;
         let encoding = spec
             .encoding
             .unwrap_or_else(|| Encoding::default_for(ctx.variant()));
@@ -117,7 +128,6 @@ impl Processor for AtlasPacker {
         // a watched re-pack after an edit takes every page whose sprites
         // kept their places from memory, as the last build made it, and
         // emits it as it is kept (not copied, not hashed again).
-        let memo = ctx.memo();
         let identities: Vec<(ContentHash, usize)> = (members.iter())
             .flat_map(|m| (0..m.sprites.len()).map(|k| (m.hash, k)))
             .collect();
@@ -327,6 +337,19 @@ fn read_members(members: &[Option<DependencyOutputs<'_>>]) -> Result<Vec<Member>
 /// `Memo::remembered`). `identities` names each sprite's pixels (the hash
 /// of the output it came from, and its place in it), in frame order; the
 /// step's version stands for the drawing and compressing code.
+/// What names a layout: the packer's version, the atlas's settings, and
+/// every sprite's (trimmed) size in order.
+fn layout_key(sizes: &[Size], spec: &AtlasSpec) -> ContentHash {
+    let mut h = blake3::Hasher::new_derive_key("cargo-assets atlas layout 1");
+    h.update(&AtlasPacker.version().to_le_bytes());
+    h.update(&serde_json::to_vec(spec).expect("atlas settings serialize"));
+    for s in sizes {
+        h.update(&s.w.to_le_bytes());
+        h.update(&s.h.to_le_bytes());
+    }
+    h.finalize().into()
+}
+
 fn page_key(
     layout: &AtlasLayout,
     page: u32,

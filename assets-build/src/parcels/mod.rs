@@ -556,6 +556,10 @@ fn with_users(changed: &mut Vec<String>, planned: &[Planned], steps: &[Arc<StepR
                 .push(step.asset.as_str());
         }
     }
+    // Only the users' resources are added: of the assets that changed,
+    // `changed` already names the resources that did (one page of an atlas,
+    // not all of them).
+    let changed_assets = reached.clone();
     let mut todo: Vec<String> = reached.iter().cloned().collect();
     while let Some(asset) = todo.pop() {
         for &user in users.get(asset.as_str()).into_iter().flatten() {
@@ -568,7 +572,10 @@ fn with_users(changed: &mut Vec<String>, planned: &[Planned], steps: &[Arc<StepR
     changed.extend(
         (planned.iter())
             .map(|p| p.name.as_str())
-            .filter(|name| reached.contains(&asset_of(name)))
+            .filter(|name| {
+                let asset = asset_of(name);
+                reached.contains(&asset) && !changed_assets.contains(&asset)
+            })
             .map(str::to_owned),
     );
     if changed.len() != before {

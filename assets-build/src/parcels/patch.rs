@@ -28,8 +28,10 @@
 //! A patch is not written, and the parcel is written whole instead, when
 //! there is no base to patch (none, its `.sums` does not describe it, or
 //! it was written with another compression), or when the patch would hold
-//! more than a quarter of the base's bytes: past that, reading through two
-//! files stops paying for itself. Every whole write removes the patch
+//! more than three quarters of the bytes of the parcel's resources: past that, writing the
+//! whole costs little more, and the game reads one file again. (A quarter
+//! was the limit before: one page of a two-page atlas, half the parcel,
+//! was then written whole on every edit.) Every whole write removes the patch
 //! ([`remove`]), so a build without patches (`cargo assets build`, a build
 //! script, `watch` once idle) leaves the base alone, byte for byte what a
 //! cold build writes.
@@ -50,8 +52,11 @@ use crate::parcel_sums;
 use crate::report::{ParcelOutcome, Retired};
 use crate::store::{Store, StoreError};
 
-/// A patch may hold at most this fraction of its base's bytes.
-const MAX_SHARE: u64 = 4;
+/// A patch may hold at most this many quarters of the bytes of the
+/// parcel's resources: past
+/// that, writing the parcel whole costs little more than the patch, and
+/// spares the game reading through two files.
+const MAX_QUARTERS: u64 = 3;
 
 /// The content a patch's `.sums` gives a removal mark.
 const REMOVED: &str = "-";
@@ -273,11 +278,11 @@ pub(super) fn write(
             in_force: false,
         }));
     }
+    // Measured against the parcel's resources, not its file: in a small
+    // parcel the header and table are most of the file.
     let bytes: u64 = taken.iter().map(|&i| planned[i].len()).sum();
-    let Ok(base_len) = fs::metadata(path).map(|m| m.len()) else {
-        return Ok(Written::Whole);
-    };
-    if bytes.saturating_mul(MAX_SHARE) > base_len {
+    let all: u64 = planned.iter().map(Planned::len).sum();
+    if bytes.saturating_mul(4) > all.saturating_mul(MAX_QUARTERS) {
         return Ok(Written::Whole);
     }
     write_files(
