@@ -82,15 +82,40 @@ fn pipeline(dir: &Path, cache: &Path, configure: impl FnOnce(&mut BuildOptions))
 }
 
 /// One timed build by `pipeline`, told `changes`; it must succeed.
+///
+/// With `ASSETS_BENCH_TRACE` set, says on stderr when the build planned and
+/// when each step that ran started and finished (where a slow build's time
+/// goes; the parcels are written after the last step).
 fn timed_build(pipeline: &Pipeline, changes: Changes<'_>) -> (Duration, BuildReport) {
+    let trace = std::env::var_os("ASSETS_BENCH_TRACE").is_some();
+    let start = std::time::Instant::now();
+    let on_event = |e: &Event<'_>| {
+        if !trace {
+            return;
+        }
+        let at = start.elapsed().as_secs_f64() * 1e3;
+        match e {
+            Event::Planned { steps } => eprintln!("{at:9.1} ms planned {steps} steps"),
+            Event::Processing { asset, .. } => eprintln!("{at:9.1} ms start {asset}"),
+            Event::Finished { step }
+                if matches!(step.outcome, assets_build::unstable::Outcome::Ran { .. }) =>
+            {
+                eprintln!("{at:9.1} ms done {}", step.asset)
+            }
+            _ => {}
+        }
+    };
     let mut report = None;
     let t = time(|| {
         report = Some(
             pipeline
-                .build_after(changes, &|_: &Event<'_>| {})
+                .build_after(changes, &on_event)
                 .expect("the corpus builds"),
         )
     });
+    if trace {
+        eprintln!("{:9.1} ms built", start.elapsed().as_secs_f64() * 1e3);
+    }
     let report = report.expect("built");
     assert!(
         report.success(),

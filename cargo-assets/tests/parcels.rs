@@ -779,3 +779,62 @@ fn inspecting_a_parcel_that_is_not_there_says_where_parcels_are() {
         );
     }
 }
+
+#[test]
+fn a_sprite_resized_in_a_large_atlas_moves_only_the_sprites_of_its_group() {
+    // 160 sprites on pages of 40x40: dozens of pages, laid out in groups.
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        "[[package.metadata.assets.rules]]\nmatch = \"sprites/*.png\"\nprocessor = \"sprite\"\n\n\
+         [package.metadata.assets.atlases.main]\nmax-size = 40\n",
+    );
+    for i in 0..160u32 {
+        p.png(
+            &format!("assets/sprites/s{i:03}.png"),
+            12 + i % 5,
+            12 + i % 3,
+            i,
+        );
+    }
+    let run = p.build_ok();
+    let pages = |run: &assets_test_support::Run| {
+        let bytes = std::fs::read(run.parcel("main")).unwrap();
+        let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();
+        let frames: Vec<(String, u32, u32, u32)> = (0..160u32)
+            .map(|i| {
+                let name = format!("sprites/s{i:03}.png");
+                let f = parcel
+                    .sprite(assets_runtime::ResourceId::of(&name))
+                    .unwrap()
+                    .frame;
+                (name, f.page_index, f.x, f.y)
+            })
+            .collect();
+        let count = parcel
+            .iter()
+            .filter(|r| r.name.starts_with("atlas:main#"))
+            .count();
+        (frames, count)
+    };
+    let (before, count) = pages(&run);
+    assert!(count >= 16, "{count} pages");
+    p.png("assets/sprites/s007.png", 30, 30, 7);
+    let run = p.build_ok();
+    let (after, _) = pages(&run);
+    let moved = before.iter().zip(&after).filter(|(b, a)| b != a).count();
+    assert!(
+        moved > 0 && moved * 2 < before.len(),
+        "{moved} of 160 sprites moved"
+    );
+    let written = run.with_reason("parcel-written").next().unwrap();
+    let changed_pages = written["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c.as_str().unwrap().starts_with("atlas:main#"))
+        .count();
+    assert!(
+        changed_pages * 2 < count,
+        "{changed_pages} of {count} pages changed: {written}"
+    );
+}

@@ -38,7 +38,7 @@ use assets_runtime::sprite::{SPRITE_LEN, SpriteFrame};
 use serde::Deserialize;
 
 use super::compose::draw_page;
-use super::layout::{AtlasLayout, Frame, lay_out};
+use super::layout::{AtlasLayout, Frame, group_count, lay_out, lay_out_grouped};
 use super::maxrects::MaxRects;
 use super::pack::{Size, TooLarge};
 use crate::hash::ContentHash;
@@ -76,8 +76,9 @@ impl Processor for AtlasPacker {
         // 2: pages compressed by default (lz4 in dev, zstd in release);
         // 3: LZ4 finds matches in pages under 64 KiB;
         // 4: the packer drops free rectangles too small for what is still
-        //    to come, so of two equally good places another may be first
-        4
+        //    to come, so of two equally good places another may be first;
+        // 5: an atlas of more than a few pages is laid out in groups
+        5
     }
 
     fn process(
@@ -113,14 +114,30 @@ impl Processor for AtlasPacker {
         // redrawn in place) takes it from memory, so every sprite keeps its
         // place without packing again.
         let memo = ctx.memo();
-        let layout = memo.remembered(
-            &layout_key(&sizes, spec),
-            || {
-                lay_out(&sizes, spec, &MaxRects::default())
-                    .map_err(|e| too_large(&settings, &owner, &sizes, &name, e))
-            },
-            |l| l.frames.len() * std::mem::size_of::<super::layout::Frame>(),
-        )?;
+        // A large atlas is laid out in groups (see `layout.rs`), each
+        // remembered on its own: a sprite that changed size re-packs its
+        // group only.
+        let groups = group_count(&sizes, spec);
+        let group_of: Vec<u32> = owner
+            .iter()
+            .map(|&m| group_of(&settings.sprites[m], groups))
+            .collect();
+        let layout = lay_out_grouped(&group_of, groups, |indices| {
+            let group: Vec<Size> = indices.iter().map(|&i| sizes[i]).collect();
+            memo.remembered(
+                &layout_key(&group, spec),
+                || {
+                    lay_out(&group, spec, &MaxRects::default()).map_err(|e| {
+                        let e = TooLarge {
+                            index: indices[e.index],
+                            ..e
+                        };
+                        too_large(&settings, &owner, &sizes, &name, e)
+                    })
+                },
+                |l| l.frames.len() * std::mem::size_of::<super::layout::Frame>(),
+            )
+        })?;
         let encoding = spec
             .encoding
             .unwrap_or_else(|| Encoding::default_for(ctx.variant()));
@@ -337,6 +354,17 @@ fn read_members(members: &[Option<DependencyOutputs<'_>>]) -> Result<Vec<Member>
 /// `Memo::remembered`). `identities` names each sprite's pixels (the hash
 /// of the output it came from, and its place in it), in frame order; the
 /// step's version stands for the drawing and compressing code.
+/// The group (below `groups`) of the member named `name`: a hash of the
+/// name, so a member keeps its group whatever else the atlas holds.
+fn group_of(name: &str, groups: u32) -> u32 {
+    if groups <= 1 {
+        return 0;
+    }
+    let h = blake3::hash(name.as_bytes());
+    let n = u64::from_le_bytes(h.as_bytes()[..8].try_into().expect("8 bytes"));
+    (n % u64::from(groups)) as u32
+}
+
 /// What names a layout: the packer's version, the atlas's settings, and
 /// every sprite's (trimmed) size in order.
 fn layout_key(sizes: &[Size], spec: &AtlasSpec) -> ContentHash {
