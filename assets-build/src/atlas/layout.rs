@@ -53,6 +53,18 @@ pub struct Frame {
     pub rotated: bool,
 }
 
+impl Frame {
+    /// An empty sprite's: nothing, on page 0.
+    pub const EMPTY: Frame = Frame {
+        page: 0,
+        x: 0,
+        y: 0,
+        w: 0,
+        h: 0,
+        rotated: false,
+    };
+}
+
 /// Every page's size and every sprite's frame, in input order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AtlasLayout {
@@ -102,14 +114,7 @@ pub fn lay_out(
         .zip(sizes)
         .map(|(p, s)| {
             if s.area() == 0 {
-                return Frame {
-                    page: 0,
-                    x: 0,
-                    y: 0,
-                    w: 0,
-                    h: 0,
-                    rotated: false,
-                };
+                return Frame::EMPTY;
             }
             let (w, h) = if p.rotated { (s.h, s.w) } else { (s.w, s.h) };
             Frame {
@@ -173,16 +178,8 @@ pub fn lay_out_grouped<E>(
     for (i, &g) in group_of.iter().enumerate() {
         members[g as usize].push(i);
     }
-    let empty = Frame {
-        page: 0,
-        x: 0,
-        y: 0,
-        w: 0,
-        h: 0,
-        rotated: false,
-    };
     let mut pages = Vec::new();
-    let mut frames = vec![empty; group_of.len()];
+    let mut frames = vec![Frame::EMPTY; group_of.len()];
     for indices in members.iter().filter(|m| !m.is_empty()) {
         let layout = lay_group(indices)?;
         let offset = pages.len() as u32;

@@ -39,15 +39,11 @@ fn scan(
     let bytes = text.as_bytes();
     let mut i = from;
     while i < to {
+        if let Some(next) = past_comment(bytes, i) {
+            i = next;
+            continue;
+        }
         match bytes[i] {
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                i = line_end(bytes, i);
-                continue;
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i = block_comment_end(bytes, i);
-                continue;
-            }
             b'@' if word_at(bytes, i + 1) == "if" => {
                 let at = |e: String| format!("line {}: {e}", line_of(text, i));
                 if let Some(chain) = chain_at(bytes, i).map_err(at)? {
@@ -159,15 +155,11 @@ fn chain_at(bytes: &[u8], at: usize) -> Result<Option<Chain>, String> {
 fn item_end(bytes: &[u8], mut i: usize) -> usize {
     let mut depth = 0usize;
     while i < bytes.len() {
+        if let Some(next) = past_comment(bytes, i) {
+            i = next;
+            continue;
+        }
         match bytes[i] {
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                i = line_end(bytes, i);
-                continue;
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i = block_comment_end(bytes, i);
-                continue;
-            }
             b'(' | b'[' | b'{' => depth += 1,
             b')' | b']' if depth > 0 => depth -= 1,
             b'}' if depth == 0 => return i,
@@ -198,12 +190,22 @@ fn word_at(bytes: &[u8], i: usize) -> &str {
 /// Past whitespace and comments from `i`.
 fn skip_space(bytes: &[u8], mut i: usize) -> usize {
     loop {
-        match (bytes.get(i), bytes.get(i + 1)) {
-            (Some(b), _) if b.is_ascii_whitespace() => i += 1,
-            (Some(b'/'), Some(b'/')) => i = line_end(bytes, i),
-            (Some(b'/'), Some(b'*')) => i = block_comment_end(bytes, i),
-            _ => return i,
+        if let Some(next) = past_comment(bytes, i) {
+            i = next;
+        } else if bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        } else {
+            return i;
         }
+    }
+}
+
+/// Past the comment starting at `i`, if one does.
+fn past_comment(bytes: &[u8], i: usize) -> Option<usize> {
+    match (bytes.get(i), bytes.get(i + 1)) {
+        (Some(b'/'), Some(b'/')) => Some(line_end(bytes, i)),
+        (Some(b'/'), Some(b'*')) => Some(block_comment_end(bytes, i)),
+        _ => None,
     }
 }
 
@@ -212,15 +214,11 @@ fn matching(bytes: &[u8], at: usize, open: u8, close: u8) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = at;
     while i < bytes.len() {
+        if let Some(next) = past_comment(bytes, i) {
+            i = next;
+            continue;
+        }
         match bytes[i] {
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                i = line_end(bytes, i);
-                continue;
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i = block_comment_end(bytes, i);
-                continue;
-            }
             b if b == open => depth += 1,
             b if b == close => {
                 depth -= 1;
