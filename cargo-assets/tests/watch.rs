@@ -590,12 +590,24 @@ max-size = 256
     assert_eq!(run.with_reason("parcel-written").count(), 0);
 }
 
+/// Where sprites `a`, `b` and `c` lie (page, x, y, width, height), as
+/// `sprite` gives their sprites.
+fn places<'a>(
+    sprite: impl Fn(ResourceId) -> Option<assets_runtime::Sprite<'a>>,
+) -> [(u32, u32, u32, u32, u32); 3] {
+    ["a", "b", "c"].map(|s| {
+        let f = sprite(ResourceId::of(&format!("sprites/{s}.png")))
+            .unwrap()
+            .frame;
+        (f.page_index, f.x, f.y, f.w, f.h)
+    })
+}
+
 #[test]
 fn a_sprite_redrawn_at_its_size_moves_nothing_and_reaches_the_game_as_its_page_alone() {
     // Three sprites, one page each: a sprite redrawn at its own size keeps
     // every frame where it was, and the patch holds its one page (a third
     // of the parcel, once over the limit of what a patch could hold).
-    // Noise, so the parcel is past the size under which it is written whole.
     let sprite = |seed| encode_png(&sprite_image(200, 200, 3, seed));
     let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
     p.metadata(
@@ -615,15 +627,8 @@ padding = 0
     let watch = p.watch();
     let mut client = connect(&watch);
     let frames = |n: &Notice| {
-        let parcel = n.open().unwrap();
-        ["a", "b", "c"].map(|s| {
-            let f = parcel
-                .parcel()
-                .sprite(ResourceId::of(&format!("sprites/{s}.png")))
-                .unwrap()
-                .frame;
-            (f.page_index, f.x, f.y, f.w, f.h)
-        })
+        let seen = n.open().unwrap();
+        places(|id| seen.parcel().sprite(id))
     };
     p.file("assets/sprites/b.png", sprite(9));
     let notices = notices_naming(&mut client, &["sprites/b.png"]);
@@ -637,14 +642,7 @@ padding = 0
     );
     let patch = notice.patch.clone().expect("one page of three is a patch");
     let base = ParcelBuf::open(&notice.path).unwrap();
-    let before = ["a", "b", "c"].map(|s| {
-        let f = base
-            .parcel()
-            .sprite(ResourceId::of(&format!("sprites/{s}.png")))
-            .unwrap()
-            .frame;
-        (f.page_index, f.x, f.y, f.w, f.h)
-    });
+    let before = places(|id| base.parcel().sprite(id));
     assert_eq!(frames(notice), before, "every frame where it was");
     assert!(
         std::fs::metadata(&patch).unwrap().len() * 2

@@ -149,8 +149,16 @@ impl Processor for AtlasPacker {
             .flat_map(|m| (0..m.sprites.len()).map(|k| (m.hash, k)))
             .collect();
         let indices: Vec<u32> = (0..layout.pages.len() as u32).collect();
+        // Each page's sprites, in order: a page's key hashes only its own
+        // (each key used to walk every frame: 180 pages × 137,000 at 1M).
+        let mut on_page: Vec<Vec<usize>> = vec![Vec::new(); layout.pages.len()];
+        for (i, f) in layout.frames.iter().enumerate() {
+            if f.w > 0 && f.h > 0 {
+                on_page[f.page as usize].push(i);
+            }
+        }
         let pages = parallel::map(&indices, |&i| {
-            let key = page_key(&layout, i, &identities, spec, encoding);
+            let key = page_key(&layout, i, &on_page[i as usize], &identities, spec, encoding);
             memo.remembered(
                 &key,
                 || {
@@ -378,9 +386,13 @@ fn layout_key(sizes: &[Size], spec: &AtlasSpec) -> ContentHash {
     h.finalize().into()
 }
 
+/// What names a page's bytes: its size, the settings that draw it, and
+/// where each sprite on it (`on_page`, their indices) lies and what pixels
+/// it brings.
 fn page_key(
     layout: &AtlasLayout,
     page: u32,
+    on_page: &[usize],
     identities: &[(ContentHash, usize)],
     spec: &AtlasSpec,
     encoding: Encoding,
@@ -397,10 +409,8 @@ fn page_key(
             .name()
             .as_bytes(),
     );
-    for (frame, (hash, k)) in layout.frames.iter().zip(identities) {
-        if frame.page != page || frame.w == 0 || frame.h == 0 {
-            continue;
-        }
+    for &i in on_page {
+        let (frame, (hash, k)) = (&layout.frames[i], &identities[i]);
         for n in [frame.x, frame.y, frame.w, frame.h] {
             h.update(&n.to_le_bytes());
         }

@@ -401,7 +401,16 @@ fn compile(
 ) -> Result<Vec<Translated>, ProcessError> {
     let capabilities = validate::capabilities(&settings.capabilities)?;
     let (module, info) = match composed {
+        #[cfg(feature = "shader-packages")]
         Some(packages) => composed_module(ctx, linked, packages, settings, capabilities, reflection)?,
+        // Without the feature the blocker stops such a shader before here.
+        #[cfg(not(feature = "shader-packages"))]
+        Some(_) => {
+            let _ = ctx;
+            return Err(ProcessError::msg(
+                "linking with crates' modules needs assets-build's `shader-packages` feature",
+            ));
+        }
         None => validate::validate(linked, capabilities, reflection)?,
     };
     #[cfg(feature = "shader-targets")]
@@ -482,21 +491,6 @@ fn composed_module(
         b.name = composed.readable(&b.name);
     }
     Ok(checked)
-}
-
-/// Never reached: without the feature, such a shader is built unvalidated.
-#[cfg(all(feature = "shaders", not(feature = "shader-packages")))]
-fn composed_module(
-    _: &mut Context<'_>,
-    _: &Linked,
-    _: Option<&packages::Packages>,
-    _: &ShaderSettings,
-    _: naga::valid::Capabilities,
-    _: &mut Reflection,
-) -> Result<(naga::Module, naga::valid::ModuleInfo), ProcessError> {
-    Err(ProcessError::msg(
-        "linking with crates' modules needs assets-build's `shader-packages` feature",
-    ))
 }
 
 #[cfg(not(feature = "shaders"))]
