@@ -240,6 +240,7 @@ impl Module {
                 "bytes" => "::assets_runtime::BytesId",
                 "shader" => "::assets_runtime::ShaderId",
                 "font" => "::assets_runtime::FontId",
+                "animation" => "::assets_runtime::AnimationId",
                 "texture" => "::assets_runtime::TextureId",
                 "gltf" => "::assets_runtime::ModelId",
                 "audio" => "::assets_runtime::AudioId",

@@ -144,6 +144,9 @@ pub const KIND_TEXTURE: &str = "texture";
 pub const KIND_GLTF: &str = "gltf";
 /// Kind name of sounds (see [`crate::audio`]).
 pub const KIND_AUDIO: &str = "audio";
+/// Kind name of animations: frames in atlas pages, their durations and
+/// tags (see [`crate::animation`]).
+pub const KIND_ANIMATION: &str = "animation";
 /// Kind name of a removal mark: in a patch (see [`crate::patch`]), an empty
 /// resource saying that the base's resource of that name is gone.
 pub const KIND_REMOVED: &str = "removed";
@@ -153,14 +156,20 @@ pub const KIND_REMOVED: &str = "removed";
 pub const KIND_ALIAS: &str = "alias";
 
 /// Whether resources of `kind` are always stored as they are: images,
-/// sprites, fonts, textures and sounds, whose layouts are checked when the
+/// sprites, fonts, animations, textures and sounds, whose layouts are checked when the
 /// parcel is opened (a sprite or glyph against its page) and read in place
 /// (a texture's levels go to the GPU as they lie in the parcel; a sound's
 /// file is compressed already).
 pub fn stored_uncompressed(kind: &str) -> bool {
     matches!(
         kind,
-        KIND_IMAGE | KIND_SPRITE | KIND_FONT | KIND_TEXTURE | KIND_AUDIO | KIND_ALIAS
+        KIND_IMAGE
+            | KIND_SPRITE
+            | KIND_FONT
+            | KIND_ANIMATION
+            | KIND_TEXTURE
+            | KIND_AUDIO
+            | KIND_ALIAS
     )
 }
 

@@ -56,6 +56,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)] // a library read by games: it never prints
 
+pub mod animation;
 pub mod audio;
 mod codec;
 mod error;
@@ -79,6 +80,7 @@ mod validate;
 #[cfg(feature = "write")]
 pub mod write;
 
+pub use animation::{Animation, AnimationFrame, Direction, Tag};
 #[cfg(feature = "macros")]
 pub use assets_macros::include_parcel;
 pub use audio::{Audio, AudioFormat, AudioInfo};
@@ -92,7 +94,8 @@ pub use sprite::{Sprite, SpriteFrame};
 pub use static_parcel::StaticParcel;
 pub use texture::{NotATexture, Texture, TextureFormat};
 pub use typed::{
-    AudioId, BytesId, FontId, Id, IdOf, ImageId, ModelId, ShaderId, SpriteId, TextId, TextureId,
+    AnimationId, AudioId, BytesId, FontId, Id, IdOf, ImageId, ModelId, ShaderId, SpriteId, TextId,
+    TextureId,
 };
 
 #[cfg(test)]

@@ -12,14 +12,15 @@
 use std::borrow::Cow;
 use std::path::Path;
 
+use crate::animation::Animation;
 use crate::audio::Audio;
 use crate::codec::{self, DecodeError};
 use crate::error::ParcelError;
 use crate::font::Font;
 use crate::format::{
-    Compression, ENTRY_LEN, FLAG_PATCH, HEADER_LEN, KIND_ALIAS, KIND_AUDIO, KIND_FONT, KIND_GLTF,
-    KIND_IMAGE, KIND_SHADER, KIND_SPRITE, KIND_TEXT, KIND_TEXTURE, bucket_of, data_checksum,
-    u32_at, u64_at,
+    Compression, ENTRY_LEN, FLAG_PATCH, HEADER_LEN, KIND_ALIAS, KIND_ANIMATION, KIND_AUDIO,
+    KIND_FONT, KIND_GLTF, KIND_IMAGE, KIND_SHADER, KIND_SPRITE, KIND_TEXT, KIND_TEXTURE, bucket_of,
+    data_checksum, u32_at, u64_at,
 };
 use crate::id::ResourceId;
 use crate::image::{IMAGE_HEADER_LEN, Image, ImageHeader};
@@ -156,6 +157,13 @@ impl<'a> Resource<'a> {
     pub fn font(&self) -> Option<Font<'a>> {
         (self.kind == KIND_FONT)
             .then(|| Font::parse(self.stored))
+            .flatten()
+    }
+
+    /// The animation, if this is an `animation` resource (checked at open).
+    pub fn animation(&self) -> Option<Animation<'a>> {
+        (self.kind == KIND_ANIMATION)
+            .then(|| Animation::parse(self.stored))
             .flatten()
     }
 
@@ -373,6 +381,13 @@ impl<'a> Parcel<'a> {
     /// at open), read with [`Parcel::image`].
     pub fn font(&self, id: impl IdOf<kind::Font>) -> Option<Font<'a>> {
         self.get(id.resource_id())?.font()
+    }
+
+    /// The animation `id`, if it is an `animation` resource: its frames,
+    /// their durations and its tags; each frame lies in a page of this
+    /// parcel (checked at open), read with [`Parcel::image`].
+    pub fn animation(&self, id: impl IdOf<kind::Animation>) -> Option<Animation<'a>> {
+        self.get(id.resource_id())?.animation()
     }
 
     /// The texture `id`, if it is a `texture` resource: format, size and

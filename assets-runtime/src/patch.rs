@@ -40,7 +40,7 @@ use crate::image::Image;
 use crate::parcel::follow_alias;
 use crate::sprite::SpriteFrame;
 use crate::typed::{IdOf, kind};
-use crate::{Font, Parcel, ParcelBuf, ParcelError, Resource, Sprite, Texture};
+use crate::{Animation, Font, Parcel, ParcelBuf, ParcelError, Resource, Sprite, Texture};
 
 /// Where the watcher writes the patch of the parcel at `parcel`:
 /// `<name>.parcel.patch` beside it.
@@ -216,6 +216,12 @@ impl<'a> Patched<'a> {
         self.get(id.resource_id())?.font()
     }
 
+    /// The animation `id` (see [`Parcel::animation`]); read its frames'
+    /// pages with [`Patched::image`].
+    pub fn animation(&self, id: impl IdOf<kind::Animation>) -> Option<Animation<'a>> {
+        self.get(id.resource_id())?.animation()
+    }
+
     /// The texture `id` (see [`Parcel::texture`]).
     pub fn texture(&self, id: impl IdOf<kind::Texture>) -> Option<Texture<'a>> {
         self.get(id.resource_id())?.texture()
@@ -265,10 +271,14 @@ impl<'a> Patched<'a> {
     }
 }
 
-/// The frames a resource places on pages: a sprite's, or a font's glyphs'.
+/// The frames a resource places on pages: a sprite's, a font's glyphs' or
+/// an animation's frames.
 fn frames(r: &Resource<'_>) -> impl Iterator<Item = SpriteFrame> + use<> {
     let glyphs: Vec<SpriteFrame> = r.font().map(|f| f.frames().collect()).unwrap_or_default();
-    r.sprite_frame().into_iter().chain(glyphs)
+    let animated: Vec<SpriteFrame> = (r.animation())
+        .map(|a| a.sprite_frames().collect())
+        .unwrap_or_default();
+    r.sprite_frame().into_iter().chain(glyphs).chain(animated)
 }
 
 /// A parcel and its patch, owned: what [`crate::reload::Notice::open`]

@@ -1,7 +1,8 @@
 //! Typed ids: [`Id<K>`], an id that also says what kind of resource it names.
 //!
 //! `include_parcel!` generates one constant per resource with the type of its
-//! kind (`SpriteId`, `TextId`, `ImageId`, `BytesId`, `ShaderId`, `FontId`, `TextureId`, `ModelId`, `AudioId`; `ResourceId` for other
+//! kind (`SpriteId`, `TextId`, `ImageId`, `BytesId`, `ShaderId`, `FontId`,
+//! `AnimationId`, `TextureId`, `ModelId`, `AudioId`; `ResourceId` for other
 //! kinds), and the parcel's accessors take ids of the matching kind:
 //! `parcel.sprite(ui::BUTTON)` compiles, `parcel.text(ui::BUTTON)` does not.
 //! A plain [`ResourceId`] is accepted by every accessor, for names known only
@@ -32,6 +33,9 @@ pub mod kind {
     /// `font` resources: glyphs baked into atlas pages, with metrics.
     #[derive(Debug)]
     pub enum Font {}
+    /// `animation` resources: frames in atlas pages, durations and tags.
+    #[derive(Debug)]
+    pub enum Animation {}
     /// `texture` resources: GPU textures in KTX2 containers.
     #[derive(Debug)]
     pub enum Texture {}
@@ -61,6 +65,8 @@ pub type BytesId = Id<kind::Bytes>;
 pub type ShaderId = Id<kind::Shader>;
 /// The id of a font.
 pub type FontId = Id<kind::Font>;
+/// The id of an animation.
+pub type AnimationId = Id<kind::Animation>;
 /// The id of a texture.
 pub type TextureId = Id<kind::Texture>;
 /// The id of a glTF model.

@@ -3,14 +3,16 @@
 //! bytes known to be well-formed (see the table in `format.rs` for what is
 //! checked and why). Split from `parcel.rs`, which reads what this accepts.
 
+use crate::animation::Animation;
 use crate::audio::Audio;
 use crate::codec;
 use crate::error::ParcelError;
 use crate::font::Font;
 use crate::format::{
-    Compression, DATA_ALIGN, ENTRY_LEN, FLAG_PATCH, HEADER_LEN, KIND_AUDIO, KIND_FONT, KIND_IMAGE,
-    KIND_SHADER, KIND_SPRITE, KIND_TEXT, KIND_TEXTURE, MAGIC, MAX_BUCKET_BITS, VERSION, bucket_of,
-    stored_uncompressed, table_checksum, u16_at, u32_at, u64_at,
+    Compression, DATA_ALIGN, ENTRY_LEN, FLAG_PATCH, HEADER_LEN, KIND_ANIMATION, KIND_AUDIO,
+    KIND_FONT, KIND_IMAGE, KIND_SHADER, KIND_SPRITE, KIND_TEXT, KIND_TEXTURE, MAGIC,
+    MAX_BUCKET_BITS, VERSION, bucket_of, stored_uncompressed, table_checksum, u16_at, u32_at,
+    u64_at,
 };
 use crate::id::ResourceId;
 use crate::image::ImageHeader;
@@ -180,7 +182,7 @@ pub(crate) fn validate(bytes: &[u8], role: Role) -> Result<Validated, ParcelErro
         } else {
             if stored_uncompressed(kind) {
                 return Err(bad(
-                    "image, sprite, font, texture and audio resources are never compressed",
+                    "image, sprite, font, animation, texture and audio resources are never compressed",
                 ));
             }
             if usize::try_from(full_len).map_or(true, |n| n > codec::expand_bound(compression, len))
@@ -214,6 +216,11 @@ pub(crate) fn validate(bytes: &[u8], role: Role) -> Result<Validated, ParcelErro
         if kind == KIND_FONT {
             let font = Font::parse(resource).ok_or(bad("font resource is malformed"))?;
             sprites.extend(font.frames().map(|frame| (index, frame)));
+        }
+        if kind == KIND_ANIMATION {
+            let animation =
+                Animation::parse(resource).ok_or(bad("animation resource is malformed"))?;
+            sprites.extend(animation.sprite_frames().map(|frame| (index, frame)));
         }
         spans.push((start, len, index));
     }
