@@ -49,7 +49,25 @@ const BUILTINS: &[(&str, &[&str])] = &[
         ],
     ),
     ("audio", &["processor/audio.rs"]),
+    (
+        "aseprite",
+        &[
+            "processor/aseprite",
+            "processor/sprite_source.rs",
+            "processor/image.rs",
+            "processor/text.rs",
+        ],
+    ),
     ("tilemap", &["processor/tilemap.rs"]),
+    (
+        "sheet",
+        &[
+            "processor/sheet.rs",
+            "processor/sprite_source.rs",
+            "processor/image.rs",
+            "processor/text.rs",
+        ],
+    ),
     (
         "atlas",
         &["atlas", "processor/sprite_source.rs", "processor/image.rs"],

@@ -4,9 +4,11 @@
 # - the Khronos reference validators for translated shaders, `spirv-val`
 #   (Debian's spirv-tools) and `glslangValidator` (glslang-tools);
 # - the Khronos glTF validator (npm's `gltf-validator`, pinned), under
-#   `target/tools/`, for the glTF tests.
+#   `target/tools/`, for the glTF tests;
+# - free-tex-packer-core (npm, pinned), a sprite sheet packer that writes
+#   TexturePacker's JSON, under `target/tools/`, for the sheet tests.
 # Without them those tests still check their outputs with readers of their
-# own (naga, the `gltf` crate), and say that the Khronos checks were skipped.
+# own (naga, the `gltf` crate, hand-written sheets), and say what was skipped.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,7 +46,25 @@ gltf_validator() {
     fi
 }
 
+sheet_packer() {
+    local version="0.3.9" dir="target/tools"
+    if [ -f "$dir/node_modules/free-tex-packer-core/package.json" ] \
+        && grep -q "\"version\": \"$version\"" "$dir/node_modules/free-tex-packer-core/package.json"; then
+        echo "free-tex-packer-core $version is installed"
+        return 0
+    fi
+    if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1 \
+        && mkdir -p "$dir" \
+        && npm install --no-audit --no-fund --silent --prefix "$dir" "free-tex-packer-core@$version" >/dev/null 2>&1; then
+        echo "free-tex-packer-core $version installed under $dir"
+    else
+        echo "could not install free-tex-packer-core (node and npm needed): the sheet tests skip packed sheets" >&2
+        return 1
+    fi
+}
+
 status=0
 shader_validators || status=1
 gltf_validator || status=1
+sheet_packer || status=1
 exit $status

@@ -35,3 +35,9 @@ pub fn font(bytes: &[u8]) {
 pub fn gltf(bytes: &[u8]) {
     let _ = crate::processor::gltf::read(bytes.to_vec());
 }
+
+/// The aseprite processor's walk and flattening of an `.aseprite` file.
+#[cfg(feature = "aseprite")]
+pub fn aseprite(bytes: &[u8]) {
+    let _ = crate::processor::aseprite::read(bytes, 4096, true);
+}

@@ -85,6 +85,8 @@ pub mod watch {
 /// The built-in processors, as `Registry::with_builtins` registers them,
 /// for tests and benchmarks that run one directly.
 pub mod builtins {
+    #[cfg(feature = "aseprite")]
+    pub use crate::processor::aseprite::Aseprite;
     #[cfg(feature = "audio")]
     pub use crate::processor::audio::Audio;
     pub use crate::processor::command::Command;
@@ -96,6 +98,7 @@ pub mod builtins {
     pub use crate::processor::image::Image;
     pub use crate::processor::ktx2::Ktx2;
     pub use crate::processor::shader::Shader;
+    pub use crate::processor::sheet::Sheet;
     pub use crate::processor::sprite::Sprite;
     pub use crate::processor::text::Text;
     #[cfg(feature = "textures")]

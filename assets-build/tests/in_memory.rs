@@ -580,3 +580,107 @@ fn the_kit_makes_a_temporary_build_of_the_processor_under_test_and_refuses_anoth
     let error = ProcessorTest::new("a.x", "").run(&Asks).error().unwrap();
     assert!(error.contains("the test kit runs only `asks`"), "{error}");
 }
+
+/// An Aseprite file as Aseprite saves it (`tests/fixtures/aseprite/README.md`):
+/// 4 frames of 16x16, 6 layers, 3 tags.
+#[cfg(feature = "aseprite")]
+const ASEPRITE: &[u8] = include_bytes!("fixtures/aseprite/layers_and_tags.aseprite");
+
+#[cfg(feature = "aseprite")]
+#[test]
+fn aseprite_emits_its_tables_and_one_sprite_per_frame() {
+    use assets_build::unstable::builtins::Aseprite;
+    let run = ProcessorTest::new("characters/hero.aseprite", ASEPRITE)
+        .run(&Aseprite)
+        .expect_ok();
+    assert_eq!(run.output("").unwrap().kind, "animation");
+    assert_eq!(run.output("sprites").unwrap().kind, "sprite-sources");
+    // The tables: magic, version, 4 frames, 3 tags, names "T1T3T2", 16x16.
+    let main = run.main();
+    assert_eq!(main[..4], *b"AANM");
+    let word = |at: usize| u32::from_le_bytes(main[at..at + 4].try_into().unwrap());
+    assert_eq!(
+        [word(8), word(12), word(16), word(20), word(24)],
+        [4, 3, 6, 16, 16]
+    );
+    assert!(run.warnings().is_empty(), "{:?}", run.warnings());
+}
+
+#[cfg(feature = "aseprite")]
+#[test]
+fn a_damaged_aseprite_file_fails_with_a_reason_and_never_panics() {
+    use assets_build::unstable::builtins::Aseprite;
+    for len in 0..ASEPRITE.len() {
+        let run = ProcessorTest::new("hero.aseprite", &ASEPRITE[..len]).run(&Aseprite);
+        let error = run.error().unwrap_or_else(|| panic!("cut at {len} builds"));
+        assert!(!error.contains("panicked"), "cut at {len}: {error}");
+    }
+    for at in 0..ASEPRITE.len() {
+        for flip in [0x01, 0x80, 0xff] {
+            let mut bytes = ASEPRITE.to_vec();
+            bytes[at] ^= flip;
+            let run = ProcessorTest::new("hero.aseprite", &bytes).run(&Aseprite);
+            if let Some(error) = run.error() {
+                assert!(
+                    !error.contains("panicked"),
+                    "byte {at} ^ {flip:#x}: {error}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn sheet_reads_its_image_and_refuses_json_that_is_no_sheet() {
+    use assets_build::unstable::builtins::Sheet;
+    // TexturePacker's array form: one frame, turned, trimmed by one pixel.
+    // Its 2x3 content lies turned in the 3x2 image.
+    let json = r#"{"frames": [{"filename": "a.png", "frame": {"x": 0, "y": 0, "w": 2, "h": 3},
+        "rotated": true, "trimmed": true, "spriteSourceSize": {"x": 1, "y": 0, "w": 2, "h": 3},
+        "sourceSize": {"w": 3, "h": 3}}], "meta": {"image": "atlas.png"}}"#;
+    let run = ProcessorTest::new("ui/sheet.json", json)
+        .file("ui/atlas.png", png())
+        .run(&Sheet);
+    let run = run.expect_ok();
+    assert_eq!(run.read, ["ui/sheet.json", "ui/atlas.png"]);
+    assert_eq!(run.output("").unwrap().kind, "animation");
+    assert_eq!(run.output("sprites").unwrap().kind, "sprite-sources");
+
+    let missing = ProcessorTest::new("ui/sheet.json", json).run(&Sheet);
+    assert!(
+        missing.error().unwrap().contains("ui/atlas.png"),
+        "{:?}",
+        missing.error()
+    );
+    assert_eq!(missing.missing, ["ui/atlas.png"]);
+
+    let tiled = r#"{"type": "map", "layers": []}"#;
+    let run = ProcessorTest::new("ui/map.json", tiled).run(&Sheet);
+    let error = run.error().unwrap();
+    assert!(error.starts_with("not a sprite sheet's JSON"), "{error}");
+}
+
+/// Inputs the fuzz target (`fuzz/fuzz_targets/aseprite.rs`) once crashed the
+/// reader with: each fails with a reason before the reader sees it.
+#[cfg(feature = "aseprite")]
+#[test]
+fn aseprite_files_that_once_crashed_the_reader_fail_by_reason() {
+    use assets_build::unstable::builtins::Aseprite;
+    let cases: [(&[u8], &str); 2] = [
+        // The fuzzer's: a bit flipped in a tilemap cel's compressed tiles.
+        (
+            include_bytes!("fixtures/aseprite/damaged-tiles.aseprite"),
+            "the cel of layer 0 in frame 0: its compressed pixels are damaged",
+        ),
+        // Its cause: a tile past the end of the tileset.
+        (
+            include_bytes!("fixtures/aseprite/tile-beyond-tileset.aseprite"),
+            "the cel of layer 0 in frame 0 uses tile 99, but its tileset has 5 tiles",
+        ),
+    ];
+    for (bytes, reason) in cases {
+        let run = ProcessorTest::new("map.aseprite", bytes).run(&Aseprite);
+        let error = run.error().expect("fails");
+        assert!(error.contains(reason), "{error}");
+    }
+}

@@ -668,6 +668,13 @@ fn main() {
     println!("shader {} lines", shader.lines().count());
     let hero = parcel.sprite(main::sprites::HERO).unwrap();
     println!("hero {}x{}", hero.frame.source_width, hero.frame.source_height);
+    // An Aseprite file: an `AnimationId`, its tags played as Aseprite plays them.
+    let _: assets_runtime::AnimationId = main::characters::HERO_WALK;
+    let walk = parcel.animation(main::characters::HERO_WALK).unwrap();
+    let tag = walk.tag("T3").unwrap();
+    let shown = walk.frame_at(&tag, std::time::Duration::from_millis(150));
+    let frame = walk.frame(shown as usize).unwrap().sprite;
+    println!("walk frame {shown} of {}, {} ms, on page {}", walk.frame_count(), walk.frame(shown as usize).unwrap().duration_ms, frame.page_index);
     println!("{} resources", parcel.len());
 }
 "#;
@@ -675,7 +682,8 @@ fn main() {
 /// Assets shaped like a real engine's example folder (Bevy's): same stems
 /// with different extensions, a glTF with its `.bin` and a PNG texture in a
 /// CamelCase folder, names with spaces, dashes and leading digits, and
-/// files no built-in decodes (SVG, OGG, TTF: copied as bytes).
+/// files no built-in decodes (SVG, TTF: copied as bytes), a sound and an
+/// Aseprite file.
 fn engine_tree(c: &Crate) {
     c.write("assets/branding/bevy_bird_dark.png", png_bytes(16, 8, 1));
     c.write(
@@ -699,6 +707,14 @@ fn engine_tree(c: &Crate) {
     c.write("assets/textures/Game Icons/wrench.png", png_bytes(4, 4, 3));
     c.write("assets/textures/1x1.png", png_bytes(1, 1, 4));
     c.write(
+        "assets/characters/Hero Walk.aseprite",
+        std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../assets-build/tests/fixtures/aseprite/layers_and_tags.aseprite"
+        ))
+        .unwrap(),
+    );
+    c.write(
         "assets/shaders/custom_material.wesl",
         "@fragment\nfn fragment() -> @location(0) vec4<f32> { return vec4(1.0); }\n",
     );
@@ -718,6 +734,10 @@ fn an_engine_shaped_tree_compiles_with_include_parcel_on_the_first_try() {
     assert!(out.contains("helmet texture 8x8"), "{out}");
     assert!(out.contains("bird png 16x8, svg 42 bytes"), "{out}");
     assert!(out.contains("hero 12x10"), "{out}");
+    assert!(
+        out.contains("walk frame 2 of 4, 100 ms, on page 0"),
+        "{out}"
+    );
 }
 
 /// Whether this toolchain can build for `target` (its standard library is

@@ -112,6 +112,8 @@ pub fn default_processor(extension: Option<&str>) -> &'static str {
         Some("tmx" | "tsx" | "tx" | "tmj" | "tsj" | "ldtk" | "ldtkl") => "tilemap",
         #[cfg(feature = "gltf")]
         Some("gltf" | "glb") => "gltf",
+ #[cfg(feature = "aseprite")]
+        Some("aseprite" | "ase") => "aseprite",
         #[cfg(feature = "audio")]
         Some("wav" | "ogg" | "oga" | "flac" | "mp3") => "audio",
         _ => "copy",

@@ -25,9 +25,12 @@
 //! dependency crate's update.
 //!
 //! Built-ins: `copy`, `text`, `shader`, `image`, `sprite`,
-//! `command`, `ktx2`, `tilemap`, `gltf`, `font` and `audio` (cargo features `gltf`,
-//! `fonts` and `audio`, on by default), and `texture` (feature `textures`).
+//! `command`, `ktx2`, `tilemap`, `sheet`, `gltf`, `font`, `aseprite` and `audio`
+//! (cargo features `gltf`, `fonts`, `aseprite` and `audio`, in `pipeline`),
+//! and `texture` (feature `textures`).
 
+#[cfg(feature = "aseprite")]
+pub(crate) mod aseprite;
 #[cfg(feature = "audio")]
 pub(crate) mod audio;
 mod code;
@@ -42,6 +45,7 @@ pub(crate) mod gltf;
 pub(crate) mod image;
 pub(crate) mod ktx2;
 pub(crate) mod shader;
+pub(crate) mod sheet;
 pub(crate) mod sprite;
 pub(crate) mod sprite_source;
 pub(crate) mod text;
@@ -246,9 +250,9 @@ impl Registry {
     }
 
     /// The built-in processors: `copy`, `text`, `shader`, `image`, `sprite`,
-    /// `command`, `ktx2`, `tilemap`, `gltf`, `font` and `audio` (with the cargo features
-    /// `gltf`, `fonts` and `audio`, on by default), and `texture` (feature
-    /// `textures`).
+    /// `command`, `ktx2`, `tilemap`, `sheet`, `gltf`, `font`, `aseprite` and `audio`
+    /// (with the cargo features `gltf`, `fonts`, `aseprite` and `audio`, in
+    /// `pipeline`), and `texture` (feature `textures`).
     pub fn with_builtins() -> Registry {
         let mut r = Registry::empty();
         r.builtin(copy::Copy);
@@ -259,10 +263,13 @@ impl Registry {
         r.builtin(command::Command);
         r.builtin(ktx2::Ktx2);
         r.builtin(tilemap::Tilemap);
+        r.builtin(sheet::Sheet);
         #[cfg(feature = "gltf")]
         r.builtin(gltf::Gltf);
         #[cfg(feature = "fonts")]
         r.builtin(font::Font);
+        #[cfg(feature = "aseprite")]
+        r.builtin(aseprite::Aseprite);
         #[cfg(feature = "audio")]
         r.builtin(audio::Audio);
         #[cfg(feature = "textures")]

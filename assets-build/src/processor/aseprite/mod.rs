@@ -1,0 +1,187 @@
+//! `aseprite`: an Aseprite file's frames packed into an atlas, with its
+//! tags and frame durations as an animation (feature `aseprite`, in
+//! `pipeline`; the default for `.aseprite` and `.ase`).
+//!
+//! ```toml
+//! [[package.metadata.assets.rules]]
+//! match = "characters/*.aseprite"
+//! atlas = "characters"
+//! ```
+//!
+//! Settings (all optional; `atlas` is read by the planner, as for sprites):
+//!
+//! | key             | default  | meaning |
+//! |-----------------|----------|---------|
+//! | `atlas`         | `"main"` | the atlas the frames are packed into |
+//! | `trim`          | `true`   | cut each frame's fully transparent borders (its frame keeps the canvas size and offset) |
+//! | `max-dimension` | `16384`  | a canvas width or height above this is an error |
+//!
+//! Each frame is flattened as Aseprite flattens it when it exports: its
+//! visible layers blended in order with their opacity and blend mode,
+//! linked cels followed, tilemap layers drawn from their tilesets (the
+//! `asefile` crate does the reading and blending). The frames are sprites
+//! of the atlas like any other; the main output is the animation's tables
+//! ([`assets_runtime::animation`]: the canvas size, each frame's duration,
+//! the tags), which the atlas completes with each frame's place, and
+//! `Parcel::animation` reads the result.
+//!
+//! Tags are read here, from the file's tags chunk, rather than through
+//! `asefile`: its release takes only three directions and refuses a file
+//! with a ping-pong-reverse tag (Aseprite 1.3), so that direction is read
+//! here and shown to `asefile` as ping-pong, which it then ignores.
+
+use assets_runtime::animation::Direction;
+use assets_runtime::animation::write::AnimationTables;
+use assets_runtime::format::KIND_ANIMATION;
+use serde::Deserialize;
+
+mod chunks;
+
+use super::image::default_max_dimension;
+use super::sprite_source::{SPRITE_SOURCES_KIND, SPRITES_LABEL, SpriteSource};
+use super::{Context, ProcessError, Processor};
+
+/// Packs an Aseprite file's frames and reads its tags.
+#[derive(Debug, Clone, Copy)]
+pub struct Aseprite;
+
+/// Settings of the `aseprite` processor.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AsepriteSettings {
+    /// Cut each frame's fully transparent borders.
+    #[serde(default = "super::text::yes")]
+    pub trim: bool,
+    /// Largest accepted canvas width or height.
+    #[serde(default = "default_max_dimension")]
+    pub max_dimension: u32,
+}
+
+impl Processor for Aseprite {
+    type Settings = AsepriteSettings;
+
+    fn path_independent(&self) -> bool {
+        true
+    }
+
+    fn name(&self) -> &str {
+        "aseprite"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn packs_into_atlas(&self) -> bool {
+        true
+    }
+
+    fn process(
+        &self,
+        ctx: &mut Context<'_>,
+        settings: AsepriteSettings,
+    ) -> Result<(), ProcessError> {
+        let bytes = ctx.source()?;
+        let layout = chunks::walk(&bytes, settings.max_dimension)?;
+        // What the reader inflates, each frame's canvas, its trimmed copy
+        // and its LZ4 block.
+        let canvas = u64::from(layout.width) * u64::from(layout.height) * 4;
+        let held = layout.pixel_bytes * 4 + u64::from(layout.frames) * canvas * 3;
+        if held >= 16 << 20 {
+            let what = format!(
+                "{} frames of {}x{}",
+                layout.frames, layout.width, layout.height
+            );
+            ctx.reserve_memory(held, &what)?;
+        }
+        let (tables, sprites) = bake(&bytes, layout, settings.trim)?;
+        if sprites.iter().all(|s| s.width == 0) {
+            ctx.warn(format!(
+                "every one of its {} frames is fully transparent: it draws nothing \
+                 (are its layers hidden?)",
+                sprites.len()
+            ));
+        }
+        ctx.emit(KIND_ANIMATION, tables.encode())?;
+        ctx.emit_labeled(
+            SPRITES_LABEL,
+            SPRITE_SOURCES_KIND,
+            SpriteSource::encode_list(&sprites),
+        )
+    }
+}
+
+/// Reads the Aseprite file in `bytes` (untrusted) and flattens its frames:
+/// its tables, and one sprite per frame (what the fuzz target runs).
+#[cfg(fuzzing)]
+pub(crate) fn read(
+    bytes: &[u8],
+    max_dimension: u32,
+    trim: bool,
+) -> Result<(AnimationTables, Vec<SpriteSource>), ProcessError> {
+    bake(bytes, chunks::walk(bytes, max_dimension)?, trim)
+}
+
+/// Flattens the frames of the file in `bytes`, walked as `layout`.
+fn bake(
+    bytes: &[u8],
+    layout: chunks::Layout,
+    trim: bool,
+) -> Result<(AnimationTables, Vec<SpriteSource>), ProcessError> {
+    // The same file with its ping-pong-reverse tags shown as ping-pong.
+    let mut readable = bytes.to_vec();
+    for &at in &layout.ping_pong_reverse {
+        readable[at] = Direction::PingPong.code();
+    }
+    // The walk checked what the reader trusts; a panic it still finds is
+    // this file's error, not the build's.
+    let flattened = std::panic::catch_unwind(|| flatten(&readable, &layout));
+    let (durations, images) = flattened.unwrap_or_else(|panic| {
+        let message = (panic.downcast_ref::<&str>().copied())
+            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("no message");
+        Err(ProcessError::msg(format!(
+            "the Aseprite reader (asefile) failed on it: {message}; \
+             the file is damaged, or uses something asefile does not read"
+        )))
+    })?;
+    let sprites = images
+        .into_iter()
+        .map(|image| SpriteSource::new(image, trim))
+        .collect();
+    let tables = AnimationTables {
+        canvas: (layout.width, layout.height),
+        durations,
+        names: Vec::new(),
+        tags: layout.tags,
+    };
+    Ok((tables, sprites))
+}
+
+/// Each frame's duration and flattened pixels.
+fn flatten(
+    bytes: &[u8],
+    layout: &chunks::Layout,
+) -> Result<(Vec<u32>, Vec<image::RgbaImage>), ProcessError> {
+    let file = asefile::AsepriteFile::read(bytes)
+        .map_err(|e| ProcessError::msg(format!("Aseprite file cannot be read: {e}")))?;
+    let canvas = (layout.width as usize, layout.height as usize);
+    if file.num_frames() != layout.frames || file.size() != canvas {
+        return Err(ProcessError::msg(
+            "its frames or canvas size disagree with its header",
+        ));
+    }
+    let mut durations = Vec::with_capacity(layout.frames as usize);
+    let mut images = Vec::with_capacity(layout.frames as usize);
+    for f in 0..layout.frames {
+        let frame = file.frame(f);
+        durations.push(frame.duration());
+        // `asefile` has its own `image` release: its buffer, as ours.
+        let flat = frame.image();
+        let (w, h) = flat.dimensions();
+        let image = image::RgbaImage::from_raw(w, h, flat.into_raw())
+            .ok_or_else(|| ProcessError::msg(format!("frame {f} has a malformed image")))?;
+        images.push(image);
+    }
+    Ok((durations, images))
+}

@@ -1,0 +1,270 @@
+//! Aseprite files through the real binary: `.aseprite` and `.ase` files are
+//! `aseprite`'s by default, each frame a sprite of the atlas, flattened as
+//! Aseprite flattens it: compared with Aseprite's own PNG export of the same
+//! frames (`assets-build/tests/fixtures/aseprite/README.md`). The tags and
+//! durations come out as the animation a game plays.
+
+use std::time::Duration;
+
+use assets_runtime::{Animation, Direction, Parcel, ParcelBuf, ResourceId};
+use assets_test_support::Project;
+
+const FIXTURES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../assets-build/tests/fixtures/aseprite"
+);
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{FIXTURES}/{name}")).unwrap()
+}
+
+fn exported(name: &str) -> image::RgbaImage {
+    image::load_from_memory(&fixture(name))
+        .unwrap()
+        .into_rgba8()
+}
+
+/// Frame `index` of `animation` as a canvas-sized image, read from its
+/// page: the trimmed pixels at their offset, the rest transparent.
+fn frame_image(parcel: &Parcel<'_>, animation: &Animation<'_>, index: usize) -> image::RgbaImage {
+    let (w, h) = animation.canvas();
+    let mut out = image::RgbaImage::new(w, h);
+    let f = animation.frame(index).unwrap().sprite;
+    assert_eq!((f.source_width, f.source_height), (w, h));
+    assert!(!f.rotated, "atlases do not rotate unless asked");
+    if f.w == 0 {
+        return out;
+    }
+    let page = parcel.image(f.page).unwrap();
+    let pixels = page.pixels().unwrap();
+    let stride = page.header.width as usize * 4;
+    for y in 0..f.h {
+        for x in 0..f.w {
+            let at = (f.y + y) as usize * stride + (f.x + x) as usize * 4;
+            let p: [u8; 4] = pixels[at..at + 4].try_into().unwrap();
+            out.put_pixel(f.trim_x + x, f.trim_y + y, image::Rgba(p));
+        }
+    }
+    out
+}
+
+/// Both images, with every fully transparent pixel's colour cleared (PNG
+/// exporters differ there, and nothing draws it).
+fn visible(image: &image::RgbaImage) -> Vec<[u8; 4]> {
+    image
+        .pixels()
+        .map(|p| if p.0[3] == 0 { [0; 4] } else { p.0 })
+        .collect()
+}
+
+/// Byte offsets in an Aseprite file: each frame header's duration word,
+/// and each tag's direction byte with its name.
+struct Offsets {
+    durations: Vec<usize>,
+    tags: Vec<(String, usize)>,
+}
+
+fn offsets(file: &[u8]) -> Offsets {
+    let word = |at: usize| u16::from_le_bytes([file[at], file[at + 1]]) as usize;
+    let dword = |at: usize| u32::from_le_bytes(file[at..at + 4].try_into().unwrap()) as usize;
+    let mut o = Offsets {
+        durations: Vec::new(),
+        tags: Vec::new(),
+    };
+    let mut frame = 128;
+    for _ in 0..word(6) {
+        o.durations.push(frame + 8);
+        let mut chunk = frame + 16;
+        while chunk < frame + dword(frame) {
+            if word(chunk + 4) == 0x2018 {
+                let mut tag = chunk + 16;
+                for _ in 0..word(chunk + 6) {
+                    let len = word(tag + 17);
+                    let name = String::from_utf8(file[tag + 19..tag + 19 + len].to_vec()).unwrap();
+                    o.tags.push((name, tag + 4));
+                    tag += 19 + len;
+                }
+            }
+            chunk += dword(chunk);
+        }
+        frame += dword(frame);
+    }
+    o
+}
+
+#[test]
+fn frames_are_flattened_as_aseprite_exports_them_and_tags_play() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    // As an artist saves them: spaces and capitals, both extensions.
+    p.file(
+        "assets/characters/Hero Idle.aseprite",
+        fixture("layers_and_tags.aseprite"),
+    );
+    p.file(
+        "assets/characters/linked.aseprite",
+        fixture("linked_cels.aseprite"),
+    );
+    p.file("assets/tiles/Map.ase", fixture("tilemap.aseprite"));
+    p.file("assets/ui/indexed.aseprite", fixture("indexed.aseprite"));
+    let run = p.build_ok();
+    let buf = ParcelBuf::open(&run.parcel("main")).unwrap();
+    let parcel = buf.parcel();
+
+    let checks: [(&str, &[&str]); 4] = [
+        (
+            "characters/Hero Idle.aseprite",
+            &[
+                "layers_and_tags_01.png",
+                "layers_and_tags_02.png",
+                "layers_and_tags_03.png",
+                "layers_and_tags_04.png",
+            ],
+        ),
+        (
+            "characters/linked.aseprite",
+            &[
+                "linked_cels_01.png",
+                "linked_cels_02.png",
+                "linked_cels_03.png",
+            ],
+        ),
+        ("tiles/Map.ase", &["tilemap.png"]),
+        ("ui/indexed.aseprite", &["indexed_01.png"]),
+    ];
+    for (name, pngs) in checks {
+        let animation = (parcel.animation(ResourceId::of_runtime(name)))
+            .unwrap_or_else(|| panic!("{name} is an animation"));
+        for (i, png) in pngs.iter().enumerate() {
+            let reference = exported(png);
+            assert_eq!(animation.canvas(), reference.dimensions(), "{name}");
+            assert_eq!(
+                visible(&frame_image(&parcel, &animation, i)),
+                visible(&reference),
+                "{name} frame {i} against Aseprite's export {png}"
+            );
+        }
+        let durations: Vec<u32> = animation.frames().map(|f| f.duration_ms).collect();
+        assert!(durations.iter().all(|&d| d == 100), "{name}: {durations:?}");
+    }
+
+    let hero = parcel
+        .animation(ResourceId::of_runtime("characters/Hero Idle.aseprite"))
+        .unwrap();
+    let tags: Vec<_> = hero.tags().map(|t| (t.name, t.from, t.to)).collect();
+    assert_eq!(tags, [("T1", 0, 1), ("T3", 1, 3), ("T2", 3, 3)]);
+    let t3 = hero.tag("T3").unwrap();
+    assert_eq!((t3.direction, t3.repeat), (Direction::Forward, 0));
+    let at = |ms| hero.frame_at(&t3, Duration::from_millis(ms));
+    assert_eq!([at(0), at(150), at(250), at(300)], [1, 2, 3, 1]);
+}
+
+#[test]
+fn durations_and_ping_pong_reverse_tags_are_read_as_aseprite_1_3_writes_them() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    let mut file = fixture("layers_and_tags.aseprite");
+    let o = offsets(&file);
+    for (at, ms) in o.durations.iter().zip([80u16, 120, 40, 200]) {
+        file[*at..*at + 2].copy_from_slice(&ms.to_le_bytes());
+    }
+    // `T3` ping-pong reverse, twice: 3 2 1, then 2 3.
+    let (_, direction) = o.tags.iter().find(|(n, _)| n == "T3").unwrap();
+    file[*direction] = 3;
+    file[direction + 1..direction + 3].copy_from_slice(&2u16.to_le_bytes());
+    p.file("assets/hero.aseprite", &file);
+    let run = p.build_ok();
+    let bytes = std::fs::read(run.parcel("main")).unwrap();
+    let parcel = Parcel::from_bytes(&bytes).unwrap();
+    let hero = parcel
+        .animation(ResourceId::of_runtime("hero.aseprite"))
+        .unwrap();
+    let durations: Vec<u32> = hero.frames().map(|f| f.duration_ms).collect();
+    assert_eq!(durations, [80, 120, 40, 200]);
+    let t3 = hero.tag("T3").unwrap();
+    assert_eq!((t3.direction, t3.repeat), (Direction::PingPongReverse, 2));
+    // Frames 3 (200 ms), 2 (40), 1 (120), then 2 (40), 3 (200), which stays.
+    let at = |ms| hero.frame_at(&t3, Duration::from_millis(ms));
+    let seen = [0, 199, 200, 239, 240, 359, 360, 399, 400, 599, 10_000].map(at);
+    assert_eq!(seen, [3, 3, 2, 2, 1, 1, 2, 2, 3, 3, 3]);
+    // `inspect` says what a game will find, and outlines each frame.
+    let out = p.path().join("pictures");
+    let parcel_path = run.parcel("main");
+    let inspect = p.run(&[
+        "inspect",
+        parcel_path.to_str().unwrap(),
+        "--atlas",
+        "main",
+        "--out-dir",
+        out.to_str().unwrap(),
+    ]);
+    assert!(inspect.success(), "{}", inspect.stderr);
+    let listed = (inspect.with_reason("resource"))
+        .find(|m| m["name"] == "hero.aseprite")
+        .expect("hero listed");
+    assert_eq!(listed["kind"], "animation");
+    assert_eq!(
+        listed["animation"]["durations"],
+        serde_json::json!([80, 120, 40, 200])
+    );
+    assert_eq!(
+        listed["animation"]["tags"],
+        serde_json::json!(["T1", "T3", "T2"])
+    );
+    let picture = inspect
+        .with_reason("atlas-picture")
+        .next()
+        .expect("a picture");
+    assert_eq!(picture["sprites"], 4, "one outline per frame");
+
+    // The pixels are those of the file with its tags as authored.
+    for (i, png) in ["layers_and_tags_01.png", "layers_and_tags_04.png"]
+        .iter()
+        .enumerate()
+    {
+        let i = i * 3;
+        assert_eq!(
+            visible(&frame_image(&parcel, &hero, i)),
+            visible(&exported(png))
+        );
+    }
+}
+
+#[test]
+fn an_edit_reruns_its_file_and_atlas_only_and_a_broken_file_fails_by_name() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.file("assets/a.aseprite", fixture("layers_and_tags.aseprite"));
+    p.file("assets/b.aseprite", fixture("linked_cels.aseprite"));
+    p.png("assets/coin.png", 8, 8, 1);
+    let run = p.build_ok();
+    assert!(
+        p.build_ok().processed().is_empty(),
+        "a second build runs nothing"
+    );
+    let good = std::fs::read(run.parcel("main")).unwrap();
+
+    // Frame 0 of `a` lasts longer: `a` and its atlas rerun, nothing else.
+    let mut a = fixture("layers_and_tags.aseprite");
+    let at = offsets(&a).durations[0];
+    a[at..at + 2].copy_from_slice(&250u16.to_le_bytes());
+    p.file("assets/a.aseprite", &a);
+    let run = p.build_ok();
+    assert_eq!(run.processed(), ["a.aseprite", "atlas:main"]);
+    let good_after = std::fs::read(run.parcel("main")).unwrap();
+    assert_ne!(good_after, good);
+
+    // Cut short, it fails by name and reason; the last good parcel stays.
+    p.file("assets/a.aseprite", &a[..a.len() / 2]);
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    let message = run.failure_message("a.aseprite");
+    assert!(message.contains("truncated"), "{message}");
+    assert_eq!(std::fs::read(run.parcel("main")).unwrap(), good_after);
+
+    // Not an Aseprite file at all.
+    p.file(
+        "assets/a.aseprite",
+        b"GIF89a, saved with the wrong extension",
+    );
+    let run = p.run(&["build"]);
+    let message = run.failure_message("a.aseprite");
+    assert!(message.starts_with("not an Aseprite file"), "{message}");
+}
