@@ -367,6 +367,9 @@ pub struct ResourceMessage {
     /// For a font: what was baked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub font: Option<FontMessage>,
+    /// For an animation: its frames and tags.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub animation: Option<AnimationMessage>,
     /// For a texture: its format, size and mip levels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub texture: Option<TextureMessage>,
@@ -403,6 +406,19 @@ pub struct FontMessage {
     pub kerning_pairs: usize,
     /// Whether the glyphs are signed distance fields.
     pub distance_field: bool,
+}
+
+/// An animation's canvas, frames and tags.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnimationMessage {
+    /// Every frame's size as authored.
+    pub width: u32,
+    /// Every frame's size as authored.
+    pub height: u32,
+    /// Each frame's duration in milliseconds.
+    pub durations: Vec<u32>,
+    /// The tags' names, as authored.
+    pub tags: Vec<String>,
 }
 
 /// An image's size in pixels, and its storage.

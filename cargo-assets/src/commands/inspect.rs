@@ -13,7 +13,8 @@ use assets_runtime::{Compression, ParcelError, Patched, PatchedBuf, Resource};
 use super::{Exit, picture};
 use crate::cli::InspectArgs;
 use crate::message::{
-    FontMessage, FrameMessage, ImageMessage, Message, ResourceMessage, TextureMessage,
+    AnimationMessage, FontMessage, FrameMessage, ImageMessage, Message, ResourceMessage,
+    TextureMessage,
 };
 use crate::shell::{Shell, Style};
 
@@ -131,6 +132,7 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
             image: None,
             sprite: None,
             font: None,
+            animation: None,
             texture: None,
             reflection: None,
             patched: in_patch(r),
@@ -206,6 +208,26 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
                 glyphs: font.glyph_count(),
                 kerning_pairs: font.kerning_pairs(),
                 distance_field: font.is_distance_field(),
+            });
+        }
+        if let Some(animation) = r.animation() {
+            let (width, height) = animation.canvas();
+            let tags: Vec<String> = animation.tags().map(|t| t.name.to_owned()).collect();
+            let durations: Vec<u32> = animation.frames().map(|f| f.duration_ms).collect();
+            let total: u64 = durations.iter().map(|&d| u64::from(d)).sum();
+            let listed = match tags.len() {
+                0 => String::new(),
+                _ => format!(", tags {}", tags.join(", ")),
+            };
+            detail = format!(
+                ", {} frames of {width}x{height}, {total} ms{listed}",
+                durations.len()
+            );
+            message.animation = Some(AnimationMessage {
+                width,
+                height,
+                durations,
+                tags,
             });
         }
         if r.kind == assets_runtime::format::KIND_SHADER

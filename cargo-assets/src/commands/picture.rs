@@ -27,7 +27,8 @@ pub struct Picture {
 /// Draws every page of atlas `atlas` in `parcel` (seen through its patch,
 /// if any) into `out_dir/<atlas>-<page>.png`.
 pub fn draw(parcel: &Patched<'_>, atlas: &str, out_dir: &Path) -> anyhow::Result<Vec<Picture>> {
-    // Sprites by name, and each font's glyphs as `<font>#<glyph index>`.
+    // Sprites by name, each font's glyphs as `<font>#<glyph index>` and
+    // each animation's frames as `<animation>#<frame index>`.
     let mut sprites: Vec<(String, SpriteFrame)> = Vec::new();
     for r in parcel.iter() {
         if let Some(frame) = r.sprite_frame() {
@@ -36,6 +37,10 @@ pub fn draw(parcel: &Patched<'_>, atlas: &str, out_dir: &Path) -> anyhow::Result
         if let Some(font) = r.font() {
             let glyphs = font.frames().enumerate();
             sprites.extend(glyphs.map(|(i, frame)| (format!("{}#{i}", r.name), frame)));
+        }
+        if let Some(animation) = r.animation() {
+            let frames = animation.sprite_frames().enumerate();
+            sprites.extend(frames.map(|(i, frame)| (format!("{}#{i}", r.name), frame)));
         }
     }
     sprites.sort_by(|a, b| a.0.cmp(&b.0));
