@@ -666,7 +666,13 @@ fn sheet_reads_its_image_and_refuses_json_that_is_no_sheet() {
 #[test]
 fn aseprite_files_that_once_crashed_the_reader_fail_by_reason() {
     use assets_build::unstable::builtins::Aseprite;
-    let cases: [(&[u8], &str); 2] = [
+    let cases: [(&[u8], &str); 3] = [
+        // The fuzzer's second: a palette whose last index is past 2^32 - 1
+        // less its first, which overflowed the reader's count.
+        (
+            include_bytes!("fixtures/aseprite/damaged-palette.aseprite"),
+            "the palette is damaged",
+        ),
         // The fuzzer's: a bit flipped in a tilemap cel's compressed tiles.
         (
             include_bytes!("fixtures/aseprite/damaged-tiles.aseprite"),

@@ -33,6 +33,11 @@ const CHUNK_HEADER_LEN: usize = 6;
 const LAYER_CHUNK: u16 = 0x2004;
 const CEL_CHUNK: u16 = 0x2005;
 const TAGS_CHUNK: u16 = 0x2018;
+const PALETTE_CHUNK: u16 = 0x2019;
+/// A palette's fields before its entries: size, first and last index, reserved.
+const PALETTE_FIXED_LEN: usize = 20;
+/// A palette entry's least length: flags, red, green, blue, alpha.
+const PALETTE_ENTRY_LEN: usize = 6;
 const TILESET_CHUNK: u16 = 0x2023;
 /// A layer's fields before its name: flags, type, child level, default
 /// size, blend mode, opacity, reserved.
@@ -133,6 +138,7 @@ pub(super) fn walk(bytes: &[u8], max_dimension: u32) -> Result<Layout, ProcessEr
                 Some(CEL_CHUNK) => walk.cel(&chunk)?,
                 Some(TAGS_CHUNK) if walk.layout.tags.is_empty() => walk.tags(&chunk)?,
                 Some(TILESET_CHUNK) => walk.tileset(&chunk)?,
+                Some(PALETTE_CHUNK) => walk.palette(&chunk)?,
                 _ => {}
             }
             chunk_at = chunk_end;
@@ -326,6 +332,24 @@ impl<'a> Walk<'a> {
         let compressed = self.rest(chunk, at + 4).ok_or_else(|| truncated(&what))?;
         check_inflated(compressed, expected, &what)?;
         self.layout.pixel_bytes += expected;
+        Ok(())
+    }
+
+    fn palette(&mut self, chunk: &Chunk) -> Result<(), ProcessError> {
+        let data = self.rest(chunk, 0).ok_or_else(|| truncated("its palette"))?;
+        let (first, last) = (dword(data, 4), dword(data, 8));
+        let (Some(first), Some(last)) = (first, last) else {
+            return Err(truncated("its palette"));
+        };
+        // As many entries as its indices say, each at least 6 bytes.
+        let room = data.len().saturating_sub(PALETTE_FIXED_LEN) / PALETTE_ENTRY_LEN;
+        if first > last || (last - first) as usize >= room {
+            return Err(ProcessError::msg(format!(
+                "its palette runs from colour {first} to {last}, which its {} bytes cannot hold: \
+                 the palette is damaged",
+                data.len()
+            )));
+        }
         Ok(())
     }
 
