@@ -119,6 +119,42 @@ impl Tag<'_> {
         false
     }
 
+    /// The frame it shows `elapsed` after it started, with `duration`
+    /// giving each frame's milliseconds: [`Animation::frame_at`], for a
+    /// game that keeps the durations itself (an engine's own asset).
+    pub fn frame_at(&self, elapsed: Duration, duration: impl Fn(u32) -> u32) -> u32 {
+        let duration = |f: u32| u64::from(duration(f));
+        if self.from > self.to {
+            return self.from;
+        }
+        let (period_len, shown) = self.lengths();
+        let period_ms: u64 = self.period().map(duration).sum();
+        let start = self.period().next().unwrap_or(self.from);
+        if period_ms == 0 {
+            return start;
+        }
+        let mut t = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+        if let Some(shown) = shown {
+            // Past the last pass: the last frame shown stays.
+            let (whole, rest) = (shown / period_len, shown % period_len);
+            let rest_ms: u64 = self.period().take(rest as usize).map(duration).sum();
+            let total = whole.saturating_mul(period_ms).saturating_add(rest_ms);
+            if t >= total {
+                let last = (shown - 1) % period_len;
+                return self.period().nth(last as usize).unwrap_or(start);
+            }
+        }
+        t %= period_ms;
+        for f in self.period() {
+            let d = duration(f);
+            if t < d {
+                return f;
+            }
+            t -= d;
+        }
+        start
+    }
+
     /// The frames it shows, one period of their cycle: a pass, or for
     /// ping-pong a pass each way without repeating the frames it turns on.
     fn period(&self) -> impl Iterator<Item = u32> + '_ {
@@ -298,39 +334,10 @@ impl<'a> Animation<'a> {
     /// shows `elapsed` after it started (see the [module docs](self)).
     /// A tag whose frames all last zero shows its first frame.
     pub fn frame_at(&self, tag: &Tag<'_>, elapsed: Duration) -> u32 {
-        let duration = |f: u32| u64::from(self.duration(f as usize));
-        if tag.to as usize >= self.frames || tag.from > tag.to {
+        if tag.to as usize >= self.frames {
             return 0;
         }
-        let (period_len, shown) = tag.lengths();
-        let period_ms: u64 = tag.period().map(duration).sum();
-        let mut first = tag.period();
-        let Some(start) = first.next() else {
-            return tag.from;
-        };
-        if period_ms == 0 {
-            return start;
-        }
-        let mut t = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
-        if let Some(shown) = shown {
-            // Past the last pass: the last frame shown stays.
-            let (whole, rest) = (shown / period_len, shown % period_len);
-            let rest_ms: u64 = tag.period().take(rest as usize).map(duration).sum();
-            let total = whole.saturating_mul(period_ms).saturating_add(rest_ms);
-            if t >= total {
-                let last = (shown - 1) % period_len;
-                return tag.period().nth(last as usize).unwrap_or(start);
-            }
-        }
-        t %= period_ms;
-        for f in tag.period() {
-            let d = duration(f);
-            if t < d {
-                return f;
-            }
-            t -= d;
-        }
-        start
+        tag.frame_at(elapsed, |f| self.duration(f as usize))
     }
 
     fn tag_at(&self, t: usize) -> Option<Tag<'a>> {

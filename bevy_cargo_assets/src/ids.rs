@@ -32,7 +32,44 @@ pub struct AtlasSprite {
     pub frame: assets_runtime::SpriteFrame,
 }
 
-use crate::source::Parcels;
+use crate::source::{AnimationTag, AtlasSlot, Parcels, TurnedSprite};
+
+/// An animation as Bevy draws it ([`ParcelAssets::atlas_animation`]): each
+/// frame an [`AtlasSprite`], with the durations and tags to play them.
+#[derive(Debug, Clone)]
+pub struct AtlasAnimation {
+    /// Each frame, in order: `Sprite::from_atlas_image(f.image.clone(), f.atlas.clone())`.
+    pub frames: Vec<AtlasSprite>,
+    /// Each frame's duration in milliseconds, in order.
+    pub durations_ms: Vec<u32>,
+    /// The tags, as authored.
+    pub tags: Vec<AnimationTag>,
+}
+
+impl AtlasAnimation {
+    /// The tag named `name`, if there is one.
+    pub fn tag(&self, name: &str) -> Option<&AnimationTag> {
+        self.tags.iter().find(|t| t.name == name)
+    }
+
+    /// The frame `tag` (every frame, forward, forever, for `None`) shows
+    /// `elapsed` after it started, as Aseprite plays it.
+    pub fn frame_at(&self, tag: Option<&AnimationTag>, elapsed: std::time::Duration) -> usize {
+        let duration = |f: u32| self.durations_ms.get(f as usize).copied().unwrap_or(0);
+        let shown = match tag {
+            Some(tag) => tag.as_tag().frame_at(elapsed, duration),
+            None => assets_runtime::Tag {
+                name: "",
+                from: 0,
+                to: self.frames.len().saturating_sub(1) as u32,
+                direction: assets_runtime::Direction::Forward,
+                repeat: 0,
+            }
+            .frame_at(elapsed, duration),
+        };
+        (shown as usize).min(self.frames.len().saturating_sub(1))
+    }
+}
 
 /// The asset source the parcels are served as: `None` for Bevy's default
 /// source, else a named one (`parcel://sprites/hero.png`).
@@ -89,11 +126,38 @@ impl ParcelAssets<'_> {
     pub fn atlas_sprite(
         &mut self,
         id: impl IdOf<kind::Sprite>,
-    ) -> Option<Result<AtlasSprite, crate::source::TurnedSprite>> {
+    ) -> Option<Result<AtlasSprite, TurnedSprite>> {
         let slot = match self.parcels.atlas_slot(id.resource_id())? {
             Ok(slot) => slot,
             Err(turned) => return Some(Err(turned)),
         };
+        self.atlas_sprite_at(slot).map(Ok)
+    }
+
+    /// Animation `id` (an Aseprite file, a sprite sheet) as Bevy draws it:
+    /// each frame's page and place in that page's `TextureAtlasLayout`, and
+    /// the durations and tags to play it. `None` if no served parcel holds
+    /// it; an error if the atlas turned one of its page's frames.
+    pub fn atlas_animation(
+        &mut self,
+        id: impl IdOf<kind::Animation>,
+    ) -> Option<Result<AtlasAnimation, TurnedSprite>> {
+        let slots = match self.parcels.animation_slots(id.resource_id())? {
+            Ok(slots) => slots,
+            Err(turned) => return Some(Err(turned)),
+        };
+        let frames = (slots.slots.into_iter())
+            .map(|slot| self.atlas_sprite_at(slot))
+            .collect::<Option<Vec<_>>>()?;
+        Some(Ok(AtlasAnimation {
+            frames,
+            durations_ms: slots.durations_ms,
+            tags: slots.tags,
+        }))
+    }
+
+    /// The sprite at `slot`: its page's image and layout (one a page).
+    fn atlas_sprite_at(&mut self, slot: AtlasSlot) -> Option<AtlasSprite> {
         let layouts = &mut self.layouts;
         let layout = (self.pages.0.entry(slot.page_id))
             .or_insert_with(|| {
@@ -106,14 +170,14 @@ impl ParcelAssets<'_> {
             })
             .clone();
         let image = self.load_path(AssetPath::from(slot.page))?;
-        Some(Ok(AtlasSprite {
+        Some(AtlasSprite {
             image,
             atlas: TextureAtlas {
                 layout,
                 index: slot.index,
             },
             frame: slot.frame,
-        }))
+        })
     }
 
     fn load_path<A: Asset>(&self, path: AssetPath<'static>) -> Option<Handle<A>> {

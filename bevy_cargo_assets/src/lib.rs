@@ -44,7 +44,7 @@ use bevy_app::{App, Plugin};
 use bevy_asset::io::{AssetSourceBuilder, AssetSourceId};
 use bevy_asset::{AssetApp, Assets};
 
-pub use ids::{AtlasSprite, PageLayouts, ParcelAssets, ServedAs};
+pub use ids::{AtlasAnimation, AtlasSprite, PageLayouts, ParcelAssets, ServedAs};
 pub use image::{ParcelImageLoader, ParcelImageSettings};
 pub use reload::ReloadWatcher;
 pub use source::{OpenError, ParcelReader, Parcels};

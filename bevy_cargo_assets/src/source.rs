@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use assets_runtime::image::{Encoding, IMAGE_HEADER_LEN, ImageHeader};
-use assets_runtime::{Patched, PatchedBuf, ResourceId, StaticParcel};
+use assets_runtime::{Patched, PatchedBuf, ResourceId, SpriteFrame, StaticParcel};
 use bevy_asset::io::{AssetReader, AssetReaderError, PathStream, Reader, VecReader};
 
 use crate::image::ParcelImageLoader;
@@ -116,28 +116,38 @@ impl Parcels {
         let parcel = held
             .iter()
             .find_map(|h| Some(h.parcel()).filter(|p| p.get(id).is_some()))?;
-        let sprite = parcel.sprite(id)?;
-        let page = sprite.frame.page;
-        let page_name = parcel.get(page)?.name.to_owned();
-        let mut on_page: Vec<(String, assets_runtime::SpriteFrame)> = (parcel.iter())
-            .filter_map(|r| Some((r.name.to_owned(), r.sprite_frame()?)))
-            .filter(|(_, f)| f.page == page)
-            .collect();
-        on_page.sort_by(|a, b| a.0.cmp(&b.0));
-        if let Some((name, _)) = on_page.iter().find(|(_, f)| f.rotated) {
-            return Some(Err(TurnedSprite {
-                sprite: name.clone(),
-            }));
+        let frame = parcel.sprite(id)?.frame;
+        slot_of(&parcel, frame)
+    }
+
+    /// Where each frame of animation `id` lies on its page, as
+    /// [`Parcels::atlas_slot`] says for a sprite, with the animation's
+    /// durations and tags: `None` if no parcel holds such an animation.
+    pub fn animation_slots(&self, id: ResourceId) -> Option<Result<AnimationSlots, TurnedSprite>> {
+        let held = self.read();
+        let parcel = held
+            .iter()
+            .find_map(|h| Some(h.parcel()).filter(|p| p.get(id).is_some()))?;
+        let animation = parcel.animation(id)?;
+        let mut slots = Vec::with_capacity(animation.frame_count());
+        for frame in animation.frames() {
+            match slot_of(&parcel, frame.sprite)? {
+                Ok(slot) => slots.push(slot),
+                Err(turned) => return Some(Err(turned)),
+            }
         }
-        let index = on_page.iter().position(|(_, f)| *f == sprite.frame)?;
-        let (atlas, n) = page_name.strip_prefix("atlas:")?.split_once('#')?;
-        Some(Ok(AtlasSlot {
-            page: format!("{PAGE_PREFIX}{atlas}/{n}"),
-            page_id: page,
-            size: (sprite.page.header.width, sprite.page.header.height),
-            rects: on_page.iter().map(|(_, f)| [f.x, f.y, f.w, f.h]).collect(),
-            index,
-            frame: sprite.frame,
+        Some(Ok(AnimationSlots {
+            slots,
+            durations_ms: animation.frames().map(|f| f.duration_ms).collect(),
+            tags: (animation.tags())
+                .map(|t| AnimationTag {
+                    name: t.name.to_owned(),
+                    from: t.from,
+                    to: t.to,
+                    direction: t.direction,
+                    repeat: t.repeat,
+                })
+                .collect(),
         }))
     }
 
@@ -231,6 +241,81 @@ fn open(path: &Path, patch: Option<&Path>) -> Result<PatchedBuf, OpenError> {
 /// Where atlas pages are served: `cargo-assets-atlas/<atlas>/<page>`.
 pub const PAGE_PREFIX: &str = "cargo-assets-atlas/";
 
+/// Where `frame` lies on its page, among every frame of that page (each
+/// sprite by its name, each animation frame as `<animation>#<index>`, in
+/// name order): one `TextureAtlasLayout` a page, whoever asks.
+fn slot_of(parcel: &Patched<'_>, frame: SpriteFrame) -> Option<Result<AtlasSlot, TurnedSprite>> {
+    let page = frame.page;
+    let image = parcel.image(page)?;
+    let page_name = parcel.get(page)?.name.to_owned();
+    let mut on_page: Vec<(String, SpriteFrame)> = Vec::new();
+    for r in parcel.iter() {
+        if let Some(f) = r.sprite_frame() {
+            on_page.push((r.name.to_owned(), f));
+        }
+        if let Some(animation) = r.animation() {
+            let frames = animation.sprite_frames().enumerate();
+            on_page.extend(frames.map(|(i, f)| (format!("{}#{i}", r.name), f)));
+        }
+    }
+    on_page.retain(|(_, f)| f.page == page);
+    on_page.sort_by(|a, b| a.0.cmp(&b.0));
+    if let Some((name, _)) = on_page.iter().find(|(_, f)| f.rotated) {
+        return Some(Err(TurnedSprite {
+            sprite: name.clone(),
+        }));
+    }
+    let index = on_page.iter().position(|(_, f)| *f == frame)?;
+    let (atlas, n) = page_name.strip_prefix("atlas:")?.split_once('#')?;
+    Some(Ok(AtlasSlot {
+        page: format!("{PAGE_PREFIX}{atlas}/{n}"),
+        page_id: page,
+        size: (image.header.width, image.header.height),
+        rects: on_page.iter().map(|(_, f)| [f.x, f.y, f.w, f.h]).collect(),
+        index,
+        frame,
+    }))
+}
+
+/// An animation's frames on their pages ([`Parcels::animation_slots`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnimationSlots {
+    /// Each frame's place, in order.
+    pub slots: Vec<AtlasSlot>,
+    /// Each frame's duration in milliseconds, in order.
+    pub durations_ms: Vec<u32>,
+    /// The tags, as authored.
+    pub tags: Vec<AnimationTag>,
+}
+
+/// A tag of an animation, owned (see [`assets_runtime::Tag`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnimationTag {
+    /// Its name.
+    pub name: String,
+    /// Its first frame.
+    pub from: u32,
+    /// Its last frame.
+    pub to: u32,
+    /// Which way it plays.
+    pub direction: assets_runtime::Direction,
+    /// Passes to play; 0 for forever.
+    pub repeat: u16,
+}
+
+impl AnimationTag {
+    /// As the runtime's [`assets_runtime::Tag`], which plays it.
+    pub fn as_tag(&self) -> assets_runtime::Tag<'_> {
+        assets_runtime::Tag {
+            name: &self.name,
+            from: self.from,
+            to: self.to,
+            direction: self.direction,
+            repeat: self.repeat,
+        }
+    }
+}
+
 /// A sprite's place on its atlas page ([`Parcels::atlas_slot`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AtlasSlot {
@@ -240,9 +325,10 @@ pub struct AtlasSlot {
     pub page_id: ResourceId,
     /// The page's size in pixels.
     pub size: (u32, u32),
-    /// Every sprite of the page (`x, y, w, h`), by sprite name.
+    /// Every frame of the page (`x, y, w, h`), in name order (an
+    /// animation's frames named `<animation>#<index>`).
     pub rects: Vec<[u32; 4]>,
-    /// This sprite's place in `rects`.
+    /// This frame's place in `rects`.
     pub index: usize,
     /// Its frame: trim offsets and source size, to place it as drawn.
     pub frame: assets_runtime::SpriteFrame,

@@ -49,6 +49,12 @@ fn built_project() -> (tempfile::TempDir, PathBuf) {
     write_png("sprites/hero.png", &sprite(24, 18, 1));
     write_png("sprites/tiles/grass.png", &sprite(16, 16, 2));
     write_png("images/sky.png", &sprite(40, 30, 3));
+    std::fs::create_dir_all(root.join("assets/characters")).unwrap();
+    std::fs::copy(
+        aseprite_fixture("layers_and_tags.aseprite"),
+        root.join("assets/characters/Hero Run.aseprite"),
+    )
+    .unwrap();
     std::fs::create_dir_all(root.join("assets/textures")).unwrap();
     std::fs::write(root.join("assets/textures/ground.ktx2"), ground_ktx2().1).unwrap();
     std::fs::create_dir_all(root.join("assets/sounds")).unwrap();
@@ -503,4 +509,77 @@ fn a_sound_is_served_as_its_file_for_bevys_audio_loader() {
         meta.is_err(),
         "no meta: Bevy's loader for the extension, with its defaults"
     );
+}
+
+/// A file of `assets-build/tests/fixtures/aseprite/` (an Aseprite file and
+/// Aseprite's own export of its frames; see the README there).
+fn aseprite_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../assets-build/tests/fixtures/aseprite")
+        .join(name)
+}
+
+#[test]
+fn an_aseprite_animation_draws_each_frame_from_its_page_and_plays_its_tags() {
+    let (_project, parcel) = built_project();
+    let plugin = CargoAssetsPlugin::file(&parcel).unwrap();
+    let mut app = app(Some(plugin), AssetPlugin::default());
+    const RUN: assets_runtime::AnimationId =
+        assets_runtime::AnimationId::of("characters/Hero Run.aseprite");
+    const HERO: SpriteId = SpriteId::of("sprites/hero.png");
+    let (run, hero) = app
+        .world_mut()
+        .run_system_once(|mut assets: ParcelAssets<'_>| {
+            let run = assets.atlas_animation(RUN).unwrap().unwrap();
+            let hero = assets.atlas_sprite(HERO).unwrap().unwrap();
+            (run, hero)
+        })
+        .unwrap();
+    assert_eq!(run.frames.len(), 4);
+    assert_eq!(run.durations_ms, [100; 4]);
+    let t3 = run.tag("T3").unwrap();
+    assert_eq!(run.frame_at(Some(t3), Duration::from_millis(150)), 2);
+    assert_eq!(run.frame_at(None, Duration::from_millis(350)), 3);
+    // The frames share their page's one layout with the sprites.
+    let mut indices: Vec<usize> = run.frames.iter().map(|f| f.atlas.index).collect();
+    indices.push(hero.atlas.index);
+    indices.sort_unstable();
+    indices.dedup();
+    assert_eq!(
+        indices.len(),
+        5,
+        "each frame and the sprite a rect of its own"
+    );
+    let handles: Vec<UntypedHandle> = run
+        .frames
+        .iter()
+        .map(|f| f.image.clone().untyped())
+        .collect();
+    settle(&mut app, &handles);
+    for (i, frame) in run.frames.iter().enumerate() {
+        assert_eq!(frame.atlas.layout, hero.atlas.layout, "one layout a page");
+        let (page_w, _, page) = pixels(&app, &frame.image);
+        let layouts = app
+            .world()
+            .resource::<Assets<bevy_image::TextureAtlasLayout>>();
+        let rect = layouts.get(&frame.atlas.layout).unwrap().textures[frame.atlas.index];
+        let png = aseprite_fixture(&format!("layers_and_tags_{:02}.png", i + 1));
+        let exported = image::open(png).unwrap().into_rgba8();
+        let (tx, ty) = (frame.frame.trim_x, frame.frame.trim_y);
+        for y in 0..rect.height() {
+            for x in 0..rect.width() {
+                let at = (((rect.min.y + y) * page_w + rect.min.x + x) * 4) as usize;
+                let want = exported.get_pixel(tx + x, ty + y).0;
+                if want[3] == 0 {
+                    assert_eq!(page[at + 3], 0, "frame {i} ({x}, {y}) clear");
+                } else {
+                    assert_eq!(
+                        page[at..at + 4],
+                        want,
+                        "frame {i} pixel ({x}, {y}), as Aseprite exports it"
+                    );
+                }
+            }
+        }
+    }
 }
