@@ -19,12 +19,16 @@ const BUILTINS: &[(&str, &[&str])] = &[
     ("copy", &["processor/copy.rs"]),
     ("text", &["processor/text.rs"]),
     ("shader", &["processor/shader", "processor/text.rs"]),
-    ("image", &["processor/image.rs", "buffers.rs"]),
+    (
+        "image",
+        &["processor/image.rs", "processor/svg.rs", "buffers.rs"],
+    ),
     (
         "sprite",
         &[
             "processor/sprite.rs",
             "processor/image.rs",
+            "processor/svg.rs",
             "processor/sprite_source.rs",
             "buffers.rs",
         ],
@@ -45,6 +49,7 @@ const BUILTINS: &[(&str, &[&str])] = &[
         &[
             "processor/texture",
             "processor/image.rs",
+            "processor/svg.rs",
             "processor/text.rs",
         ],
     ),
@@ -55,6 +60,7 @@ const BUILTINS: &[(&str, &[&str])] = &[
             "processor/aseprite",
             "processor/sprite_source.rs",
             "processor/image.rs",
+            "processor/svg.rs",
             "processor/text.rs",
         ],
     ),
@@ -65,12 +71,18 @@ const BUILTINS: &[(&str, &[&str])] = &[
             "processor/sheet.rs",
             "processor/sprite_source.rs",
             "processor/image.rs",
+            "processor/svg.rs",
             "processor/text.rs",
         ],
     ),
     (
         "atlas",
-        &["atlas", "processor/sprite_source.rs", "processor/image.rs"],
+        &[
+            "atlas",
+            "processor/sprite_source.rs",
+            "processor/image.rs",
+            "processor/svg.rs",
+        ],
     ),
 ];
 

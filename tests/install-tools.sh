@@ -6,7 +6,10 @@
 # - the Khronos glTF validator (npm's `gltf-validator`, pinned), under
 #   `target/tools/`, for the glTF tests;
 # - free-tex-packer-core (npm, pinned), a sprite sheet packer that writes
-#   TexturePacker's JSON, under `target/tools/`, for the sheet tests.
+#   TexturePacker's JSON, under `target/tools/`, for the sheet tests;
+# - CairoSVG (PyPI, pinned; it draws with the system's cairo), an SVG
+#   rasterizer other than resvg, in a virtualenv at `target/tools/venv`,
+#   for the SVG tests.
 # Without them those tests still check their outputs with readers of their
 # own (naga, the `gltf` crate, hand-written sheets), and say what was skipped.
 set -uo pipefail
@@ -63,8 +66,25 @@ sheet_packer() {
     fi
 }
 
+svg_rasterizer() {
+    local version="2.9.1" venv="target/tools/venv"
+    if "$venv/bin/python" -c "import cairosvg, sys; sys.exit(cairosvg.__version__ != '$version')" >/dev/null 2>&1; then
+        echo "CairoSVG $version is installed"
+        return 0
+    fi
+    if python3 -m venv "$venv" >/dev/null 2>&1 \
+        && "$venv/bin/pip" install --quiet "cairosvg==$version" >/dev/null 2>&1 \
+        && "$venv/bin/python" -c "import cairosvg" >/dev/null 2>&1; then
+        echo "CairoSVG $version installed in $venv"
+    else
+        echo "could not install CairoSVG (python3-venv and the cairo library needed): the SVG tests skip its comparison" >&2
+        return 1
+    fi
+}
+
 status=0
 shader_validators || status=1
 gltf_validator || status=1
 sheet_packer || status=1
+svg_rasterizer || status=1
 exit $status

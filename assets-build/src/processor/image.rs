@@ -1,4 +1,5 @@
-//! `image`: decode PNG/JPEG with memory limits, convert to RGBA8, store.
+//! `image`: decode PNG/JPEG/WebP with memory limits (or rasterize an SVG:
+//! [`super::svg`]), convert to RGBA8, store.
 //!
 //! Settings (all optional):
 //!
@@ -26,7 +27,7 @@ use image::{
 };
 use serde::Deserialize;
 
-use super::{Context, ProcessError, Processor};
+use super::{Context, ProcessError, Processor, svg};
 use crate::buffers::Buffers;
 pub use crate::manifest::Encoding;
 
@@ -97,13 +98,26 @@ impl Processor for Image {
 /// claims a huge image fails or waits its turn by name. Images under
 /// 16 MiB in all are not counted: a build holds at most a few of those
 /// per worker, and they are most of a game's.
+///
+/// An SVG's size is the one it declares (see [`super::svg`]); one with text
+/// is warned of here, before it is rasterized without it.
 pub(crate) fn reserve_decode(
     ctx: &mut Context<'_>,
     bytes: &[u8],
     max_dimension: u32,
     copies: u64,
 ) -> Result<(), ProcessError> {
-    let (width, height) = decoder(bytes, max_dimension)?.dimensions();
+    let (width, height) = if svg::is_svg(bytes) {
+        if svg::has_text(bytes) {
+            ctx.warn(
+                "the SVG has text, which is not drawn (no fonts are read when rasterizing): \
+                 convert it to paths in the editor (Inkscape: Path > Object to Path)",
+            );
+        }
+        svg::dimensions(bytes, max_dimension)?
+    } else {
+        decoder(bytes, max_dimension)?.dimensions()
+    };
     let held = u64::from(width) * u64::from(height) * 4 * copies;
     if held < 16 << 20 {
         return Ok(());
@@ -111,9 +125,13 @@ pub(crate) fn reserve_decode(
     ctx.reserve_memory(held, &format!("a {width}x{height} image"))
 }
 
-/// Decodes `bytes` (PNG or JPEG, detected from content) to RGBA8, refusing
-/// images wider or taller than `max_dimension` before allocating them.
+/// Decodes `bytes` (PNG, JPEG or WebP, detected from content, or an SVG
+/// rasterized) to RGBA8, refusing images wider or taller than
+/// `max_dimension` before allocating them.
 pub fn decode_rgba8(bytes: &[u8], max_dimension: u32) -> Result<RgbaImage, ProcessError> {
+    if svg::is_svg(bytes) {
+        return svg::rasterize(bytes, max_dimension);
+    }
     converted(decoder(bytes, max_dimension)?, max_dimension)
 }
 
@@ -135,6 +153,9 @@ pub(crate) fn decode_in(
     max_dimension: u32,
     buffers: &Buffers,
 ) -> Result<ImageResource, ProcessError> {
+    if svg::is_svg(bytes) {
+        return Ok(ImageResource::from_image(svg::rasterize(bytes, max_dimension)?));
+    }
     let decoder = decoder(bytes, max_dimension)?;
     if decoder.color_type() != ColorType::Rgba8 {
         return Ok(ImageResource::from_image(converted(
@@ -167,7 +188,7 @@ fn decoder(bytes: &[u8], max_dimension: u32) -> Result<impl ImageDecoder + '_, P
         .map_err(|e| ProcessError::msg(format!("could not read image: {e}")))?;
     if reader.format().is_none() {
         return Err(ProcessError::msg(
-            "not a PNG, JPEG or WebP image (unrecognized contents)",
+            "not a PNG, JPEG, WebP or SVG image (unrecognized contents)",
         ));
     }
     let mut limits = Limits::default();

@@ -48,6 +48,7 @@ pub(crate) mod shader;
 pub(crate) mod sheet;
 pub(crate) mod sprite;
 pub(crate) mod sprite_source;
+pub(crate) mod svg;
 pub(crate) mod text;
 #[cfg(feature = "textures")]
 pub(crate) mod texture;
