@@ -82,6 +82,12 @@ pub mod watch {
     pub use crate::watch::*;
 }
 
+/// How the built-in processors decode source images (PNG, JPEG, WebP, and
+/// SVG with the `svg` feature), for benchmarks.
+pub mod images {
+    pub use crate::processor::image::decode_rgba8;
+}
+
 /// The built-in processors, as `Registry::with_builtins` registers them,
 /// for tests and benchmarks that run one directly.
 pub mod builtins {

@@ -145,6 +145,63 @@ pub fn run(quick: bool, dir: Option<&Path>) -> String {
          or the `image` crate for PNG. Median of {runs}. Every decoded image is checked \
          against its source pixels.\n"
     ));
+    out.push_str(&sources(&images, runs));
+    out
+}
+
+/// What a build pays to decode its sources: the same images as PNG and as
+/// lossless WebP files, decoded by the pipeline's own decoding
+/// (`decode_rgba8`), side by side.
+fn sources(images: &[RgbaImage], runs: usize) -> String {
+    let webp = |image: &RgbaImage| {
+        let mut out = Vec::new();
+        image::codecs::webp::WebPEncoder::new_lossless(&mut out)
+            .encode(
+                image.as_raw(),
+                image.width(),
+                image.height(),
+                ExtendedColorType::Rgba8,
+            )
+            .expect("encode lossless WebP");
+        out
+    };
+    let formats: [(&str, &dyn Fn(&RgbaImage) -> Vec<u8>); 2] = [
+        ("PNG (`image`'s encoder)", &png),
+        ("WebP, lossless (`image`'s encoder)", &webp),
+    ];
+    let mut out = String::from(
+        "\nSource files: what a build decodes. The same images as files of each format, \
+         decoded to RGBA8 by the pipeline's `decode_rgba8` (the `image` crate: `png`, and \
+         `image-webp`), one core, median of the runs; every decode is checked against the \
+         source pixels. Lossy WebP is not measured: no pure-Rust encoder writes it.\n\n\
+         | source format | files | decode, all images | / PNG |\n|---|---:|---:|---:|\n",
+    );
+    let mut png_ms = None;
+    for (name, encode) in formats {
+        let files: Vec<Vec<u8>> = images.iter().map(|i| encode(i)).collect();
+        let decode = Sample::of(runs, || {
+            measure::time(|| {
+                for (file, image) in files.iter().zip(images) {
+                    let decoded =
+                        assets_build::unstable::images::decode_rgba8(file, 16384).expect("decodes");
+                    assert!(
+                        decoded.as_raw() == image.as_raw(),
+                        "{name} changed the pixels"
+                    );
+                }
+            })
+        });
+        let seconds = decode.median().as_secs_f64();
+        let png = *png_ms.get_or_insert(seconds);
+        let ratio = format!("{:.2}", seconds / png);
+        let ms = measure::ms(decode.median());
+        let bytes: usize = files.iter().map(Vec::len).sum();
+        let _ = writeln!(
+            out,
+            "| {name} | {:.2} MB | {ms} ms | {ratio} |",
+            bytes as f64 / 1e6
+        );
+    }
     out
 }
 
