@@ -7,9 +7,11 @@
 #   `target/tools/`, for the glTF tests;
 # - free-tex-packer-core (npm, pinned), a sprite sheet packer that writes
 #   TexturePacker's JSON, under `target/tools/`, for the sheet tests;
-# - CairoSVG (PyPI, pinned; it draws with the system's cairo), an SVG
-#   rasterizer other than resvg, in a virtualenv at `target/tools/venv`,
-#   for the SVG tests.
+# - in a virtualenv at `target/tools/venv` (PyPI, pinned): CairoSVG, an SVG
+#   rasterizer other than resvg (it draws with the system's cairo), for the
+#   SVG tests; imagecodecs, whose BCn codec is bcdec, a BC6H decoder other
+#   than texture2ddecoder (whose BC6H decoding overflows on some modes), for
+#   the HDR texture tests.
 # Without them those tests still check their outputs with readers of their
 # own (naga, the `gltf` crate, hand-written sheets), and say what was skipped.
 set -uo pipefail
@@ -66,18 +68,19 @@ sheet_packer() {
     fi
 }
 
-svg_rasterizer() {
-    local version="2.9.1" venv="target/tools/venv"
-    if "$venv/bin/python" -c "import cairosvg, sys; sys.exit(cairosvg.__version__ != '$version')" >/dev/null 2>&1; then
-        echo "CairoSVG $version is installed"
+python_tools() {
+    local venv="target/tools/venv" packages="cairosvg==2.9.1 imagecodecs==2026.3.6 numpy"
+    local check="import cairosvg, imagecodecs, sys; sys.exit(cairosvg.__version__ != '2.9.1' or imagecodecs.__version__ != '2026.3.6')"
+    if "$venv/bin/python" -c "$check" >/dev/null 2>&1; then
+        echo "CairoSVG and imagecodecs are installed in $venv"
         return 0
     fi
-    if python3 -m venv "$venv" >/dev/null 2>&1 \
-        && "$venv/bin/pip" install --quiet "cairosvg==$version" >/dev/null 2>&1 \
-        && "$venv/bin/python" -c "import cairosvg" >/dev/null 2>&1; then
-        echo "CairoSVG $version installed in $venv"
+    if { [ -x "$venv/bin/pip" ] || python3 -m venv "$venv" >/dev/null 2>&1; } \
+        && "$venv/bin/pip" install --quiet $packages >/dev/null 2>&1 \
+        && "$venv/bin/python" -c "$check" >/dev/null 2>&1; then
+        echo "CairoSVG and imagecodecs installed in $venv"
     else
-        echo "could not install CairoSVG (python3-venv and the cairo library needed): the SVG tests skip its comparison" >&2
+        echo "could not install CairoSVG and imagecodecs (python3-venv and the cairo library needed): the SVG and HDR tests skip their comparisons" >&2
         return 1
     fi
 }
@@ -86,5 +89,5 @@ status=0
 shader_validators || status=1
 gltf_validator || status=1
 sheet_packer || status=1
-svg_rasterizer || status=1
+python_tools || status=1
 exit $status

@@ -24,6 +24,8 @@
 //! | `Astc4x4Unorm` / `Astc4x4UnormSrgb` | `Astc { block: B4x4, channel: Unorm / UnormSrgb }` | 16 |
 //! | `Astc6x6Unorm` / `Astc6x6UnormSrgb` | `Astc { block: B6x6, channel: Unorm / UnormSrgb }` | 16 a 6×6 block |
 //! | `Astc8x8Unorm` / `Astc8x8UnormSrgb` | `Astc { block: B8x8, channel: Unorm / UnormSrgb }` | 16 an 8×8 block |
+//! | `Bc6hRgbUfloat` | `Bc6hRgbUfloat` | 16 (HDR: linear half floats, no alpha, nothing negative) |
+//! | `Rgba16Float` | `Rgba16Float` | 8 per pixel (HDR: four linear half floats) |
 //!
 //! Level `i` is `max(1, width >> i)` × `max(1, height >> i)` pixels; a
 //! block-compressed level holds whole blocks (4×4, or ASTC's 6×6 and 8×8;
@@ -79,6 +81,11 @@ pub enum TextureFormat {
     Astc8x8Unorm,
     /// ASTC 8×8, sRGB color.
     Astc8x8UnormSrgb,
+    /// BC6H unsigned: HDR RGB (linear half floats, 0 and up), 8 bits a
+    /// pixel (desktop GPUs).
+    Bc6hRgbUfloat,
+    /// Four linear half floats a pixel: HDR on every GPU, 64 bits a pixel.
+    Rgba16Float,
 }
 
 impl TextureFormat {
@@ -105,6 +112,8 @@ impl TextureFormat {
             TextureFormat::Astc6x6UnormSrgb => "ASTC_6x6_SRGB_BLOCK",
             TextureFormat::Astc8x8Unorm => "ASTC_8x8_UNORM_BLOCK",
             TextureFormat::Astc8x8UnormSrgb => "ASTC_8x8_SRGB_BLOCK",
+            TextureFormat::Bc6hRgbUfloat => "BC6H_UFLOAT_BLOCK",
+            TextureFormat::Rgba16Float => "R16G16B16A16_SFLOAT",
         }
     }
 
@@ -131,6 +140,8 @@ impl TextureFormat {
             TextureFormat::Astc6x6UnormSrgb => Format::ASTC_6x6_SRGB_BLOCK,
             TextureFormat::Astc8x8Unorm => Format::ASTC_8x8_UNORM_BLOCK,
             TextureFormat::Astc8x8UnormSrgb => Format::ASTC_8x8_SRGB_BLOCK,
+            TextureFormat::Bc6hRgbUfloat => Format::BC6H_UFLOAT_BLOCK,
+            TextureFormat::Rgba16Float => Format::R16G16B16A16_SFLOAT,
         }
     }
 
@@ -155,11 +166,21 @@ impl TextureFormat {
         )
     }
 
-    /// Pixels per block side (blocks are square): 1 for RGBA8, 4 for BC
-    /// and ETC2, 4, 6 or 8 for ASTC.
+    /// Whether texels are floats (HDR): BC6H and RGBA16F.
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            TextureFormat::Bc6hRgbUfloat | TextureFormat::Rgba16Float
+        )
+    }
+
+    /// Pixels per block side (blocks are square): 1 for RGBA8 and RGBA16F,
+    /// 4 for BC and ETC2, 4, 6 or 8 for ASTC.
     pub fn block_size(self) -> u32 {
         match self {
-            TextureFormat::Rgba8Unorm | TextureFormat::Rgba8UnormSrgb => 1,
+            TextureFormat::Rgba8Unorm
+            | TextureFormat::Rgba8UnormSrgb
+            | TextureFormat::Rgba16Float => 1,
             TextureFormat::Astc6x6Unorm | TextureFormat::Astc6x6UnormSrgb => 6,
             TextureFormat::Astc8x8Unorm | TextureFormat::Astc8x8UnormSrgb => 8,
             _ => 4,
@@ -184,6 +205,7 @@ impl TextureFormat {
         match self {
             TextureFormat::Rgba8Unorm | TextureFormat::Rgba8UnormSrgb => 4,
             TextureFormat::Bc1RgbaUnorm
+            | TextureFormat::Rgba16Float
             | TextureFormat::Bc1RgbaUnormSrgb
             | TextureFormat::Bc4RUnorm
             | TextureFormat::Etc2Rgb8Unorm
@@ -199,7 +221,7 @@ impl TextureFormat {
     }
 }
 
-const ALL: [TextureFormat; 20] = [
+const ALL: [TextureFormat; 22] = [
     TextureFormat::Rgba8Unorm,
     TextureFormat::Rgba8UnormSrgb,
     TextureFormat::Bc1RgbaUnorm,
@@ -220,6 +242,8 @@ const ALL: [TextureFormat; 20] = [
     TextureFormat::Astc6x6UnormSrgb,
     TextureFormat::Astc8x8Unorm,
     TextureFormat::Astc8x8UnormSrgb,
+    TextureFormat::Bc6hRgbUfloat,
+    TextureFormat::Rgba16Float,
 ];
 
 /// A validated texture resource. See the [module docs](self).
@@ -427,6 +451,19 @@ pub mod write {
         a / gcd(a, b) * b
     }
 
+    /// `sample` holding floats, signed or not (the data format spec's
+    /// limits for floats: 0.0 or -1.0 to 1.0).
+    fn float_sample(mut sample: SampleInformation, signed: bool) -> SampleInformation {
+        sample.channel_type_qualifiers |= ChannelTypeQualifiers::FLOAT;
+        sample.upper = 1.0f32.to_bits();
+        sample.lower = 0;
+        if signed {
+            sample.channel_type_qualifiers |= ChannelTypeQualifiers::SIGNED;
+            sample.lower = (-1.0f32).to_bits();
+        }
+        sample
+    }
+
     /// The data format descriptor: its total size, then one basic block.
     fn descriptor(format: TextureFormat) -> Vec<u8> {
         use TextureFormat as F;
@@ -495,6 +532,20 @@ pub mod write {
             | F::Astc6x6UnormSrgb
             | F::Astc8x8Unorm
             | F::Astc8x8UnormSrgb => (ColorModel::ASTC, vec![sample(0, 0, 128, false)]),
+            // Floats: limits are IEEE 754 bit patterns, 0 or -1 to 1.
+            F::Bc6hRgbUfloat => (
+                ColorModel::BC6H,
+                vec![float_sample(sample(0, 0, 128, false), false)],
+            ),
+            F::Rgba16Float => (
+                ColorModel::RGBSDA,
+                vec![
+                    float_sample(sample(0, 0, 16, false), true),
+                    float_sample(sample(1, 16, 16, false), true),
+                    float_sample(sample(2, 32, 16, false), true),
+                    float_sample(sample(15, 48, 16, true), true),
+                ],
+            ),
         };
         let mut bytes_planes = [0u8; 8];
         bytes_planes[0] = format.block_bytes() as u8;

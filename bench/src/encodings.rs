@@ -149,6 +149,9 @@ pub fn run(quick: bool, dir: Option<&Path>) -> String {
     out
 }
 
+/// Writes an image as a file of some format.
+type Encoder<'a> = &'a dyn Fn(&RgbaImage) -> Vec<u8>;
+
 /// What a build pays to decode its sources: the same images as PNG and as
 /// lossless WebP files, decoded by the pipeline's own decoding
 /// (`decode_rgba8`), side by side.
@@ -165,7 +168,7 @@ fn sources(images: &[RgbaImage], runs: usize) -> String {
             .expect("encode lossless WebP");
         out
     };
-    let formats: [(&str, &dyn Fn(&RgbaImage) -> Vec<u8>); 2] = [
+    let formats: [(&str, Encoder<'_>); 2] = [
         ("PNG (`image`'s encoder)", &png),
         ("WebP, lossless (`image`'s encoder)", &webp),
     ];
@@ -178,7 +181,7 @@ fn sources(images: &[RgbaImage], runs: usize) -> String {
     );
     let mut png_ms = None;
     for (name, encode) in formats {
-        let files: Vec<Vec<u8>> = images.iter().map(|i| encode(i)).collect();
+        let files: Vec<Vec<u8>> = images.iter().map(encode).collect();
         let decode = Sample::of(runs, || {
             measure::time(|| {
                 for (file, image) in files.iter().zip(images) {

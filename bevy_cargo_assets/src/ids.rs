@@ -122,7 +122,7 @@ impl ParcelAssets<'_> {
     /// place in that page's `TextureAtlasLayout` (one a page), with its
     /// frame for the trim offsets. `None` if no served parcel holds it; an
     /// error for a sprite the atlas turned (see
-    /// [`TurnedSprite`](crate::source::TurnedSprite)).
+    /// [`TurnedSprite`]).
     pub fn atlas_sprite(
         &mut self,
         id: impl IdOf<kind::Sprite>,

@@ -73,6 +73,8 @@ pub fn gpu_format(format: Parcel) -> Option<TextureFormat> {
         Parcel::Astc6x6UnormSrgb => astc(AstcBlock::B6x6, true),
         Parcel::Astc8x8Unorm => astc(AstcBlock::B8x8, false),
         Parcel::Astc8x8UnormSrgb => astc(AstcBlock::B8x8, true),
+        Parcel::Bc6hRgbUfloat => TextureFormat::Bc6hRgbUfloat,
+        Parcel::Rgba16Float => TextureFormat::Rgba16Float,
         _ => return None,
     })
 }

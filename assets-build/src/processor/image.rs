@@ -135,6 +135,16 @@ pub fn decode_rgba8(bytes: &[u8], max_dimension: u32) -> Result<RgbaImage, Proce
     converted(decoder(bytes, max_dimension)?, max_dimension)
 }
 
+/// Decodes `bytes` as [`decode_rgba8`] does, in the type the file holds
+/// (floats for HDR and EXR files), for the texture processor's HDR path.
+#[cfg(feature = "textures")]
+pub(crate) fn decode_dynamic(bytes: &[u8], max_dimension: u32) -> Result<DynamicImage, ProcessError> {
+    if svg::is_svg(bytes) {
+        return Ok(DynamicImage::ImageRgba8(svg::rasterize(bytes, max_dimension)?));
+    }
+    DynamicImage::from_decoder(decoder(bytes, max_dimension)?).map_err(decode_error(max_dimension))
+}
+
 /// What `decoder` decodes to, converted to RGBA8.
 fn converted(decoder: impl ImageDecoder, max_dimension: u32) -> Result<RgbaImage, ProcessError> {
     let image = DynamicImage::from_decoder(decoder).map_err(decode_error(max_dimension))?;
@@ -188,7 +198,7 @@ fn decoder(bytes: &[u8], max_dimension: u32) -> Result<impl ImageDecoder + '_, P
         .map_err(|e| ProcessError::msg(format!("could not read image: {e}")))?;
     if reader.format().is_none() {
         return Err(ProcessError::msg(
-            "not a PNG, JPEG, WebP or SVG image (unrecognized contents)",
+            "not a PNG, JPEG or WebP image (unrecognized contents)",
         ));
     }
     let mut limits = Limits::default();

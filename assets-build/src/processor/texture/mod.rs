@@ -46,12 +46,13 @@
 //! Targets whose GPUs differ (Linux, macOS, iOS) are not checked.
 
 pub mod encode;
+pub mod hdr;
 pub mod mips;
 
 use assets_runtime::TextureFormat;
 use serde::Deserialize;
 
-use super::image::{decode_rgba8, default_max_dimension, reserve_decode};
+use super::image::{default_max_dimension, reserve_decode};
 use super::{Context, ProcessError, Processor};
 use crate::manifest::SettingsError;
 use mips::{Level, Texels};
@@ -90,6 +91,10 @@ pub enum FormatSetting {
     /// ASTC, 8×8 blocks.
     #[serde(rename = "astc-8x8")]
     Astc8x8,
+    /// BC6H, unsigned: HDR RGB.
+    Bc6h,
+    /// Four half floats a pixel: HDR everywhere.
+    Rgba16f,
 }
 
 /// The `color` setting.
@@ -177,6 +182,11 @@ impl GpuFamily {
         use FormatSetting as S;
         match (self, format) {
             (_, S::Rgba8) => None,
+            (GpuFamily::Web | GpuFamily::Android, S::Rgba16f) => None,
+            (GpuFamily::Web | GpuFamily::Android, S::Bc6h) => Some((
+                "BC6H is a desktop format: WebGPU, WebGL2 and most Android GPUs lack it",
+                "rgba16f",
+            )),
             (GpuFamily::Web, _) => Some((
                 "WebGPU and WebGL2 make every block-compressed format an optional feature",
                 "rgba8",
@@ -221,6 +231,14 @@ impl TextureSettings {
     pub fn resolve(&self) -> Result<(TextureFormat, Texels), String> {
         use FormatSetting as S;
         use TextureFormat as F;
+        let floats = matches!(self.format, S::Bc6h | S::Rgba16f);
+        if floats && (self.color == Some(ColorSetting::Srgb) || self.normal_map) {
+            return Err(format!(
+                "`{}` stores linear light as floats: drop `color = \"srgb\"` and `normal-map` \
+                 (8-bit sources are decoded from sRGB to linear for it)",
+                self.format_name()
+            ));
+        }
         let data_only = matches!(self.format, S::Bc4 | S::Bc5);
         let srgb = match (self.color, self.normal_map, data_only) {
             (Some(ColorSetting::Srgb), true, _) => {
@@ -263,6 +281,8 @@ impl TextureSettings {
             (S::Astc6x6, true) => F::Astc6x6UnormSrgb,
             (S::Astc8x8, false) => F::Astc8x8Unorm,
             (S::Astc8x8, true) => F::Astc8x8UnormSrgb,
+            (S::Bc6h, _) => F::Bc6hRgbUfloat,
+            (S::Rgba16f, _) => F::Rgba16Float,
         };
         let texels = match (self.normal_map, srgb) {
             (true, _) => Texels::Normals,
@@ -285,6 +305,8 @@ impl TextureSettings {
             FormatSetting::Astc4x4 => "astc-4x4",
             FormatSetting::Astc6x6 => "astc-6x6",
             FormatSetting::Astc8x8 => "astc-8x8",
+            FormatSetting::Bc6h => "bc6h",
+            FormatSetting::Rgba16f => "rgba16f",
         }
     }
 }
@@ -344,8 +366,21 @@ impl Processor for Texture {
         let bytes = ctx.source()?;
         // The pixels, the mip chain (a third more), and the encoded blocks
         // and file.
-        reserve_decode(ctx, &bytes, settings.max_dimension, 4)?;
-        let image = decode_rgba8(&bytes, settings.max_dimension)?;
+        // Float levels are four times the bytes of RGBA8 ones.
+        let copies = if format.is_float() { 16 } else { 4 };
+        reserve_decode(ctx, &bytes, settings.max_dimension, copies)?;
+        if format.is_float() {
+            return self.float_texture(ctx, &bytes, format, &settings);
+        }
+        let decoded = crate::processor::image::decode_dynamic(&bytes, settings.max_dimension)?;
+        if let Some(brightest) = hdr::brightest(&decoded).filter(|&b| b > 1.0) {
+            ctx.warn(format!(
+                "an HDR image (light up to {brightest:.1} times white) in 8-bit `{}` is clamped \
+                 to white: use `format = \"bc6h\"` (desktop) or `\"rgba16f\"` to keep it",
+                settings.format_name()
+            ));
+        }
+        let image = decoded.into_rgba8();
         let (width, height) = image.dimensions();
         let alpha = image.pixels().any(|p| p[3] != 255);
         if alpha && settings.format == FormatSetting::Etc2 {
@@ -380,6 +415,33 @@ impl Processor for Texture {
         .into_iter()
         .collect::<Result<Vec<_>, _>>()
         .map_err(ProcessError::msg)?;
+        let file = assets_runtime::texture::write::ktx2(format, width, height, &levels);
+        ctx.emit(assets_runtime::format::KIND_TEXTURE, file)
+    }
+}
+
+impl Texture {
+    /// The float `format` texture of `bytes` (see [`hdr`]).
+    fn float_texture(
+        &self,
+        ctx: &mut Context<'_>,
+        bytes: &[u8],
+        format: TextureFormat,
+        settings: &TextureSettings,
+    ) -> Result<(), ProcessError> {
+        let srgb = settings.color != Some(ColorSetting::Linear);
+        let (base, _) = hdr::decode(bytes, settings.max_dimension, srgb)?;
+        let (width, height) = (base.width, base.height);
+        if format == TextureFormat::Bc6hRgbUfloat && width % 4 + height % 4 != 0 {
+            ctx.warn(format!(
+                "a {width}x{height} `bc6h` texture is not a whole number of its 4x4 blocks: \
+                 WebGPU and wgpu (so Bevy) refuse to create it; resize or pad the image to {}x{}",
+                width.next_multiple_of(4),
+                height.next_multiple_of(4)
+            ));
+        }
+        let chain = hdr::chain(base, settings.mipmaps);
+        let levels = crate::parallel::map(&chain, |level| hdr::encode(level, format, settings.quality));
         let file = assets_runtime::texture::write::ktx2(format, width, height, &levels);
         ctx.emit(assets_runtime::format::KIND_TEXTURE, file)
     }
