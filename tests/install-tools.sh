@@ -34,36 +34,21 @@ shader_validators() {
     fi
 }
 
-gltf_validator() {
-    local version="2.0.0-dev.3.10" dir="target/tools"
-    if [ -f "$dir/node_modules/gltf-validator/package.json" ] \
-        && grep -q "\"version\": \"$version\"" "$dir/node_modules/gltf-validator/package.json"; then
-        echo "the Khronos glTF validator $version is installed"
+# `npm_tool PACKAGE VERSION WHAT`: installs PACKAGE@VERSION under target/tools
+# unless that version is there; WHAT says which tests skip a check without it.
+npm_tool() {
+    local package="$1" version="$2" what="$3" dir="target/tools"
+    if [ -f "$dir/node_modules/$package/package.json" ] \
+        && grep -q "\"version\": \"$version\"" "$dir/node_modules/$package/package.json"; then
+        echo "$package $version is installed"
         return 0
     fi
     if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1 \
         && mkdir -p "$dir" \
-        && npm install --no-audit --no-fund --silent --prefix "$dir" "gltf-validator@$version" >/dev/null 2>&1; then
-        echo "the Khronos glTF validator $version installed under $dir"
+        && npm install --no-audit --no-fund --silent --prefix "$dir" "$package@$version" >/dev/null 2>&1; then
+        echo "$package $version installed under $dir"
     else
-        echo "could not install the Khronos glTF validator (node and npm needed): the glTF tests skip its check" >&2
-        return 1
-    fi
-}
-
-sheet_packer() {
-    local version="0.3.9" dir="target/tools"
-    if [ -f "$dir/node_modules/free-tex-packer-core/package.json" ] \
-        && grep -q "\"version\": \"$version\"" "$dir/node_modules/free-tex-packer-core/package.json"; then
-        echo "free-tex-packer-core $version is installed"
-        return 0
-    fi
-    if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1 \
-        && mkdir -p "$dir" \
-        && npm install --no-audit --no-fund --silent --prefix "$dir" "free-tex-packer-core@$version" >/dev/null 2>&1; then
-        echo "free-tex-packer-core $version installed under $dir"
-    else
-        echo "could not install free-tex-packer-core (node and npm needed): the sheet tests skip packed sheets" >&2
+        echo "could not install $package (node and npm needed): $what" >&2
         return 1
     fi
 }
@@ -87,7 +72,7 @@ python_tools() {
 
 status=0
 shader_validators || status=1
-gltf_validator || status=1
-sheet_packer || status=1
+npm_tool gltf-validator 2.0.0-dev.3.10 "the glTF tests skip the Khronos validator's check" || status=1
+npm_tool free-tex-packer-core 0.3.9 "the sheet tests skip packed sheets" || status=1
 python_tools || status=1
 exit $status

@@ -471,23 +471,9 @@ pub mod write {
 mod tests {
     use super::write::{AnimationTables, TagSpec};
     use super::*;
-    use crate::ResourceId;
 
     fn frame(x: u32) -> SpriteFrame {
-        SpriteFrame {
-            page: ResourceId::of("atlas:main#0"),
-            page_index: 0,
-            x,
-            y: 0,
-            w: 4,
-            h: 5,
-            rotated: false,
-            trim_x: 1,
-            trim_y: 2,
-            source_width: 16,
-            source_height: 16,
-            uv: [0.0; 4],
-        }
+        crate::sprite::test_frame(x, (16, 16))
     }
 
     fn tag(name: &str, from: u32, to: u32, direction: Direction, repeat: u16) -> TagSpec {

@@ -418,23 +418,9 @@ pub mod write {
 mod tests {
     use super::write::{FontTables, GlyphMetrics};
     use super::*;
-    use crate::ResourceId;
 
     fn frame(x: u32) -> SpriteFrame {
-        SpriteFrame {
-            page: ResourceId::of("atlas:main#0"),
-            page_index: 0,
-            x,
-            y: 0,
-            w: 4,
-            h: 5,
-            rotated: false,
-            trim_x: 1,
-            trim_y: 2,
-            source_width: 6,
-            source_height: 8,
-            uv: [0.0; 4],
-        }
+        crate::sprite::test_frame(x, (6, 8))
     }
 
     fn sample() -> Vec<u8> {

@@ -152,6 +152,27 @@ impl SpriteFrame {
     }
 }
 
+/// A 4×5 frame at `x` on the first page of atlas `main`, trimmed by (1, 2)
+/// out of a `source` image: what the layouts that append frames (fonts,
+/// animations) hold in their tests.
+#[cfg(test)]
+pub(crate) fn test_frame(x: u32, source: (u32, u32)) -> SpriteFrame {
+    SpriteFrame {
+        page: crate::ResourceId::of("atlas:main#0"),
+        page_index: 0,
+        x,
+        y: 0,
+        w: 4,
+        h: 5,
+        rotated: false,
+        trim_x: 1,
+        trim_y: 2,
+        source_width: source.0,
+        source_height: source.1,
+        uv: [0.0; 4],
+    }
+}
+
 /// A sprite resource with its page: everything needed to draw it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sprite<'a> {

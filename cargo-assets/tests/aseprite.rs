@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use assets_runtime::{Animation, Direction, Parcel, ParcelBuf, ResourceId};
 use assets_test_support::Project;
+use assets_test_support::pixels::{self, visible};
 
 const FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -25,36 +26,14 @@ fn exported(name: &str) -> image::RgbaImage {
 }
 
 /// Frame `index` of `animation` as a canvas-sized image, read from its
-/// page: the trimmed pixels at their offset, the rest transparent.
+/// page.
 fn frame_image(parcel: &Parcel<'_>, animation: &Animation<'_>, index: usize) -> image::RgbaImage {
-    let (w, h) = animation.canvas();
-    let mut out = image::RgbaImage::new(w, h);
-    let f = animation.frame(index).unwrap().sprite;
-    assert_eq!((f.source_width, f.source_height), (w, h));
-    assert!(!f.rotated, "atlases do not rotate unless asked");
-    if f.w == 0 {
-        return out;
-    }
-    let page = parcel.image(f.page).unwrap();
-    let pixels = page.pixels().unwrap();
-    let stride = page.header.width as usize * 4;
-    for y in 0..f.h {
-        for x in 0..f.w {
-            let at = (f.y + y) as usize * stride + (f.x + x) as usize * 4;
-            let p: [u8; 4] = pixels[at..at + 4].try_into().unwrap();
-            out.put_pixel(f.trim_x + x, f.trim_y + y, image::Rgba(p));
-        }
-    }
-    out
-}
-
-/// Both images, with every fully transparent pixel's colour cleared (PNG
-/// exporters differ there, and nothing draws it).
-fn visible(image: &image::RgbaImage) -> Vec<[u8; 4]> {
-    image
-        .pixels()
-        .map(|p| if p.0[3] == 0 { [0; 4] } else { p.0 })
-        .collect()
+    let frame = animation.frame(index).unwrap().sprite;
+    assert_eq!(
+        (frame.source_width, frame.source_height),
+        animation.canvas()
+    );
+    pixels::frame_image(parcel, frame)
 }
 
 /// Byte offsets in an Aseprite file: each frame header's duration word,

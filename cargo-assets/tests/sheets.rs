@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::Command;
 
 use assets_runtime::{Animation, Direction, Parcel, ResourceId};
+use assets_test_support::pixels::{self, visible};
 use assets_test_support::{Project, encode_png, sprite_image};
 
 const RULE: &str = r#"
@@ -25,30 +26,7 @@ processor = "sheet"
 
 /// Frame `index` as an image of its source size, read from its page.
 fn frame_image(parcel: &Parcel<'_>, animation: &Animation<'_>, index: usize) -> image::RgbaImage {
-    let f = animation.frame(index).unwrap().sprite;
-    let mut out = image::RgbaImage::new(f.source_width, f.source_height);
-    assert!(!f.rotated, "atlases do not rotate unless asked");
-    if f.w == 0 {
-        return out;
-    }
-    let page = parcel.image(f.page).unwrap();
-    let pixels = page.pixels().unwrap();
-    let stride = page.header.width as usize * 4;
-    for y in 0..f.h {
-        for x in 0..f.w {
-            let at = (f.y + y) as usize * stride + (f.x + x) as usize * 4;
-            let p: [u8; 4] = pixels[at..at + 4].try_into().unwrap();
-            out.put_pixel(f.trim_x + x, f.trim_y + y, image::Rgba(p));
-        }
-    }
-    out
-}
-
-/// Pixels with every fully transparent one's colour cleared.
-fn visible(image: &image::RgbaImage) -> Vec<[u8; 4]> {
-    (image.pixels())
-        .map(|p| if p.0[3] == 0 { [0; 4] } else { p.0 })
-        .collect()
+    pixels::frame_image(parcel, animation.frame(index).unwrap().sprite)
 }
 
 /// An Aseprite "Export Sprite Sheet" JSON (hash form) as Aseprite writes

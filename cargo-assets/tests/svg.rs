@@ -83,18 +83,7 @@ fn pixels_of(parcel: &Parcel<'_>, name: &str) -> image::RgbaImage {
         return image::RgbaImage::from_raw(w, h, image.pixels().unwrap().into_owned()).unwrap();
     }
     let sprite = parcel.sprite(id).expect("an image or a sprite");
-    let f = sprite.frame;
-    let page = sprite.page.pixels().unwrap();
-    let stride = sprite.page.header.width as usize * 4;
-    let mut out = image::RgbaImage::new(f.source_width, f.source_height);
-    for y in 0..f.h {
-        for x in 0..f.w {
-            let at = (f.y + y) as usize * stride + (f.x + x) as usize * 4;
-            let p: [u8; 4] = page[at..at + 4].try_into().unwrap();
-            out.put_pixel(f.trim_x + x, f.trim_y + y, image::Rgba(p));
-        }
-    }
-    out
+    assets_test_support::pixels::frame_image(parcel, sprite.frame)
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! fails the test that sees it) and as a plain JSON value.
 
 pub mod cargo_crate;
+pub mod pixels;
 pub mod s3_server;
 
 use std::collections::BTreeMap;

@@ -88,18 +88,7 @@ fn srgb_to_linear(c: f32) -> f32 {
 
 /// Level 0 and, when `mipmaps`, every smaller level down to 1×1.
 pub fn chain(base: FloatLevel, mipmaps: bool) -> Vec<FloatLevel> {
-    let mut levels = vec![base];
-    if !mipmaps {
-        return levels;
-    }
-    loop {
-        let last = levels.last().expect("level 0");
-        if last.width == 1 && last.height == 1 {
-            return levels;
-        }
-        let next = half_size(last);
-        levels.push(next);
-    }
+    super::mips::successive(base, mipmaps, |l| (l.width, l.height), half_size)
 }
 
 fn half_size(level: &FloatLevel) -> FloatLevel {

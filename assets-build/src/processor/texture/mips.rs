@@ -37,16 +37,27 @@ pub struct Level {
 /// Level 0 (`base`) and every smaller level, down to 1×1, or only `base`
 /// when `mipmaps` is false.
 pub fn chain(base: Level, texels: Texels, mipmaps: bool) -> Vec<Level> {
+    successive(base, mipmaps, |l| (l.width, l.height), |l| half(l, texels))
+}
+
+/// `base` and, when `mipmaps`, each level `half` makes of the one before,
+/// until one is 1×1 by `size`: the chain of any kind of level.
+pub fn successive<L>(
+    base: L,
+    mipmaps: bool,
+    size: impl Fn(&L) -> (u32, u32),
+    half: impl Fn(&L) -> L,
+) -> Vec<L> {
     let mut levels = vec![base];
     if !mipmaps {
         return levels;
     }
     loop {
         let last = levels.last().expect("level 0");
-        if last.width == 1 && last.height == 1 {
+        if size(last) == (1, 1) {
             return levels;
         }
-        let next = half(last, texels);
+        let next = half(last);
         levels.push(next);
     }
 }
