@@ -48,7 +48,7 @@
 
 use std::time::Duration;
 
-use crate::format::{u16_at, u32_at};
+use crate::format::{tables_len, u16_at, u32_at};
 use crate::sprite::{SPRITE_LEN, SpriteFrame};
 
 /// Magic bytes of an animation resource.
@@ -236,15 +236,14 @@ impl<'a> Animation<'a> {
             u32_at(bytes, 12) as usize,
             u32_at(bytes, 16) as usize,
         );
-        let len = [
-            (frames, FRAME_LEN + SPRITE_LEN),
-            (tags, TAG_LEN),
-            (names, 1),
-        ]
-        .iter()
-        .try_fold(HEADER_LEN, |sum, &(n, each)| {
-            n.checked_mul(each).and_then(|b| b.checked_add(sum))
-        })?;
+        let len = tables_len(
+            HEADER_LEN,
+            &[
+                (frames, FRAME_LEN + SPRITE_LEN),
+                (tags, TAG_LEN),
+                (names, 1),
+            ],
+        )?;
         if frames == 0 || len != bytes.len() {
             return None;
         }

@@ -45,7 +45,7 @@
 //! so [`crate::Parcel::font`] never fails for a font id, and nothing here
 //! panics on any bytes.
 
-use crate::format::{u16_at, u32_at};
+use crate::format::{tables_len, u16_at, u32_at};
 use crate::sprite::{SPRITE_LEN, SpriteFrame};
 
 /// Magic bytes of a font resource.
@@ -127,15 +127,14 @@ impl<'a> Font<'a> {
             u32_at(bytes, 12) as usize,
             u32_at(bytes, 16) as usize,
         );
-        let len = [
-            (sizes, SIZE_LEN),
-            (glyphs, GLYPH_LEN + SPRITE_LEN),
-            (kerning, KERN_LEN),
-        ]
-        .iter()
-        .try_fold(HEADER_LEN, |sum, &(n, each)| {
-            n.checked_mul(each).and_then(|b| b.checked_add(sum))
-        })?;
+        let len = tables_len(
+            HEADER_LEN,
+            &[
+                (sizes, SIZE_LEN),
+                (glyphs, GLYPH_LEN + SPRITE_LEN),
+                (kerning, KERN_LEN),
+            ],
+        )?;
         if len != bytes.len() {
             return None;
         }

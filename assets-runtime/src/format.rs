@@ -187,6 +187,15 @@ pub fn bucket_of(id: u64, bits: u32) -> usize {
     }
 }
 
+/// The length of a layout of a `header` followed by tables of `(count,
+/// bytes each)`, or `None` if it overflows: what a resource whose header
+/// states its counts must be exactly (fonts, animations).
+pub(crate) fn tables_len(header: usize, tables: &[(usize, usize)]) -> Option<usize> {
+    (tables.iter()).try_fold(header, |sum, &(n, each)| {
+        n.checked_mul(each).and_then(|b| b.checked_add(sum))
+    })
+}
+
 /// Reads a little-endian u16 at `at`; the caller has checked bounds.
 pub(crate) fn u16_at(bytes: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([bytes[at], bytes[at + 1]])

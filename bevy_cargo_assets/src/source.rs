@@ -25,6 +25,7 @@
 //! resources under `sprites/` (generated ones, such as atlas pages, and
 //! sub-resources named `asset#label` are not files and are left out).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -117,7 +118,7 @@ impl Parcels {
             .iter()
             .find_map(|h| Some(h.parcel()).filter(|p| p.get(id).is_some()))?;
         let frame = parcel.sprite(id)?.frame;
-        slot_of(&parcel, frame)
+        slot_of(&parcel, &frames_on(&parcel, &[frame.page]), frame)
     }
 
     /// Where each frame of animation `id` lies on its page, as
@@ -129,9 +130,12 @@ impl Parcels {
             .iter()
             .find_map(|h| Some(h.parcel()).filter(|p| p.get(id).is_some()))?;
         let animation = parcel.animation(id)?;
+        let pages: Vec<ResourceId> = animation.sprite_frames().map(|f| f.page).collect();
+        // Every page's frames listed once, not once a frame.
+        let on_pages = frames_on(&parcel, &pages);
         let mut slots = Vec::with_capacity(animation.frame_count());
-        for frame in animation.frames() {
-            match slot_of(&parcel, frame.sprite)? {
+        for frame in animation.sprite_frames() {
+            match slot_of(&parcel, &on_pages, frame)? {
                 Ok(slot) => slots.push(slot),
                 Err(turned) => return Some(Err(turned)),
             }
@@ -241,25 +245,47 @@ fn open(path: &Path, patch: Option<&Path>) -> Result<PatchedBuf, OpenError> {
 /// Where atlas pages are served: `cargo-assets-atlas/<atlas>/<page>`.
 pub const PAGE_PREFIX: &str = "cargo-assets-atlas/";
 
-/// Where `frame` lies on its page, among every frame of that page (each
-/// sprite by its name, each animation frame as `<animation>#<index>`, in
-/// name order): one `TextureAtlasLayout` a page, whoever asks.
-fn slot_of(parcel: &Patched<'_>, frame: SpriteFrame) -> Option<Result<AtlasSlot, TurnedSprite>> {
+/// Every frame on each of `pages` (each sprite by its name, each animation
+/// frame as `<animation>#<index>`), in name order: the page's one
+/// `TextureAtlasLayout`, whoever asks.
+fn frames_on(
+    parcel: &Patched<'_>,
+    pages: &[ResourceId],
+) -> HashMap<ResourceId, Vec<(String, SpriteFrame)>> {
+    let mut on: HashMap<ResourceId, Vec<(String, SpriteFrame)>> =
+        pages.iter().map(|&p| (p, Vec::new())).collect();
+    let mut add = |name: String, f: SpriteFrame| {
+        if let Some(list) = on.get_mut(&f.page) {
+            list.push((name, f));
+        }
+    };
+    for r in parcel.iter() {
+        if let Some(f) = r.sprite_frame() {
+            add(r.name.to_owned(), f);
+        }
+        if let Some(animation) = r.animation() {
+            for (i, f) in animation.sprite_frames().enumerate() {
+                add(format!("{}#{i}", r.name), f);
+            }
+        }
+    }
+    for list in on.values_mut() {
+        list.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+    on
+}
+
+/// Where `frame` lies on its page, among the page's frames in `on_pages`
+/// (from [`frames_on`]).
+fn slot_of(
+    parcel: &Patched<'_>,
+    on_pages: &HashMap<ResourceId, Vec<(String, SpriteFrame)>>,
+    frame: SpriteFrame,
+) -> Option<Result<AtlasSlot, TurnedSprite>> {
     let page = frame.page;
     let image = parcel.image(page)?;
     let page_name = parcel.get(page)?.name.to_owned();
-    let mut on_page: Vec<(String, SpriteFrame)> = Vec::new();
-    for r in parcel.iter() {
-        if let Some(f) = r.sprite_frame() {
-            on_page.push((r.name.to_owned(), f));
-        }
-        if let Some(animation) = r.animation() {
-            let frames = animation.sprite_frames().enumerate();
-            on_page.extend(frames.map(|(i, f)| (format!("{}#{i}", r.name), f)));
-        }
-    }
-    on_page.retain(|(_, f)| f.page == page);
-    on_page.sort_by(|a, b| a.0.cmp(&b.0));
+    let on_page = on_pages.get(&page)?;
     if let Some((name, _)) = on_page.iter().find(|(_, f)| f.rotated) {
         return Some(Err(TurnedSprite {
             sprite: name.clone(),

@@ -129,26 +129,16 @@ pub(crate) fn reserve_decode(
 /// rasterized) to RGBA8, refusing images wider or taller than
 /// `max_dimension` before allocating them.
 pub fn decode_rgba8(bytes: &[u8], max_dimension: u32) -> Result<RgbaImage, ProcessError> {
-    if svg::is_svg(bytes) {
-        return svg::rasterize(bytes, max_dimension);
-    }
-    converted(decoder(bytes, max_dimension)?, max_dimension)
+    Ok(decode_dynamic(bytes, max_dimension)?.into_rgba8())
 }
 
 /// Decodes `bytes` as [`decode_rgba8`] does, in the type the file holds
-/// (floats for HDR and EXR files), for the texture processor's HDR path.
-#[cfg(feature = "textures")]
+/// (floats for HDR and EXR files, which the texture processor keeps).
 pub(crate) fn decode_dynamic(bytes: &[u8], max_dimension: u32) -> Result<DynamicImage, ProcessError> {
     if svg::is_svg(bytes) {
         return Ok(DynamicImage::ImageRgba8(svg::rasterize(bytes, max_dimension)?));
     }
     DynamicImage::from_decoder(decoder(bytes, max_dimension)?).map_err(decode_error(max_dimension))
-}
-
-/// What `decoder` decodes to, converted to RGBA8.
-fn converted(decoder: impl ImageDecoder, max_dimension: u32) -> Result<RgbaImage, ProcessError> {
-    let image = DynamicImage::from_decoder(decoder).map_err(decode_error(max_dimension))?;
-    Ok(image.into_rgba8())
 }
 
 /// [`decode_rgba8`] as an [`ImageResource`]: an image that is RGBA8 already
@@ -168,10 +158,8 @@ pub(crate) fn decode_in(
     }
     let decoder = decoder(bytes, max_dimension)?;
     if decoder.color_type() != ColorType::Rgba8 {
-        return Ok(ImageResource::from_image(converted(
-            decoder,
-            max_dimension,
-        )?));
+        let image = DynamicImage::from_decoder(decoder).map_err(decode_error(max_dimension))?;
+        return Ok(ImageResource::from_image(image.into_rgba8()));
     }
     let (width, height) = decoder.dimensions();
     let len = width as usize * height as usize * 4;

@@ -236,6 +236,16 @@ impl<P: Processor> ErasedProcessor for P {
     }
 }
 
+/// What a caught panic said: the scheduler's, around every processor, and
+/// a processor's own around a crate that panics on bad input.
+pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
+}
+
 /// Processors by name.
 #[derive(Clone, Default)]
 pub struct Registry {

@@ -216,15 +216,7 @@ pub(super) fn call(processor: &dyn ErasedProcessor, ctx: &mut Context<'_>) -> Re
     catch_unwind(AssertUnwindSafe(|| processor.process(ctx))).unwrap_or_else(|panic| {
         Err(ProcessError::msg(format!(
             "processor panicked: {}",
-            panic_message(&panic)
+            crate::processor::panic_message(&panic)
         )))
     })
-}
-
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)")
 }

@@ -99,7 +99,6 @@ pub(super) fn walk(bytes: &[u8], max_dimension: u32) -> Result<Layout, ProcessEr
         bytes,
         max_dimension,
         bytes_per_pixel,
-        frames,
         layers: Vec::new(),
         tilesets: std::collections::BTreeMap::new(),
         layout: Layout {
@@ -152,7 +151,6 @@ struct Walk<'a> {
     bytes: &'a [u8],
     max_dimension: u32,
     bytes_per_pixel: u64,
-    frames: u32,
     /// Each layer's child level, and its tileset's id if it is a tilemap.
     layers: Vec<(u16, Option<u32>)>,
     /// Each tileset's tile count, by id.
@@ -241,11 +239,11 @@ impl<'a> Walk<'a> {
             // Linked to the same layer's cel in another frame.
             1 => {
                 let to = word(data, CEL_FIXED_LEN).ok_or_else(|| truncated(&what()))?;
-                if u32::from(to) >= self.frames {
+                if u32::from(to) >= self.layout.frames {
                     return Err(ProcessError::msg(format!(
                         "{} links to frame {to}, past the file's {} frames",
                         what(),
-                        self.frames
+                        self.layout.frames
                     )));
                 }
             }
@@ -381,10 +379,10 @@ impl<'a> Walk<'a> {
                     )));
                 }
             };
-            if from > to || u32::from(to) >= self.frames {
+            if from > to || u32::from(to) >= self.layout.frames {
                 return Err(ProcessError::msg(format!(
                     "tag `{name}` runs from frame {from} to {to}, outside the file's {} frames",
-                    self.frames
+                    self.layout.frames
                 )));
             }
             self.layout.tags.push(TagSpec {

@@ -30,6 +30,8 @@
 //! with a ping-pong-reverse tag (Aseprite 1.3), so that direction is read
 //! here and shown to `asefile` as ping-pong, which it then ignores.
 
+use std::borrow::Cow;
+
 use assets_runtime::animation::Direction;
 use assets_runtime::animation::write::AnimationTables;
 use assets_runtime::format::KIND_ANIMATION;
@@ -83,10 +85,10 @@ impl Processor for Aseprite {
     ) -> Result<(), ProcessError> {
         let bytes = ctx.source()?;
         let layout = chunks::walk(&bytes, settings.max_dimension)?;
-        // What the reader inflates, each frame's canvas, its trimmed copy
-        // and its LZ4 block.
+        // What the reader inflates (and its RGBA copies), the frame being
+        // flattened, and every frame kept trimmed with its LZ4 block.
         let canvas = u64::from(layout.width) * u64::from(layout.height) * 4;
-        let held = layout.pixel_bytes * 4 + u64::from(layout.frames) * canvas * 3;
+        let held = layout.pixel_bytes * 4 + canvas + u64::from(layout.frames) * canvas * 2;
         if held >= 16 << 20 {
             let what = format!(
                 "{} frames of {}x{}",
@@ -129,26 +131,20 @@ fn bake(
     trim: bool,
 ) -> Result<(AnimationTables, Vec<SpriteSource>), ProcessError> {
     // The same file with its ping-pong-reverse tags shown as ping-pong.
-    let mut readable = bytes.to_vec();
+    let mut readable = Cow::Borrowed(bytes);
     for &at in &layout.ping_pong_reverse {
-        readable[at] = Direction::PingPong.code();
+        readable.to_mut()[at] = Direction::PingPong.code();
     }
     // The walk checked what the reader trusts; a panic it still finds is
     // this file's error, not the build's.
-    let flattened = std::panic::catch_unwind(|| flatten(&readable, &layout));
-    let (durations, images) = flattened.unwrap_or_else(|panic| {
-        let message = (panic.downcast_ref::<&str>().copied())
-            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-            .unwrap_or("no message");
+    let flattened = std::panic::catch_unwind(|| flatten(&readable, &layout, trim));
+    let (durations, sprites) = flattened.unwrap_or_else(|panic| {
         Err(ProcessError::msg(format!(
-            "the Aseprite reader (asefile) failed on it: {message}; \
-             the file is damaged, or uses something asefile does not read"
+            "the Aseprite reader (asefile) failed on it: {}; \
+             the file is damaged, or uses something asefile does not read",
+            super::panic_message(&panic)
         )))
     })?;
-    let sprites = images
-        .into_iter()
-        .map(|image| SpriteSource::new(image, trim))
-        .collect();
     let tables = AnimationTables {
         canvas: (layout.width, layout.height),
         durations,
@@ -158,11 +154,13 @@ fn bake(
     Ok((tables, sprites))
 }
 
-/// Each frame's duration and flattened pixels.
+/// Each frame's duration, and its flattened pixels as a sprite (trimmed
+/// when `trim`, so only one canvas is held at a time).
 fn flatten(
     bytes: &[u8],
     layout: &chunks::Layout,
-) -> Result<(Vec<u32>, Vec<image::RgbaImage>), ProcessError> {
+    trim: bool,
+) -> Result<(Vec<u32>, Vec<SpriteSource>), ProcessError> {
     let file = asefile::AsepriteFile::read(bytes)
         .map_err(|e| ProcessError::msg(format!("Aseprite file cannot be read: {e}")))?;
     let canvas = (layout.width as usize, layout.height as usize);
@@ -172,7 +170,7 @@ fn flatten(
         ));
     }
     let mut durations = Vec::with_capacity(layout.frames as usize);
-    let mut images = Vec::with_capacity(layout.frames as usize);
+    let mut sprites = Vec::with_capacity(layout.frames as usize);
     for f in 0..layout.frames {
         let frame = file.frame(f);
         durations.push(frame.duration());
@@ -181,7 +179,7 @@ fn flatten(
         let (w, h) = flat.dimensions();
         let image = image::RgbaImage::from_raw(w, h, flat.into_raw())
             .ok_or_else(|| ProcessError::msg(format!("frame {f} has a malformed image")))?;
-        images.push(image);
+        sprites.push(SpriteSource::new(image, trim));
     }
-    Ok((durations, images))
+    Ok((durations, sprites))
 }

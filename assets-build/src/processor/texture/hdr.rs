@@ -33,14 +33,10 @@ pub struct FloatLevel {
     pub pixels: Vec<f32>,
 }
 
-/// The image in `bytes` as linear RGBA floats, and whether the file held
-/// floats (an HDR or EXR file) rather than 8- or 16-bit values, whose colour
-/// (sRGB-encoded when `srgb`) is decoded to linear here.
-pub fn decode(
-    bytes: &[u8],
-    max_dimension: u32,
-    srgb: bool,
-) -> Result<(FloatLevel, bool), ProcessError> {
+/// The image in `bytes` as linear RGBA floats: an HDR or EXR file's as
+/// they are, an 8- or 16-bit file's with its colour (sRGB-encoded when
+/// `srgb`) decoded to linear.
+pub fn decode(bytes: &[u8], max_dimension: u32, srgb: bool) -> Result<FloatLevel, ProcessError> {
     let image = crate::processor::image::decode_dynamic(bytes, max_dimension)?;
     let floats = matches!(image, DynamicImage::ImageRgb32F(_) | DynamicImage::ImageRgba32F(_));
     let (width, height) = (image.width(), image.height());
@@ -52,14 +48,11 @@ pub fn decode(
             }
         }
     }
-    Ok((
-        FloatLevel {
-            width,
-            height,
-            pixels,
-        },
-        floats,
-    ))
+    Ok(FloatLevel {
+        width,
+        height,
+        pixels,
+    })
 }
 
 /// The largest colour value of a float image (above 1.0: light brighter
@@ -97,9 +90,10 @@ fn half_size(level: &FloatLevel) -> FloatLevel {
     let mut pixels = Vec::with_capacity((nw * nh * 4) as usize);
     for y in 0..nh {
         for x in 0..nw {
-            // Two by two, three wide at an odd edge.
-            let xs = 2 * x..(if x == nw - 1 { w } else { 2 * x + 2 }).max(2 * x + 1);
-            let ys = 2 * y..(if y == nh - 1 { h } else { 2 * y + 2 }).max(2 * y + 1);
+            let (xs, ys) = (
+                super::mips::source_span(x, nw, w),
+                super::mips::source_span(y, nh, h),
+            );
             let mut sum = [0f32; 4];
             let mut count = 0f32;
             for sy in ys {

@@ -40,6 +40,14 @@ pub fn chain(base: Level, texels: Texels, mipmaps: bool) -> Vec<Level> {
     successive(base, mipmaps, |l| (l.width, l.height), |l| half(l, texels))
 }
 
+/// The source pixels along one axis (of `len`) that texel `i` of the next
+/// level (of `next_len`) averages: two, three at an odd edge, and the one
+/// there is where the axis is a single pixel already.
+pub fn source_span(i: u32, next_len: u32, len: u32) -> std::ops::Range<u32> {
+    let end = if i == next_len - 1 { len } else { 2 * i + 2 };
+    2 * i..end.max(2 * i + 1)
+}
+
 /// `base` and, when `mipmaps`, each level `half` makes of the one before,
 /// until one is 1×1 by `size`: the chain of any kind of level.
 pub fn successive<L>(
@@ -70,9 +78,7 @@ fn half(level: &Level, texels: Texels) -> Level {
     let mut pixels = Vec::with_capacity((nw * nh * 4) as usize);
     for y in 0..nh {
         for x in 0..nw {
-            // The source box: two by two, three wide at an odd edge.
-            let xs = 2 * x..(if x == nw - 1 { w } else { 2 * x + 2 }).max(2 * x + 1);
-            let ys = 2 * y..(if y == nh - 1 { h } else { 2 * y + 2 }).max(2 * y + 1);
+            let (xs, ys) = (source_span(x, nw, w), source_span(y, nh, h));
             let mut sum = [0f32; 4];
             let mut weight = 0f32;
             let mut count = 0f32;

@@ -430,7 +430,7 @@ impl Texture {
         settings: &TextureSettings,
     ) -> Result<(), ProcessError> {
         let srgb = settings.color != Some(ColorSetting::Linear);
-        let (base, _) = hdr::decode(bytes, settings.max_dimension, srgb)?;
+        let base = hdr::decode(bytes, settings.max_dimension, srgb)?;
         let (width, height) = (base.width, base.height);
         if format == TextureFormat::Bc6hRgbUfloat && width % 4 + height % 4 != 0 {
             ctx.warn(format!(
