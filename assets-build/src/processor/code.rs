@@ -77,14 +77,22 @@ pub(crate) fn of_caller(caller: &Location<'_>) -> Option<u64> {
 /// Where the file rustc called `path` is now. Rustc names the files of a
 /// workspace's members relative to the workspace root, where Cargo ran it;
 /// a build script runs in its package's folder, a runner in another: the
-/// root is then an ancestor of one of them.
+/// root is then an ancestor of one of them, or of the program itself (a
+/// binary of the workspace's `target/`, run from anywhere: without it, a
+/// run from another folder found no sources, and every step of its
+/// processors ran again there and once more back home).
 fn locate(path: &Path) -> Option<PathBuf> {
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    let cwd = std::env::current_dir().ok();
+    let exe = std::env::current_exe().ok();
+    locate_from(path, manifest_dir.iter().chain(&cwd).chain(&exe))
+}
+
+/// [`locate`], trying the ancestors of each of `starts` in turn.
+fn locate_from<'a>(path: &Path, starts: impl Iterator<Item = &'a PathBuf>) -> Option<PathBuf> {
     if path.is_absolute() {
         return path.is_file().then(|| path.to_owned());
     }
-    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
-    let cwd = std::env::current_dir().ok();
-    let starts = manifest_dir.iter().chain(cwd.iter());
     starts
         .flat_map(|start| start.ancestors())
         .map(|base| base.join(path))
@@ -154,6 +162,25 @@ mod tests {
             let code = builtin(name).unwrap_or_else(|| panic!("no fingerprint for `{name}`"));
             assert!(seen.insert(code), "`{name}` shares a fingerprint");
         }
+    }
+
+    #[test]
+    fn a_member_file_is_found_from_any_folder_below_the_workspace_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("procs/src")).unwrap();
+        std::fs::create_dir_all(root.join("target/release")).unwrap();
+        std::fs::write(root.join("procs/src/lib.rs"), "").unwrap();
+        let rel = Path::new("procs/src/lib.rs");
+        let other = tempfile::tempdir().unwrap();
+        let elsewhere = other.path().to_owned();
+        let exe = root.join("target/release/cargo-assets");
+        assert_eq!(locate_from(rel, [&elsewhere].into_iter()), None);
+        assert_eq!(
+            locate_from(rel, [&elsewhere, &exe].into_iter()),
+            Some(root.join(rel)),
+            "found from the program's own place"
+        );
     }
 
     #[test]
