@@ -44,6 +44,14 @@ const GROUPS: [&str; 8] = [
     "textures",
 ];
 
+/// The CLI's allocator: a child build (`--child-build`, `--child-watched`)
+/// stands for a `cargo assets build` process, the README's way (the build
+/// script runs the installed binary), so it allocates as that does. Every
+/// group runs on it since 2026-11-27 (BENCHMARKS.md says which figures
+/// came before).
+#[global_allocator]
+static ALLOCATOR: cargo_assets::Allocator = cargo_assets::Allocator;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let [flag, dir] = args.as_slice()

@@ -97,10 +97,10 @@ fn timed_build(pipeline: &Pipeline, changes: Changes<'_>) -> (Duration, BuildRep
         match e {
             Event::Planned { steps } => eprintln!("{at:9.1} ms planned {steps} steps"),
             Event::Processing { asset, .. } => eprintln!("{at:9.1} ms start {asset}"),
-            Event::Finished { step }
-                if matches!(step.outcome, assets_build::unstable::Outcome::Ran { .. }) =>
-            {
-                eprintln!("{at:9.1} ms done {}", step.asset)
+            Event::Finished { step } => {
+                if let assets_build::unstable::Outcome::Ran { reason } = &step.outcome {
+                    eprintln!("{at:9.1} ms done {} ({reason})", step.asset)
+                }
             }
             _ => {}
         }
