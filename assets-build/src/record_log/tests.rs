@@ -187,14 +187,21 @@ fn a_log_rewritten_in_place_is_read_whole() {
     assert!(log.changed_since_previous().is_none(), "read whole");
 }
 
-#[test]
-fn compaction_is_checked_again_once_the_log_grew_past_the_slack() {
+/// A store in a temp dir, and a log of it with one record appended for
+/// each of 100 assets.
+fn hundred_records() -> (tempfile::TempDir, Store, Vec<Record>, RecordLog) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let path = log_path(dir.path(), "pkg", "dev");
     let records: Vec<Record> = (0..100).map(|i| record(&format!("s{i}"), 1)).collect();
     let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
     records.iter().for_each(|r| log.append(&store, r).unwrap());
+    (dir, store, records, log)
+}
+
+#[test]
+fn compaction_is_checked_again_once_the_log_grew_past_the_slack() {
+    let (dir, store, records, log) = hundred_records();
+    let path = log_path(dir.path(), "pkg", "dev");
     log.compact_if_worthwhile(&store, records.iter().map(|r| &r.asset))
         .unwrap();
     let full = fs::read(&path).unwrap().len();
@@ -218,12 +225,8 @@ fn compaction_is_checked_again_once_the_log_grew_past_the_slack() {
 
 #[test]
 fn a_log_read_whole_is_checked_against_its_own_records() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let (dir, store, records, log) = hundred_records();
     let path = log_path(dir.path(), "pkg", "dev");
-    let records: Vec<Record> = (0..100).map(|i| record(&format!("s{i}"), 1)).collect();
-    let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
-    records.iter().for_each(|r| log.append(&store, r).unwrap());
     log.flush(&store).unwrap();
     drop(log);
     let tight = fs::read(&path).unwrap();
