@@ -55,7 +55,7 @@ impl Scheduler<'_> {
             processor: step.processor.name().to_owned(),
             version: step.processor.version(),
             code: step.code,
-            settings: step.settings_json.clone(),
+            settings: step.settings_json.to_string(),
             source: hash,
         };
         let old = vanished.get(&key)?;
@@ -122,7 +122,7 @@ impl Scheduler<'_> {
         stored.then(|| Record {
             asset: step.asset.clone(),
             key: step.key,
-            settings: step.settings_json.clone(),
+            settings: step.settings_json.to_string(),
             started_ns: system_time_ns(SystemTime::now()),
             dependencies: now,
             reason: None,

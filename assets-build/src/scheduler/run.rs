@@ -167,7 +167,7 @@ impl Scheduler<'_> {
             processor: step.processor.name().to_owned(),
             processor_version: step.processor.version(),
             processor_code: step.code,
-            settings: step.settings_json.clone(),
+            settings: step.settings_json.to_string(),
             key: step.key,
             started_ns,
             inputs: recorded.inputs,
