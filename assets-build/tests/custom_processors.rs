@@ -365,6 +365,48 @@ fn a_step_past_its_deadline_is_reported_once_by_name_while_the_others_finish() {
     assert!(matches!(outcome(&report, "b.chain"), Outcome::Ran { .. }));
 }
 
+#[test]
+fn a_panicking_event_handler_ends_the_build_with_its_panic_not_a_hang() {
+    let f = Fixture::new();
+    // A chain, so that a worker waits for a step another one finishes.
+    f.file("a.chain", "").file("b.chain", "a.chain");
+    for i in 0..20 {
+        f.file(&format!("c{i}.chain"), "b.chain");
+    }
+    let root = f.dir.path().to_owned();
+    let (sent, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let build = std::panic::catch_unwind(|| {
+            let options = BuildOptions::new(root.join("Cargo.toml"), root.join("target/assets"));
+            let mut pipeline = Pipeline::new(options);
+            pipeline.registry_mut().register(Chain { version: 1 });
+            // A progress printer whose pipe closed.
+            let on_event = |e: &Event<'_>| {
+                if let Event::Finished { step } = e
+                    && step.asset.as_str() == "a.chain"
+                {
+                    panic!("failed printing to stdout: Broken pipe");
+                }
+            };
+            pipeline.build(&on_event).map(|_| ())
+        });
+        sent.send(build).unwrap();
+    });
+    let ended = ended
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the build ends");
+    let panic = ended.expect_err("the handler's panic reaches the caller");
+    assert_eq!(
+        panic.downcast_ref::<&str>().copied(),
+        Some("failed printing to stdout: Broken pipe")
+    );
+    // The lock was let go and the cache left whole: the next build
+    // succeeds (steps whose records were still in an unwritten batch run
+    // again, as after a kill).
+    let (report, _) = f.build(1, 2);
+    assert!(report.success(), "{:?}", report.failure_summary());
+}
+
 /// A processor with settings of its own type.
 struct Tiles;
 

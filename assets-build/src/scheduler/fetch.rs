@@ -79,7 +79,7 @@ impl Scheduler<'_> {
         let found = remote.lookup(self.result_key(i));
         let report = found.and_then(|entry| self.adopt_remote(i, remote, entry));
         for warning in remote.take_warnings() {
-            (self.events)(&Event::RemoteWarning { message: &warning });
+            self.emit(&Event::RemoteWarning { message: &warning });
         }
         report
     }

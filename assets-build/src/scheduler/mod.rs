@@ -17,7 +17,11 @@
 //! so a cycle within one thread is found the same way.
 //!
 //! Processors are called inside `catch_unwind`: a panicking processor fails its
-//! asset, not the build.
+//! asset, not the build. So is the caller's event handler, on the workers'
+//! threads: its panic is not left to kill a worker holding a step that
+//! others wait for (a build that hung, lock held, when a progress printer's
+//! pipe closed); the build finishes without calling the handler again, and
+//! the panic goes on from there, in the caller's thread.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -71,7 +75,10 @@ pub(crate) struct Scheduler<'a> {
     pub store: &'a Store,
     pub variant: &'a str,
     pub records: &'a RecordLog,
-    pub events: EventHandler<'a>,
+    events: EventHandler<'a>,
+    /// The first panic of `events`, resumed once the workers are done.
+    events_panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    events_panicked: std::sync::atomic::AtomicBool,
     /// Each root's directory with links resolved, once per build.
     real_roots: Vec<PathBuf>,
     /// Which fresh steps to build again and compare.
@@ -139,6 +146,8 @@ impl<'a> Scheduler<'a> {
             variant,
             records,
             events,
+            events_panic: Mutex::new(None),
+            events_panicked: Default::default(),
             real_roots,
             verify: None,
             remote: None,
@@ -261,7 +270,7 @@ impl<'a> Scheduler<'a> {
                 .collect()
         };
         for step in &reused {
-            (self.events)(&Event::Finished { step });
+            self.emit(&Event::Finished { step });
         }
         self.run_steps(&order, jobs);
         self.reports()
@@ -323,6 +332,25 @@ impl<'a> Scheduler<'a> {
             }
             s.spawn(|| self.watch_deadlines(&working));
         });
+        let panicked = self.events_panic.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(panic) = panicked {
+            std::panic::resume_unwind(panic);
+        }
+    }
+
+    /// Tells the caller's event handler of `event`, unless it panicked
+    /// before (see the module docs).
+    fn emit(&self, event: &Event<'_>) {
+        // No lock on the way: a no-op build tells of every step.
+        if self.events_panicked.load(Ordering::Relaxed) {
+            return;
+        }
+        let call = std::panic::AssertUnwindSafe(|| (self.events)(event));
+        if let Err(panic) = std::panic::catch_unwind(call) {
+            self.events_panicked.store(true, Ordering::Relaxed);
+            let mut first = self.events_panic.lock().unwrap_or_else(|p| p.into_inner());
+            first.get_or_insert(panic);
+        }
     }
 
     /// Until every worker is done: reports each step that runs past its
@@ -359,7 +387,7 @@ impl<'a> Scheduler<'a> {
             for (i, elapsed) in overdue {
                 reported.insert(i);
                 let step = &self.plan.steps[i];
-                (self.events)(&Event::Overdue {
+                self.emit(&Event::Overdue {
                     asset: &step.asset,
                     processor: step.processor.name(),
                     elapsed,
@@ -436,7 +464,7 @@ impl<'a> Scheduler<'a> {
 
     fn execute_and_publish(&self, i: usize) -> Arc<StepReport> {
         let report = Arc::new(self.execute(i));
-        (self.events)(&Event::Finished { step: &report });
+        self.emit(&Event::Finished { step: &report });
         let mut state = self.lock();
         state.slots[i] = Slot::Done(Arc::clone(&report));
         self.done.notify_all();
@@ -600,7 +628,7 @@ impl<'a> Scheduler<'a> {
                 Verdict::Fresh(_) => DirtyReason::NoRecord,
             },
         };
-        (self.events)(&Event::Processing {
+        self.emit(&Event::Processing {
             asset: &step.asset,
             processor: step.processor.name(),
             reason: &reason,
