@@ -549,8 +549,8 @@ fn step(
 /// at a million assets, all of it fresh pages the kernel zeroes.
 ///
 /// Keyed by the JSON, and compared as values among those of one JSON: two
-/// tables may write the same JSON (a TOML date and the string of it) and
-/// still not be the same settings.
+/// tables may write the same JSON (JSON has no infinities: `inf` and `-inf`
+/// are both `null`) and still not be the same settings.
 #[derive(Default)]
 struct SharedSettings(Mutex<HashMap<Arc<str>, Vec<Arc<Settings>>>>);
 

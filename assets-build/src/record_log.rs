@@ -222,23 +222,7 @@ impl RecordLog {
                     valid_len: tail.valid_len,
                 }
             }
-            None => {
-                let parsed = parse(&bytes);
-                // Read whole, the log is checked here against its own
-                // records, which costs a pass over the map's values; the
-                // check against the plan's assets at the end of the build
-                // reads every asset's name and hashes it (2 s of a 12 s
-                // no-op at a million assets). A log as tight as its own
-                // records is checked again once it grew past the slack: the
-                // records of assets that left the tree since go then, as in
-                // a watched session.
-                let live_bytes = parsed.records.values().map(|(_, r)| r.len()).sum();
-                let len = parsed.valid_len.max(HEADER.len());
-                if !worth_compacting(parsed.frames, len, parsed.records.len(), live_bytes) {
-                    checked_at = Some((parsed.frames, len));
-                }
-                parsed
-            }
+            None => parse(&bytes),
         };
         let mut file = File::options()
             .create(true)
@@ -258,6 +242,19 @@ impl RecordLog {
             bytes.extend_from_slice(HEADER);
         }
         let len = bytes.len();
+        if changed.is_none() {
+            // Read whole, the log is checked here against its own records,
+            // which costs a pass over the map's values; the check against
+            // the plan's assets at the end of the build reads every asset's
+            // name and hashes it (2 s of a 12 s no-op at a million assets).
+            // A log as tight as its own records is checked again once it
+            // grew past the slack: the records of assets that left the tree
+            // since go then, as in a watched session.
+            let live_bytes = records.values().map(|(_, r)| r.len()).sum();
+            if !worth_compacting(frames, len, records.len(), live_bytes) {
+                checked_at = Some((frames, len));
+            }
+        }
         let file_id = file.metadata().ok().and_then(|m| file_id(&m));
         Ok(RecordLog {
             path,

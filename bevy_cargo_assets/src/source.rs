@@ -254,18 +254,18 @@ fn frames_on(
 ) -> HashMap<ResourceId, Vec<(String, SpriteFrame)>> {
     let mut on: HashMap<ResourceId, Vec<(String, SpriteFrame)>> =
         pages.iter().map(|&p| (p, Vec::new())).collect();
-    let mut add = |name: String, f: SpriteFrame| {
-        if let Some(list) = on.get_mut(&f.page) {
-            list.push((name, f));
-        }
-    };
+    // A name is made only for a frame on one of `pages`.
     for r in parcel.iter() {
-        if let Some(f) = r.sprite_frame() {
-            add(r.name.to_owned(), f);
+        if let Some(f) = r.sprite_frame()
+            && let Some(list) = on.get_mut(&f.page)
+        {
+            list.push((r.name.to_owned(), f));
         }
         if let Some(animation) = r.animation() {
             for (i, f) in animation.sprite_frames().enumerate() {
-                add(format!("{}#{i}", r.name), f);
+                if let Some(list) = on.get_mut(&f.page) {
+                    list.push((format!("{}#{i}", r.name), f));
+                }
             }
         }
     }
