@@ -8,8 +8,17 @@
 //! `glCompressedTexImage2D`. The container is read by the `ktx2` crate
 //! (header, level index and bounds); a parcel is rejected at open if a
 //! texture's format is not one of [`TextureFormat`], it is not a single 2D
-//! image without supercompression, or a level's length is not what its
-//! format and size make.
+//! image, or a level's length is not what its format and size make.
+//!
+//! **Zstandard supercompression** (KTX2's scheme 2: each level one zstd
+//! frame, as `toktx --zcmp` and the `texture` processor's
+//! `supercompression = "zstd"` write it) is read too: such a level is
+//! decompressed when asked for ([`Texture::level`] gives it owned), every
+//! other level is borrowed from the parcel as it is. At open only the
+//! level index is checked (each level's uncompressed length is what its
+//! size makes, and no more than its frame can hold); the frames
+//! themselves are decoded by the runtime's pure-Rust zstd (feature
+//! `zstd`, on by default), never to more than that length.
 //!
 //! | [`TextureFormat`] | wgpu | bytes per 4×4 block (or pixel) |
 //! |---|---|---|
@@ -33,7 +42,12 @@
 //! rows of blocks top to bottom, as wgpu expects with `bytes_per_row` =
 //! blocks across × block bytes.
 
-use ktx2::Format;
+use std::borrow::Cow;
+
+use ktx2::{Format, SupercompressionScheme};
+
+use crate::codec;
+use crate::format::Compression;
 
 /// A texture format the parcel reader knows. See the [module docs](self)
 /// for the wgpu format each one is.
@@ -258,13 +272,16 @@ pub struct Texture<'a> {
     pub height: u32,
     /// How many mip levels.
     pub levels: u32,
+    /// Whether each level is a zstd frame (KTX2 supercompression scheme 2).
+    supercompressed: bool,
 }
 
 /// Why bytes are not a [`Texture`] this reader takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotATexture {
     /// A well-formed KTX2 file this reader does not read: a format it does
-    /// not decode, supercompression, a cube, array, 3D or 1D texture. An
+    /// not decode, a supercompression other than Zstandard, a cube, array,
+    /// 3D or 1D texture. An
     /// engine's own KTX2 loader may read it.
     Unsupported(String),
     /// Not a KTX2 file, or one whose levels do not add up.
@@ -290,8 +307,9 @@ impl std::error::Error for NotATexture {}
 
 impl<'a> Texture<'a> {
     /// Reads and checks a KTX2 file's bytes: a single 2D image (no array,
-    /// cube, depth or supercompression) of a known format, whose every
-    /// level's length is what its size makes. `None` otherwise.
+    /// cube or depth) of a known format, stored as it is or
+    /// zstd-supercompressed, whose every level's length is what its size
+    /// makes. `None` otherwise.
     pub fn parse(bytes: &'a [u8]) -> Option<Texture<'a>> {
         Texture::check(bytes).ok()
     }
@@ -315,11 +333,15 @@ impl<'a> Texture<'a> {
                     "its format {f:?} is not one the runtime reads (RGBA8, BC1/3/4/5/7, ETC2, ASTC 4x4/6x6/8x8)"
                 )),
             })?;
-        if let Some(scheme) = header.supercompression_scheme {
-            return Err(Unsupported(format!(
-                "it is supercompressed ({scheme:?}), which is not read yet"
-            )));
-        }
+        let supercompressed = match header.supercompression_scheme {
+            None => false,
+            Some(SupercompressionScheme::Zstandard) => true,
+            Some(scheme) => {
+                return Err(Unsupported(format!(
+                    "it is supercompressed with {scheme:?}, which is not read (Zstandard is)"
+                )));
+            }
+        };
         if header.pixel_depth != 0 || header.layer_count != 0 || header.face_count != 1 {
             return Err(Unsupported(
                 "it is not a single 2D image (3D, array and cube textures are not read yet)".into(),
@@ -344,19 +366,37 @@ impl<'a> Texture<'a> {
             width: header.pixel_width,
             height: header.pixel_height,
             levels,
+            supercompressed,
         };
         for (i, level) in reader.levels().enumerate() {
             let (w, h) = texture.level_size(i as u32);
             let want = format.level_len(w, h);
-            if level.data.len() as u64 != want {
-                return Err(NotATexture::Damaged(format!(
-                    "level {i} holds {} bytes; a {w}x{h} level of {} holds {want}",
-                    level.data.len(),
+            let holds = if supercompressed {
+                level.uncompressed_byte_length
+            } else {
+                level.data.len() as u64
+            };
+            if holds != want {
+                return Err(Damaged(format!(
+                    "level {i} holds {holds} bytes; a {w}x{h} level of {} holds {want}",
                     format.name()
+                )));
+            }
+            let bound = codec::expand_bound(Compression::Zstd, level.data.len()) as u64;
+            if supercompressed && want > bound {
+                return Err(Damaged(format!(
+                    "level {i}'s {} bytes of zstd cannot hold the {want} bytes it claims",
+                    level.data.len()
                 )));
             }
         }
         Ok(texture)
+    }
+
+    /// Whether the levels are stored zstd-supercompressed, so that
+    /// [`level`](Texture::level) decompresses each one it gives.
+    pub fn is_supercompressed(&self) -> bool {
+        self.supercompressed
     }
 
     /// The size of level `i` in pixels.
@@ -364,13 +404,24 @@ impl<'a> Texture<'a> {
         ((self.width >> i).max(1), (self.height >> i).max(1))
     }
 
-    /// The bytes of level `i` (0 is the largest), if there is one.
-    pub fn level(&self, i: u32) -> Option<&'a [u8]> {
+    /// The bytes of level `i` (0 is the largest), if there is one:
+    /// borrowed where they lie, or, in a supercompressed texture,
+    /// decompressed (exactly [`TextureFormat::level_len`] bytes). `None`
+    /// also for a supercompressed level whose frame does not decompress to
+    /// that length (damaged), or in a build without this crate's `zstd`
+    /// feature.
+    pub fn level(&self, i: u32) -> Option<Cow<'a, [u8]>> {
         let reader = ktx2::Reader::new(self.bytes).ok()?;
         let level = reader.levels().nth(i as usize)?;
         // Borrow from `self.bytes`, not from the short-lived reader.
         let start = level.data.as_ptr() as usize - self.bytes.as_ptr() as usize;
-        self.bytes.get(start..start + level.data.len())
+        let stored = self.bytes.get(start..start + level.data.len())?;
+        if !self.supercompressed {
+            return Some(Cow::Borrowed(stored));
+        }
+        let (w, h) = self.level_size(i);
+        let len = usize::try_from(self.format.level_len(w, h)).ok()?;
+        codec::decode_zstd(stored, len).ok().map(Cow::Owned)
     }
 
     /// The whole KTX2 file, for tools that read it themselves.
@@ -389,23 +440,65 @@ pub mod write {
     use super::TextureFormat;
     use ktx2::{
         ChannelTypeQualifiers, ColorModel, ColorPrimaries, DataFormatFlags, DfdBlockHeaderBasic,
-        DfdHeader, Header, Index, LevelIndex, SampleInformation, TransferFunction,
+        DfdHeader, Header, Index, LevelIndex, SampleInformation, SupercompressionScheme,
+        TransferFunction,
     };
 
     /// A KTX2 file of `format`, `width × height`, holding `levels` (level 0
     /// first, each already in `format`).
     pub fn ktx2(format: TextureFormat, width: u32, height: u32, levels: &[Vec<u8>]) -> Vec<u8> {
+        let stored: Vec<(&[u8], usize)> = levels.iter().map(|l| (&l[..], l.len())).collect();
+        container(format, width, height, &stored, false)
+    }
+
+    /// [`ktx2`] with each level one zstd frame at `zstd_level`, KTX2's
+    /// supercompression scheme 2 (what `toktx --zcmp` writes); `None`
+    /// without the `write-zstd` feature (the encoder is the C library).
+    pub fn ktx2_zstd(
+        format: TextureFormat,
+        width: u32,
+        height: u32,
+        levels: &[Vec<u8>],
+        zstd_level: i32,
+    ) -> Option<Vec<u8>> {
+        let frames = levels
+            .iter()
+            .map(|l| crate::codec::encode_zstd(l, zstd_level))
+            .collect::<Option<Vec<_>>>()?;
+        let stored: Vec<(&[u8], usize)> = frames
+            .iter()
+            .zip(levels)
+            .map(|(frame, level)| (&frame[..], level.len()))
+            .collect();
+        Some(container(format, width, height, &stored, true))
+    }
+
+    /// The file: header, level index, data format descriptor, then the
+    /// `stored` levels (their bytes and uncompressed lengths, level 0
+    /// first) smallest first. Levels are aligned to the format's block
+    /// bytes and 4, or, supercompressed, not at all (the spec's rule).
+    fn container(
+        format: TextureFormat,
+        width: u32,
+        height: u32,
+        stored: &[(&[u8], usize)],
+        zstd: bool,
+    ) -> Vec<u8> {
         let dfd = descriptor(format);
         let index_at = Header::LENGTH;
-        let dfd_at = index_at + levels.len() * LevelIndex::LENGTH;
+        let dfd_at = index_at + stored.len() * LevelIndex::LENGTH;
         let mut data_at = dfd_at + dfd.len();
-        let align = lcm(format.block_bytes() as usize, 4);
+        let align = if zstd {
+            1
+        } else {
+            lcm(format.block_bytes() as usize, 4)
+        };
         // Levels lie smallest first; the index lists level 0 first.
-        let mut offsets = vec![0usize; levels.len()];
-        for (i, level) in levels.iter().enumerate().rev() {
+        let mut offsets = vec![0usize; stored.len()];
+        for (i, (bytes, _)) in stored.iter().enumerate().rev() {
             data_at = data_at.next_multiple_of(align);
             offsets[i] = data_at;
-            data_at += level.len();
+            data_at += bytes.len();
         }
         let header = Header {
             format: Some(format.vk_format()),
@@ -415,8 +508,8 @@ pub mod write {
             pixel_depth: 0,
             layer_count: 0,
             face_count: 1,
-            level_count: levels.len() as u32,
-            supercompression_scheme: None,
+            level_count: stored.len() as u32,
+            supercompression_scheme: zstd.then_some(SupercompressionScheme::Zstandard),
             index: Index {
                 dfd_byte_offset: dfd_at as u32,
                 dfd_byte_length: dfd.len() as u32,
@@ -428,18 +521,18 @@ pub mod write {
         };
         let mut out = Vec::with_capacity(data_at);
         out.extend_from_slice(&header.as_bytes());
-        for (level, &offset) in levels.iter().zip(&offsets) {
+        for (&(bytes, raw), &offset) in stored.iter().zip(&offsets) {
             let index = LevelIndex {
                 byte_offset: offset as u64,
-                byte_length: level.len() as u64,
-                uncompressed_byte_length: level.len() as u64,
+                byte_length: bytes.len() as u64,
+                uncompressed_byte_length: raw as u64,
             };
             out.extend_from_slice(&index.as_bytes());
         }
         out.extend_from_slice(&dfd);
-        for (i, level) in levels.iter().enumerate().rev() {
+        for (i, (bytes, _)) in stored.iter().enumerate().rev() {
             out.resize(offsets[i], 0);
-            out.extend_from_slice(level);
+            out.extend_from_slice(bytes);
         }
         out
     }
@@ -590,37 +683,85 @@ mod tests {
             (t.format, t.width, t.height, t.levels),
             (TextureFormat::Rgba8Unorm, 4, 2, 3)
         );
-        assert_eq!(t.level(0).unwrap(), [1; 32]);
-        assert_eq!(t.level(2).unwrap(), [3; 4]);
+        assert!(!t.is_supercompressed());
+        assert!(matches!(t.level(0), Some(Cow::Borrowed(l)) if l == [1; 32]));
+        assert_eq!(*t.level(2).unwrap(), [3; 4]);
         assert_eq!(t.level_size(2), (1, 1));
         assert!(t.level(3).is_none());
         assert_eq!(TextureFormat::Bc7RgbaUnormSrgb.level_len(5, 5), 4 * 16);
     }
 
+    /// An 8x8 BC7 texture's two levels (4 blocks and 1) and its file,
+    /// zstd-supercompressed.
+    fn supercompressed() -> (Vec<Vec<u8>>, Vec<u8>) {
+        let levels: Vec<Vec<u8>> =
+            vec![(0..64u32).map(|i| (i * 7 % 5) as u8).collect(), vec![9; 16]];
+        let file = write::ktx2_zstd(TextureFormat::Bc7RgbaUnorm, 8, 8, &levels, 3).unwrap();
+        (levels, file)
+    }
+
+    #[test]
+    fn zstd_supercompressed_levels_are_decompressed_when_asked_for() {
+        let (levels, bytes) = supercompressed();
+        let t = Texture::check(&bytes).expect("valid");
+        assert!(t.is_supercompressed());
+        assert_eq!((t.width, t.height, t.levels), (8, 8, 2));
+        for (i, want) in levels.iter().enumerate() {
+            assert!(matches!(t.level(i as u32), Some(Cow::Owned(l)) if &l == want));
+        }
+        assert!(t.level(2).is_none());
+        let header = ktx2::Reader::new(&bytes[..]).unwrap().header();
+        assert_eq!(
+            header.supercompression_scheme,
+            Some(SupercompressionScheme::Zstandard)
+        );
+    }
+
+    #[test]
+    fn a_level_claiming_more_than_its_frame_can_hold_is_refused_at_open() {
+        let (_, mut bytes) = supercompressed();
+        // A 16384x16384 texture of one level (header: width at 20, height
+        // at 24, level count at 40) claims 256 MiB of BC7 from a frame of a
+        // few dozen bytes (level 0's uncompressed length at 96).
+        bytes[20..24].copy_from_slice(&16384u32.to_le_bytes());
+        bytes[24..28].copy_from_slice(&16384u32.to_le_bytes());
+        bytes[40..44].copy_from_slice(&1u32.to_le_bytes());
+        let want = TextureFormat::Bc7RgbaUnorm.level_len(16384, 16384);
+        bytes[96..104].copy_from_slice(&want.to_le_bytes());
+        match Texture::check(&bytes) {
+            Err(NotATexture::Damaged(why)) => assert!(why.contains("cannot hold"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn truncated_flipped_or_inconsistent_files_are_refused_without_panicking() {
-        let bytes = sample();
-        for len in 0..bytes.len() {
-            assert!(
-                Texture::parse(&bytes[..len]).is_none(),
-                "truncated to {len}"
-            );
-        }
-        for at in 0..bytes.len() {
-            for flip in [0x01, 0x80, 0xff] {
-                let mut b = bytes.clone();
-                b[at] ^= flip;
-                if let Some(t) = Texture::parse(&b) {
+        for (bytes, zstd) in [(sample(), false), (supercompressed().1, true)] {
+            for len in 0..bytes.len() {
+                assert!(
+                    Texture::parse(&bytes[..len]).is_none(),
+                    "truncated to {len}"
+                );
+            }
+            for at in 0..bytes.len() {
+                for flip in [0x01, 0x80, 0xff] {
+                    let mut b = bytes.clone();
+                    b[at] ^= flip;
+                    let Some(t) = Texture::parse(&b) else {
+                        continue;
+                    };
                     for i in 0..t.levels {
                         let (w, h) = t.level_size(i);
-                        assert_eq!(
-                            t.level(i).map(|l| l.len() as u64),
-                            Some(t.format.level_len(w, h))
-                        );
+                        let got = t.level(i).map(|l| l.len() as u64);
+                        // A damaged frame gives nothing, never a wrong length.
+                        if !(zstd && got.is_none()) {
+                            assert_eq!(got, Some(t.format.level_len(w, h)));
+                        }
                     }
                 }
             }
         }
+        let bytes = sample();
         // Too many levels for the size.
         let mut b = bytes.clone();
         b[40..44].copy_from_slice(&4u32.to_le_bytes());

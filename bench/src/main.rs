@@ -12,7 +12,9 @@
 //! 2,000-sprite atlas), `reload` (save-to-notified latency of `cargo assets
 //! watch` on that atlas), `parcel` (open, validate and look up a 1 GiB
 //! parcel), `encodings` (size and speed of each way to store images),
-//! `textures` (each GPU texture encoder: speed, PSNR, GPU memory), `remote`
+//! `textures` (each GPU texture encoder: speed, PSNR, GPU memory),
+//! `supercompression` (KTX2 files with zstd levels beside a parcel's own
+//! compression), `remote`
 //! (the remote cache against a real S3 server process: upload, and a build
 //! from an empty local cache with a warm remote).
 //! Markdown goes to stdout, progress to stderr. Every comparison is measured
@@ -33,7 +35,7 @@ mod textures;
 
 use std::time::Instant;
 
-const GROUPS: [&str; 8] = [
+const GROUPS: [&str; 9] = [
     "pipeline",
     "remote",
     "packing",
@@ -42,6 +44,7 @@ const GROUPS: [&str; 8] = [
     "parcel",
     "encodings",
     "textures",
+    "supercompression",
 ];
 
 /// The CLI's allocator: a child build (`--child-build`, `--child-watched`)
@@ -206,6 +209,14 @@ fn main() {
         println!(
             "## GPU textures\n\n{}",
             textures::run(quick, art.as_deref())
+        );
+    }
+    if selected("supercompression") {
+        progress("supercompression");
+        let art = value("--art").map(std::path::PathBuf::from);
+        println!(
+            "## KTX2 supercompression\n\n{}",
+            textures::supercompression(quick, art.as_deref())
         );
     }
     progress("done");

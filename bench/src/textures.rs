@@ -3,6 +3,12 @@
 //! encoding, one core, as each texture step runs), quality as PSNR of level
 //! 0 against the source (RGB; decoded by `texture2ddecoder`, an independent
 //! decoder), and GPU memory for the whole chain against RGBA8.
+//!
+//! The `supercompression` group ([`supercompression`]): the same textures'
+//! files, plain and with each level a zstd frame at several levels, beside
+//! what a release parcel's own compression makes of the plain file; the
+//! time to compress, and to get every level back through the runtime's
+//! reader.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -129,6 +135,139 @@ pub fn run(quick: bool, dir: Option<&Path>) -> String {
             bytes as f64 / 1e6,
             bytes as f64 / rgba8_bytes as f64,
         );
+    }
+    out
+}
+
+/// The formats the supercompression table compares: uncompressed, the two
+/// BC sizes, ETC2.
+const SUPERCOMPRESSED: [TextureFormat; 4] = [
+    TextureFormat::Rgba8UnormSrgb,
+    TextureFormat::Bc1RgbaUnormSrgb,
+    TextureFormat::Bc7RgbaUnormSrgb,
+    TextureFormat::Etc2Rgb8UnormSrgb,
+];
+
+/// zstd levels of the supercompression table: toktx's default (3), the
+/// runtime's image rows (9), the `texture` processor's (19).
+const SUPERCOMPRESSION_LEVELS: [i32; 3] = [3, 9, 19];
+
+/// The KTX2 supercompression table, for the art in `dir` or a generated
+/// set: file bytes plain, in a release parcel (the plain file compressed
+/// whole at the parcel's resource level, where that saves enough), and
+/// supercompressed at each level; the time to compress (all textures, one
+/// core) and to read every level back with `Texture::level`.
+pub fn supercompression(quick: bool, dir: Option<&Path>) -> String {
+    use assets_runtime::texture::{Texture, write};
+    let (mut images, _, what) = match dir {
+        Some(dir) => crate::encodings::load(dir),
+        None => crate::encodings::generated(quick),
+    };
+    if quick {
+        images.retain(|i| i.width() * i.height() <= 256 * 256);
+    }
+    let runs = if quick { 1 } else { 3 };
+    let mut out = format!(
+        "{what}: {} images, full mip chains.\n\n\
+         | format | file | bytes | / plain | compress (s, 1 core) | read all levels (ms) |\n\
+         |---|---|---:|---:|---:|---:|\n",
+        images.len()
+    );
+    for format in SUPERCOMPRESSED {
+        let textures: Vec<(u32, u32, Vec<Vec<u8>>)> = images
+            .iter()
+            .map(|image| {
+                let base = Level {
+                    width: image.width(),
+                    height: image.height(),
+                    pixels: image.as_raw().clone(),
+                };
+                let alpha = image.pixels().any(|p| p[3] != 255);
+                let levels = chain(base, Texels::Srgb, true)
+                    .iter()
+                    .map(|level| encode(level, format, Quality::Fast, alpha).expect("encodes"))
+                    .collect();
+                (image.width(), image.height(), levels)
+            })
+            .collect();
+        let plain: Vec<Vec<u8>> = textures
+            .iter()
+            .map(|(w, h, levels)| write::ktx2(format, *w, *h, levels))
+            .collect();
+        let plain_bytes: usize = plain.iter().map(Vec::len).sum();
+        let read_all = |files: &[Vec<u8>]| {
+            Sample::of(runs, || {
+                measure::time(|| {
+                    for file in files {
+                        let t = Texture::check(file).expect("a texture");
+                        for i in 0..t.levels {
+                            std::hint::black_box(t.level(i).expect("a level"));
+                        }
+                    }
+                })
+            })
+        };
+        let mut row = |file: &str, bytes: usize, compress: Option<Sample>, read: Sample| {
+            let _ = writeln!(
+                out,
+                "| {} | {file} | {:.2} MB | {:.3} | {} | {:.1} |",
+                format.name(),
+                bytes as f64 / 1e6,
+                bytes as f64 / plain_bytes as f64,
+                compress.map_or("-".into(), |c| format!("{:.2}", c.median().as_secs_f64())),
+                read.median().as_secs_f64() * 1e3,
+            );
+        };
+        row("plain", plain_bytes, None, read_all(&plain));
+        // A release parcel compresses a resource whole (zstd at its resource
+        // level), keeping the result only where it saves a 32nd.
+        let parcel_level = assets_runtime::write::RESOURCE_ZSTD_LEVEL;
+        let compress_whole = || -> Vec<usize> {
+            plain
+                .iter()
+                .map(|f| {
+                    let z = zstd::bulk::compress(f, parcel_level).expect("compresses");
+                    if z.len() <= f.len() - f.len() / 32 {
+                        z.len()
+                    } else {
+                        f.len()
+                    }
+                })
+                .collect()
+        };
+        let time = Sample::of(runs, || {
+            measure::time(|| std::hint::black_box(compress_whole()))
+        });
+        let parcel_bytes: usize = compress_whole().iter().sum();
+        let _ = writeln!(
+            out,
+            "| {} | in a release parcel (zstd {parcel_level}, whole file) | {:.2} MB | {:.3} | {:.2} | - |",
+            format.name(),
+            parcel_bytes as f64 / 1e6,
+            parcel_bytes as f64 / plain_bytes as f64,
+            time.median().as_secs_f64(),
+        );
+        for level in SUPERCOMPRESSION_LEVELS {
+            let supercompress = || -> Vec<Vec<u8>> {
+                textures
+                    .iter()
+                    .map(|(w, h, levels)| {
+                        write::ktx2_zstd(format, *w, *h, levels, level).expect("write-zstd")
+                    })
+                    .collect()
+            };
+            let time = Sample::of(runs, || {
+                measure::time(|| std::hint::black_box(supercompress()))
+            });
+            let files = supercompress();
+            let bytes = files.iter().map(Vec::len).sum();
+            row(
+                &format!("supercompressed, zstd {level}"),
+                bytes,
+                Some(time),
+                read_all(&files),
+            );
+        }
     }
     out
 }

@@ -2,7 +2,9 @@
 //! parcel's `texture` resources (KTX2 files the `texture` and `ktx2`
 //! processors made or checked), with their whole mip chain, ready for the
 //! GPU without decoding: BC1/3/4/5/7, ETC2 (RGB and RGBA), ASTC 4×4, 6×6
-//! and 8×8, or RGBA8, sRGB or linear as the file says.
+//! and 8×8, or RGBA8, sRGB or linear as the file says. A zstd-supercompressed
+//! file's levels are decompressed here (the runtime's pure-Rust zstd), so
+//! `bevy_image`'s `zstd` features are not needed for it.
 //!
 //! Bevy's own KTX2 loader needs `bevy_image`'s `ktx2` feature and takes the
 //! file by extension; a parcel's texture keeps its source's name
@@ -102,10 +104,12 @@ impl ParcelTextureLoader {
         })?;
         let mut data = Vec::new();
         for i in 0..texture.levels {
-            let level = texture
-                .level(i)
-                .ok_or_else(|| ParcelTextureError::NotATexture(format!("level {i} is missing")))?;
-            data.extend_from_slice(level);
+            let level = texture.level(i).ok_or_else(|| {
+                ParcelTextureError::NotATexture(format!(
+                    "level {i} is missing, or its zstd frame is damaged"
+                ))
+            })?;
+            data.extend_from_slice(&level);
         }
         let size = Extent3d {
             width: texture.width,

@@ -57,6 +57,10 @@ fn built_project() -> (tempfile::TempDir, PathBuf) {
     .unwrap();
     std::fs::create_dir_all(root.join("assets/textures")).unwrap();
     std::fs::write(root.join("assets/textures/ground.ktx2"), ground_ktx2().1).unwrap();
+    // The same, each level a zstd frame (as `toktx --zcmp` writes).
+    let format = assets_runtime::TextureFormat::Bc1RgbaUnormSrgb;
+    let zstd = assets_runtime::texture::write::ktx2_zstd(format, 16, 16, &ground_ktx2().0, 19);
+    std::fs::write(root.join("assets/textures/ground zstd.ktx2"), zstd.unwrap()).unwrap();
     std::fs::create_dir_all(root.join("assets/sounds")).unwrap();
     std::fs::write(root.join("assets/sounds/Door Slam.ogg"), sound_file()).unwrap();
     std::fs::create_dir_all(root.join("assets/data")).unwrap();
@@ -345,26 +349,34 @@ fn a_ktx2_texture_loads_in_its_gpu_format_with_its_mips() {
     let (_project, parcel) = built_project();
     let plugin = CargoAssetsPlugin::file(&parcel).unwrap();
     let mut app = app(Some(plugin), AssetPlugin::default());
-    let ground: Handle<Image> = app
-        .world()
-        .resource::<AssetServer>()
-        .load("textures/ground.ktx2");
-    let states = settle(&mut app, &[ground.clone().untyped()]);
-    assert!(matches!(states[0], LoadState::Loaded), "{:?}", states[0]);
+    // Plain, and zstd-supercompressed: the same image.
+    let grounds: Vec<Handle<Image>> = ["textures/ground.ktx2", "textures/ground zstd.ktx2"]
+        .map(|path| app.world().resource::<AssetServer>().load(path))
+        .into();
+    let states = settle(
+        &mut app,
+        &grounds
+            .iter()
+            .map(|h| h.clone().untyped())
+            .collect::<Vec<_>>(),
+    );
     let images = app.world().resource::<Assets<Image>>();
-    let image = images.get(&ground).unwrap();
-    assert_eq!(
-        image.texture_descriptor.format,
-        wgpu_types::TextureFormat::Bc1RgbaUnormSrgb
-    );
-    assert_eq!(image.texture_descriptor.mip_level_count, 5);
-    assert_eq!((image.width(), image.height()), (16, 16));
-    let (levels, _) = ground_ktx2();
-    assert_eq!(
-        image.data.as_deref(),
-        Some(levels.concat().as_slice()),
-        "level 0 first"
-    );
+    for (ground, state) in grounds.iter().zip(&states) {
+        assert!(matches!(state, LoadState::Loaded), "{state:?}");
+        let image = images.get(ground).unwrap();
+        assert_eq!(
+            image.texture_descriptor.format,
+            wgpu_types::TextureFormat::Bc1RgbaUnormSrgb
+        );
+        assert_eq!(image.texture_descriptor.mip_level_count, 5);
+        assert_eq!((image.width(), image.height()), (16, 16));
+        let (levels, _) = ground_ktx2();
+        assert_eq!(
+            image.data.as_deref(),
+            Some(levels.concat().as_slice()),
+            "level 0 first"
+        );
+    }
 }
 
 #[test]

@@ -65,7 +65,7 @@ fn read_back(parcel_path: &std::path::Path, name: &str) -> (ktx2::Format, u32, u
     let levels: Vec<Vec<u8>> = reader.levels().map(|l| l.data.to_vec()).collect();
     assert_eq!(levels.len() as u32, texture.levels);
     for (i, level) in levels.iter().enumerate() {
-        assert_eq!(texture.level(i as u32).unwrap(), &level[..], "level {i}");
+        assert_eq!(*texture.level(i as u32).unwrap(), level[..], "level {i}");
     }
     // The data format descriptor is there and names a color model.
     let dfd = reader.dfd_blocks().next().expect("a DFD block");
@@ -489,4 +489,151 @@ fn a_ready_made_ktx2_file_is_a_checked_texture_and_a_broken_one_fails_by_name() 
     assert_eq!(texture.format, TextureFormat::Rgba8UnormSrgb);
     assert_eq!((texture.width, texture.height, texture.levels), (96, 64, 7));
     assert_eq!(texture.ktx2(), &ktx2[..], "kept as it is");
+}
+
+/// Reads `file` (a KTX2) with ktx-parse and decompresses its levels with
+/// fzstd (both npm, installed by `tests/install-tools.sh`): its
+/// supercompression scheme and the levels, level 0 first; and writes it
+/// again with ktx-parse's own writer to `rewritten`. `None` when node or
+/// the packages are not installed.
+fn ktx_parse(file: &std::path::Path, rewritten: &std::path::Path) -> Option<(u32, Vec<Vec<u8>>)> {
+    let modules = assets_test_support::cargo_crate::workspace().join("target/tools/node_modules");
+    let reader = modules.join("ktx-parse/dist/index.mjs");
+    let zstd = modules.join("fzstd/esm/index.mjs");
+    if !reader.is_file() || !zstd.is_file() {
+        return None;
+    }
+    // Each level as a line of hex, after a line with the scheme.
+    let script = r#"
+const [reader, zstd, file, rewritten] = process.argv.slice(1);
+const { read, write, KHR_SUPERCOMPRESSION_ZSTD } = await import(reader);
+const { decompress } = await import(zstd);
+const fs = await import('node:fs');
+const container = read(new Uint8Array(fs.readFileSync(file)));
+const lines = [String(container.supercompressionScheme)];
+for (const level of container.levels) {
+  let data = level.levelData;
+  if (container.supercompressionScheme === KHR_SUPERCOMPRESSION_ZSTD) {
+    data = decompress(data);
+  }
+  if (data.length !== level.uncompressedByteLength) {
+    throw new Error(`a level of ${data.length} bytes claims ${level.uncompressedByteLength}`);
+  }
+  lines.push(Buffer.from(data).toString('hex'));
+}
+fs.writeFileSync(rewritten, write(container));
+console.log(lines.join('\n'));
+"#;
+    let out = std::process::Command::new("node")
+        .args(["--input-type=module", "-e", script])
+        .arg(&reader)
+        .arg(&zstd)
+        .arg(file)
+        .arg(rewritten)
+        .output()
+        .ok()?;
+    assert!(
+        out.status.success(),
+        "ktx-parse failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let scheme = lines.next().unwrap().parse().unwrap();
+    let hex = |s: &str| {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    Some((scheme, lines.map(hex).collect()))
+}
+
+#[test]
+fn zstd_supercompressed_textures_are_read_by_ktx_parse_and_taken_back_from_its_writer() {
+    // The same image twice: plain, and with each level a zstd frame.
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "plain/*.png"
+processor = "texture"
+format = "bc7"
+
+[[package.metadata.assets.rules]]
+match = "packed/*.png"
+processor = "texture"
+format = "bc7"
+supercompression = "zstd"
+"#,
+    )
+    .file("assets/plain/field.png", encode_png(&photo(96, 64)))
+    .file("assets/packed/field.png", encode_png(&photo(96, 64)));
+    let run = p.run(&["build"]);
+    assert!(run.success(), "{}", run.stderr);
+    let bytes = std::fs::read(run.parcel("main")).unwrap();
+    let parcel = Parcel::from_bytes(&bytes).unwrap();
+    let (format, w, h, plain) = read_back(&run.parcel("main"), "plain/field.png");
+    assert_eq!(
+        (format, w, h, plain.len()),
+        (ktx2::Format::BC7_SRGB_BLOCK, 96, 64, 7)
+    );
+    let packed = parcel
+        .texture(ResourceId::of("packed/field.png"))
+        .expect("a texture");
+    assert!(packed.is_supercompressed());
+    assert_eq!(
+        (packed.format, packed.width, packed.height, packed.levels),
+        (TextureFormat::Bc7RgbaUnormSrgb, 96, 64, 7)
+    );
+    for (i, level) in plain.iter().enumerate() {
+        assert_eq!(*packed.level(i as u32).unwrap(), level[..], "level {i}");
+    }
+    let header = ktx2::Reader::new(packed.ktx2()).unwrap().header();
+    assert_eq!(
+        header.supercompression_scheme,
+        Some(ktx2::SupercompressionScheme::Zstandard)
+    );
+
+    // An independent reader: ktx-parse's container, fzstd's frames.
+    let file = p.path().join("packed.ktx2");
+    std::fs::write(&file, packed.ktx2()).unwrap();
+    let rewritten = p.path().join("rewritten.ktx2");
+    let Some((scheme, levels)) = ktx_parse(&file, &rewritten) else {
+        eprintln!(
+            "node, ktx-parse or fzstd is not installed (tests/install-tools.sh): the independent read is skipped"
+        );
+        return;
+    };
+    assert_eq!(scheme, 2, "KHR_SUPERCOMPRESSION_ZSTD");
+    assert_eq!(levels, plain);
+
+    // ktx-parse's writer lays the file out its own way (and adds its
+    // key/value data): the `ktx2` processor takes it as a texture, and the
+    // runtime gives the same levels.
+    // A copy whose level 0 frame lost its magic number fails the build by
+    // name, rather than the game's load.
+    let rewritten = std::fs::read(&rewritten).unwrap();
+    let mut damaged = rewritten.clone();
+    let level0 = u64::from_le_bytes(damaged[80..88].try_into().unwrap()) as usize;
+    damaged[level0..level0 + 4].fill(0);
+    let q = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    q.file("assets/ready/field.ktx2", &rewritten)
+        .file("assets/ready/damaged.ktx2", &damaged);
+    let run = q.run(&["build"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    let message = run.failure_message("ready/damaged.ktx2");
+    assert!(
+        message.starts_with("cannot be a texture: level 0's zstd frame does not decompress"),
+        "{message}"
+    );
+    let buf = assets_runtime::ParcelBuf::open(&run.parcel("main")).unwrap();
+    let texture = buf
+        .parcel()
+        .texture(ResourceId::of("ready/field.ktx2"))
+        .expect("a texture, not bytes");
+    assert!(texture.is_supercompressed());
+    for (i, level) in plain.iter().enumerate() {
+        assert_eq!(*texture.level(i as u32).unwrap(), level[..], "level {i}");
+    }
 }

@@ -77,5 +77,5 @@ fn webp_files_are_images_sprites_and_textures_by_their_pixels() {
     let texture = parcel
         .texture(ResourceId::of("textures/coin.webp"))
         .expect("a texture");
-    assert_eq!(texture.level(0).unwrap(), want.as_raw().as_slice());
+    assert_eq!(*texture.level(0).unwrap(), *want.as_raw().as_slice());
 }

@@ -82,7 +82,7 @@ fn run() -> Result<(), String> {
         ground.levels,
         (0..ground.levels)
             .filter_map(|i| ground.level(i))
-            .map(<[u8]>::len)
+            .map(|level| level.len())
             .sum::<usize>()
     );
     let map_bytes = parcel

@@ -27,6 +27,7 @@
 //! | `quality` | `"basic"` | `"fast"`, `"basic"` or `"slow"` (BC7 and ASTC encoder effort: astcenc's `fast`, `medium`, `thorough` presets; the other formats have one) |
 //! | `max-dimension` | `16384` | width or height above this is an error |
 //! | `allow-optional-format` | `false` | build a format not every GPU of the target supports (the game checks the adapter's features) |
+//! | `supercompression` | `"none"` | `"zstd"`: each level one zstd frame (KTX2's scheme 2, as `toktx --zcmp` writes), for KTX2 files shipped or served as they are; the runtime and `bevy_cargo_assets` decompress a level when it is read, where a plain one is borrowed in place. A parcel's own compression already shrinks plain textures as much (BENCHMARKS.md, "KTX2 supercompression"). Feature `zstd` |
 //!
 //! Mips are filtered gamma-correct and alpha-aware ([`mips`]). BC comes
 //! from Intel's ISPC kernels (`intel_tex_2`, whose ASTC path is
@@ -144,7 +145,47 @@ pub struct TextureSettings {
     /// Build a format some GPUs of the target lack (see [`GpuFamily`]).
     #[serde(default)]
     pub allow_optional_format: bool,
+    /// KTX2 supercompression of the levels.
+    #[serde(default)]
+    pub supercompression: Supercompression,
 }
+
+/// The `supercompression` setting: how the KTX2 file stores its levels.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Supercompression {
+    /// As they are, read in place.
+    #[default]
+    None,
+    /// Each one a zstd frame at [`SUPERCOMPRESSION_ZSTD_LEVEL`].
+    Zstd,
+}
+
+/// The zstd level of supercompressed levels: see BENCHMARKS.md, "KTX2
+/// supercompression", for sizes and times against other levels.
+pub const SUPERCOMPRESSION_ZSTD_LEVEL: i32 = 19;
+
+/// The KTX2 file of `levels` (level 0 first), supercompressed as asked.
+fn ktx2_file(
+    format: TextureFormat,
+    width: u32,
+    height: u32,
+    levels: &[Vec<u8>],
+    supercompression: Supercompression,
+) -> Result<Vec<u8>, ProcessError> {
+    use assets_runtime::texture::write;
+    match supercompression {
+        Supercompression::None => Ok(write::ktx2(format, width, height, levels)),
+        Supercompression::Zstd => {
+            write::ktx2_zstd(format, width, height, levels, SUPERCOMPRESSION_ZSTD_LEVEL)
+                .ok_or_else(|| ProcessError::msg(NEEDS_ZSTD))
+        }
+    }
+}
+
+/// Why zstd supercompression cannot be built here.
+const NEEDS_ZSTD: &str =
+    "`supercompression = \"zstd\"` needs assets-build's `zstd` feature (`cargo assets` and the `pipeline` feature have it)";
 
 /// The GPUs a target triple's builds run on, where what they all support
 /// is clear-cut. Other targets (Linux, macOS, iOS) are not checked: their
@@ -328,6 +369,13 @@ impl Processor for Texture {
     }
 
     fn check_settings(&self, s: &TextureSettings) -> Result<(), SettingsError> {
+        if s.supercompression == Supercompression::Zstd && !cfg!(feature = "zstd") {
+            return Err(SettingsError {
+                message: NEEDS_ZSTD.to_owned(),
+                help: None,
+                key: Some("supercompression".into()),
+            });
+        }
         s.resolve().map(drop).map_err(|message| SettingsError {
             message,
             help: None,
@@ -415,7 +463,7 @@ impl Processor for Texture {
         .into_iter()
         .collect::<Result<Vec<_>, _>>()
         .map_err(ProcessError::msg)?;
-        let file = assets_runtime::texture::write::ktx2(format, width, height, &levels);
+        let file = ktx2_file(format, width, height, &levels, settings.supercompression)?;
         ctx.emit(assets_runtime::format::KIND_TEXTURE, file)
     }
 }
@@ -442,7 +490,7 @@ impl Texture {
         }
         let chain = hdr::chain(base, settings.mipmaps);
         let levels = crate::parallel::map(&chain, |level| hdr::encode(level, format, settings.quality));
-        let file = assets_runtime::texture::write::ktx2(format, width, height, &levels);
+        let file = ktx2_file(format, width, height, &levels, settings.supercompression)?;
         ctx.emit(assets_runtime::format::KIND_TEXTURE, file)
     }
 }
