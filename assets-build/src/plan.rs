@@ -549,8 +549,9 @@ fn step(
 /// at a million assets, all of it fresh pages the kernel zeroes.
 ///
 /// Keyed by the JSON, and compared as values among those of one JSON: two
-/// tables may write the same JSON (JSON has no infinities: `inf` and `-inf`
-/// are both `null`) and still not be the same settings.
+/// tables that write the same JSON are the same settings as far as step
+/// keys go, but a processor reads the table, so only an equal table is
+/// shared.
 #[derive(Default)]
 struct SharedSettings(Mutex<HashMap<Arc<str>, Vec<Arc<Settings>>>>);
 
@@ -685,12 +686,16 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b) && Arc::ptr_eq(&a_json, &b_json));
         let (c, _) = shared.share(settings("mips = false"));
         assert!(!Arc::ptr_eq(&a, &c));
-        // JSON has no infinities: both are `null`, and they are still two
-        // settings.
-        let (up, up_json) = shared.share(settings("scale = inf"));
-        let (down, down_json) = shared.share(settings("scale = -inf"));
-        assert_eq!(up_json, down_json);
+        // JSON has no infinities: they are spelled out, so two settings
+        // (and two step keys), down to a nested array.
+        let (up, up_json) = shared.share(settings("scale = inf\nk = [[nan]]"));
+        let (down, down_json) = shared.share(settings("scale = -inf\nk = [[nan]]"));
+        assert_ne!(up_json, down_json);
         assert!(!Arc::ptr_eq(&up, &down));
-        assert_eq!(*down, settings("scale = -inf"));
+        assert_eq!(down.table()["scale"].as_float(), Some(f64::NEG_INFINITY));
+        assert_eq!(
+            &*down_json,
+            r#"{"k":[[{"toml-float":"nan"}]],"scale":{"toml-float":"-inf"}}"#
+        );
     }
 }

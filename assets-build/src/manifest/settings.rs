@@ -42,14 +42,58 @@ impl Settings {
     }
 
     /// The canonical JSON form hashed into step keys: keys sorted, no spacing.
+    /// JSON has no infinities or NaN (serde_json writes each as `null`, so
+    /// `scale = inf` and `scale = -inf` were one key and editing one into
+    /// the other reran nothing): such a float is written as the table
+    /// `{"toml-float":"inf"}` (or `"-inf"`, `"nan"`) instead.
     pub fn canonical_json(&self) -> String {
-        serde_json::to_string(&self.0).expect("toml values always serialize to JSON")
+        let json = |table: &toml::Table| {
+            serde_json::to_string(table).expect("toml values always serialize to JSON")
+        };
+        if !self.0.values().any(has_non_finite) {
+            return json(&self.0);
+        }
+        let mut table = self.0.clone();
+        table.iter_mut().for_each(|(_, v)| spell_non_finite(v));
+        json(&table)
     }
 
     pub(super) fn merged(&self, over: &Settings) -> Settings {
         let mut table = self.0.clone();
         table.extend(over.0.iter().map(|(k, v)| (k.clone(), v.clone())));
         Settings(table)
+    }
+}
+
+/// Whether `value` is or holds a float JSON cannot write.
+fn has_non_finite(value: &toml::Value) -> bool {
+    match value {
+        toml::Value::Float(f) => !f.is_finite(),
+        toml::Value::Array(items) => items.iter().any(has_non_finite),
+        toml::Value::Table(table) => table.values().any(has_non_finite),
+        _ => false,
+    }
+}
+
+/// `value` with each float JSON cannot write spelled as a table, as
+/// [`Settings::canonical_json`] says.
+fn spell_non_finite(value: &mut toml::Value) {
+    match value {
+        toml::Value::Float(f) if !f.is_finite() => {
+            let spelled = if f.is_nan() {
+                "nan"
+            } else if *f > 0.0 {
+                "inf"
+            } else {
+                "-inf"
+            };
+            let mut table = toml::Table::new();
+            table.insert("toml-float".into(), spelled.into());
+            *value = toml::Value::Table(table);
+        }
+        toml::Value::Array(items) => items.iter_mut().for_each(spell_non_finite),
+        toml::Value::Table(table) => table.iter_mut().for_each(|(_, v)| spell_non_finite(v)),
+        _ => {}
     }
 }
 
