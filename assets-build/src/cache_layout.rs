@@ -12,6 +12,7 @@
 //!   records/<package>/<variant>.records every step's record, one log per package and variant
 //!   parcels/<package>/<variant>/      the CLI's parcels, with .key, .toc and .sums beside
 //!   runner/<package>/, runner/target/ the processor runner crate of a package, and its build
+//!                                    where no user cache folder is known (it is shared there)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -119,7 +120,8 @@ impl CacheLayout {
         self.root.join("runner").join(package)
     }
 
-    /// The target directory the runners are built in.
+    /// The target directory the runners are built in when the user has no
+    /// cache folder (they share one there: `cargo_assets::runner`).
     pub fn runner_target(&self) -> PathBuf {
         self.root.join("runner").join("target")
     }

@@ -21,6 +21,17 @@
 //! The runner finds this CLI's source where it was compiled from
 //! (`CARGO_ASSETS_SOURCE` overrides that), and starts from the package's
 //! `Cargo.lock` so it resolves the same versions, offline.
+//!
+//! Runners are built in one target directory per user, shared by every
+//! package ([`runner_target`]: `~/.cache/cargo-assets/runner-target` on
+//! Linux): the CLI's own code and its dependencies, the pipeline with its
+//! image decoders and shader compiler, are minutes of compiling, done once
+//! per machine, toolchain and resolution of versions rather than once per
+//! package; a second package compiles its processor crates and links. Each
+//! runner's name holds a hash of its package's manifest path, so two
+//! packages of one name never overwrite each other's runner there. Cargo
+//! locks the directory while it builds: two `cargo assets` building runners
+//! at once take turns.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -139,13 +150,14 @@ pub fn delegate(
         );
     }
     let dir = assets_build::unstable::CacheLayout::new(cache_dir).runner(package);
+    let runner = runner_name(package, manifest_path);
     // Dependencies optimized (processors run at a useful speed) without
     // debug info (most of their compile and link time): the profile of
     // cargo-assets' own workspace, so a runner built in its target dir
     // reuses what its tests compiled.
     let cargo_toml = format!(
         "# Written by cargo-assets: this package's processors linked into the CLI.\n\
-         [package]\nname = \"cargo-assets-runner-{package}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [package]\nname = \"{runner}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
          [dependencies]\ncargo-assets = {{ path = {:?} }}\n{dependencies}\n\
          [workspace]\n\n[profile.dev.package.\"*\"]\nopt-level = 2\ndebug = false\n",
         source.display().to_string()
@@ -163,9 +175,11 @@ pub fn delegate(
         std::fs::copy(&package_lock, &lock)
             .with_context(|| format!("could not copy `{}`", package_lock.display()))?;
     }
-    let target = std::env::var_os(TARGET_VAR)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| assets_build::unstable::CacheLayout::new(cache_dir).runner_target());
+    let target = runner_target(
+        std::env::var_os(TARGET_VAR).map(PathBuf::from),
+        user_cache_dir(),
+        cache_dir,
+    );
     shell.status(
         "Preparing",
         format!("processors of `{package}` ({})", crates.join(", ")),
@@ -185,10 +199,9 @@ pub fn delegate(
             String::from_utf8_lossy(&build.stderr).trim_end()
         );
     }
-    let exe = target.join("debug").join(format!(
-        "cargo-assets-runner-{package}{}",
-        std::env::consts::EXE_SUFFIX
-    ));
+    let exe = target
+        .join("debug")
+        .join(format!("{runner}{}", std::env::consts::EXE_SUFFIX));
     let status = Command::new(&exe)
         .args(std::env::args_os().skip(1))
         .env(RUNNER_VAR, "1")
@@ -201,6 +214,46 @@ pub fn delegate(
         .unwrap_or(101))
 }
 
+/// The runner crate's name for `package` (whose manifest is at
+/// `manifest_path`): unique to the package's place on disk, since runners
+/// of every package share a target directory.
+fn runner_name(package: &str, manifest_path: &Path) -> String {
+    let place = blake3::hash(manifest_path.as_os_str().as_encoded_bytes()).to_hex();
+    format!("cargo-assets-runner-{package}-{}", &place[..12])
+}
+
+/// Where runners are built: `overridden` ([`TARGET_VAR`]) if given; else
+/// one directory under the user's cache folder, shared by every package
+/// (see the [module docs](self)); else, with no cache folder known, the
+/// package's own cache (`cache_dir`).
+fn runner_target(
+    overridden: Option<PathBuf>,
+    user_cache: Option<PathBuf>,
+    cache_dir: &Path,
+) -> PathBuf {
+    overridden
+        .or_else(|| user_cache.map(|c| c.join("cargo-assets").join("runner-target")))
+        .unwrap_or_else(|| assets_build::unstable::CacheLayout::new(cache_dir).runner_target())
+}
+
+/// The user's cache folder, as each platform names it: `$XDG_CACHE_HOME`
+/// or `~/.cache` (Linux and other Unix), `~/Library/Caches` (macOS),
+/// `%LOCALAPPDATA%` (Windows). Only absolute paths count.
+fn user_cache_dir() -> Option<PathBuf> {
+    let var = |name| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    if cfg!(windows) {
+        var("LOCALAPPDATA")
+    } else if cfg!(target_os = "macos") {
+        var("HOME").map(|h| h.join("Library/Caches"))
+    } else {
+        var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|h| h.join(".cache")))
+    }
+}
+
 fn write_if_changed(path: &Path, contents: &str) -> anyhow::Result<()> {
     if std::fs::read_to_string(path).is_ok_and(|c| c == contents) {
         return Ok(());
@@ -210,4 +263,36 @@ fn write_if_changed(path: &Path, contents: &str) -> anyhow::Result<()> {
             .with_context(|| format!("could not create `{}`", parent.display()))?;
     }
     std::fs::write(path, contents).with_context(|| format!("could not write `{}`", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runners_share_the_users_cache_unless_told_otherwise() {
+        let cache = Path::new("/game/target/assets");
+        let user = Some(PathBuf::from("/home/me/.cache"));
+        assert_eq!(
+            runner_target(None, user.clone(), cache),
+            Path::new("/home/me/.cache/cargo-assets/runner-target")
+        );
+        assert_eq!(
+            runner_target(Some("/ci/target".into()), user, cache),
+            Path::new("/ci/target")
+        );
+        assert_eq!(
+            runner_target(None, None, cache),
+            Path::new("/game/target/assets/runner/target")
+        );
+    }
+
+    #[test]
+    fn two_packages_of_one_name_have_two_runners() {
+        let a = runner_name("game", Path::new("/work/a/Cargo.toml"));
+        let b = runner_name("game", Path::new("/work/b/Cargo.toml"));
+        assert_ne!(a, b);
+        assert!(a.starts_with("cargo-assets-runner-game-"), "{a}");
+        assert_eq!(a, runner_name("game", Path::new("/work/a/Cargo.toml")));
+    }
 }
