@@ -207,18 +207,23 @@ pub fn supercompression(quick: bool, dir: Option<&Path>) -> String {
                 })
             })
         };
-        let mut row = |file: &str, bytes: usize, compress: Option<Sample>, read: Sample| {
+        let seconds = |s: Option<Sample>, scale: f64, digits: usize| {
+            s.map_or("-".into(), |s| {
+                format!("{:.digits$}", s.median().as_secs_f64() * scale)
+            })
+        };
+        let mut row = |file: &str, bytes: usize, compress: Option<Sample>, read: Option<Sample>| {
             let _ = writeln!(
                 out,
-                "| {} | {file} | {:.2} MB | {:.3} | {} | {:.1} |",
+                "| {} | {file} | {:.2} MB | {:.3} | {} | {} |",
                 format.name(),
                 bytes as f64 / 1e6,
                 bytes as f64 / plain_bytes as f64,
-                compress.map_or("-".into(), |c| format!("{:.2}", c.median().as_secs_f64())),
-                read.median().as_secs_f64() * 1e3,
+                seconds(compress, 1.0, 2),
+                seconds(read, 1e3, 1),
             );
         };
-        row("plain", plain_bytes, None, read_all(&plain));
+        row("plain", plain_bytes, None, Some(read_all(&plain)));
         // A release parcel compresses a resource whole (zstd at its resource
         // level), keeping the result only where it saves a 32nd.
         let parcel_level = assets_runtime::write::RESOURCE_ZSTD_LEVEL;
@@ -236,16 +241,16 @@ pub fn supercompression(quick: bool, dir: Option<&Path>) -> String {
                 .collect()
         };
         let time = Sample::of(runs, || {
-            measure::time(|| std::hint::black_box(compress_whole()))
+            measure::time(|| {
+                std::hint::black_box(compress_whole());
+            })
         });
         let parcel_bytes: usize = compress_whole().iter().sum();
-        let _ = writeln!(
-            out,
-            "| {} | in a release parcel (zstd {parcel_level}, whole file) | {:.2} MB | {:.3} | {:.2} | - |",
-            format.name(),
-            parcel_bytes as f64 / 1e6,
-            parcel_bytes as f64 / plain_bytes as f64,
-            time.median().as_secs_f64(),
+        row(
+            &format!("plain, in a release parcel (zstd {parcel_level}, whole file)"),
+            parcel_bytes,
+            Some(time),
+            None,
         );
         for level in SUPERCOMPRESSION_LEVELS {
             let supercompress = || -> Vec<Vec<u8>> {
@@ -257,7 +262,9 @@ pub fn supercompression(quick: bool, dir: Option<&Path>) -> String {
                     .collect()
             };
             let time = Sample::of(runs, || {
-                measure::time(|| std::hint::black_box(supercompress()))
+                measure::time(|| {
+                    std::hint::black_box(supercompress());
+                })
             });
             let files = supercompress();
             let bytes = files.iter().map(Vec::len).sum();
@@ -265,7 +272,7 @@ pub fn supercompression(quick: bool, dir: Option<&Path>) -> String {
                 &format!("supercompressed, zstd {level}"),
                 bytes,
                 Some(time),
-                read_all(&files),
+                Some(read_all(&files)),
             );
         }
     }
