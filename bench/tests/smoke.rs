@@ -25,6 +25,7 @@ fn every_group_runs_at_its_smallest_size() {
         "### Reading compressed resources",
         "## Image encodings",
         "## GPU textures",
+        "## KTX2 supercompression",
     ] {
         assert!(stdout.contains(group), "no `{group}` table in:\n{stdout}");
     }

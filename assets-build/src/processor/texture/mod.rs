@@ -27,7 +27,7 @@
 //! | `quality` | `"basic"` | `"fast"`, `"basic"` or `"slow"` (BC7 and ASTC encoder effort: astcenc's `fast`, `medium`, `thorough` presets; the other formats have one) |
 //! | `max-dimension` | `16384` | width or height above this is an error |
 //! | `allow-optional-format` | `false` | build a format not every GPU of the target supports (the game checks the adapter's features) |
-//! | `supercompression` | `"none"` | `"zstd"`: each level one zstd frame (KTX2's scheme 2, as `toktx --zcmp` writes), for KTX2 files shipped or served as they are; the runtime and `bevy_cargo_assets` decompress a level when it is read, where a plain one is borrowed in place. A parcel's own compression already shrinks plain textures as much (BENCHMARKS.md, "KTX2 supercompression"). Feature `zstd` |
+//! | `supercompression` | `"none"` | `"zstd"`: each level one zstd frame (KTX2's scheme 2, as `toktx --zcmp` writes), for KTX2 files shipped or served as they are; the runtime and `bevy_cargo_assets` decompress a level when it is read, where a plain one is borrowed in place. Inside a parcel it saves 3–15% over the parcel's own compression and costs decompression when read (BENCHMARKS.md, "KTX2 supercompression"). Feature `zstd` |
 //!
 //! Mips are filtered gamma-correct and alpha-aware ([`mips`]). BC comes
 //! from Intel's ISPC kernels (`intel_tex_2`, whose ASTC path is
