@@ -37,19 +37,25 @@ const CASES: [(TextureFormat, Quality); 12] = [
     (TextureFormat::Astc8x8UnormSrgb, Quality::Basic),
 ];
 
-/// The table, for the art in `dir` (PNG files) or a generated set.
-pub fn run(quick: bool, dir: Option<&Path>) -> String {
+/// The art in `dir` (PNG files) or a generated set, and what it is.
+fn art(quick: bool, dir: Option<&Path>) -> (Vec<RgbaImage>, String) {
     let (mut images, _, what) = match dir {
         Some(dir) => crate::encodings::load(dir),
         None => crate::encodings::generated(quick),
     };
-    let runs = if quick { 1 } else { 3 };
     if quick {
         // A smoke run needs each encoder once, not the two 1024x512
         // backgrounds: they are most of the pixels, and of CI's minutes in
         // a debug build.
         images.retain(|i| i.width() * i.height() <= 256 * 256);
     }
+    (images, what)
+}
+
+/// The table, for the art in `dir` (PNG files) or a generated set.
+pub fn run(quick: bool, dir: Option<&Path>) -> String {
+    let (images, what) = art(quick, dir);
+    let runs = if quick { 1 } else { 3 };
     let pixels: u64 = images
         .iter()
         .map(|i| u64::from(i.width()) * u64::from(i.height()))
@@ -159,13 +165,7 @@ const SUPERCOMPRESSION_LEVELS: [i32; 3] = [3, 9, 19];
 /// core) and to read every level back with `Texture::level`.
 pub fn supercompression(quick: bool, dir: Option<&Path>) -> String {
     use assets_runtime::texture::{Texture, write};
-    let (mut images, _, what) = match dir {
-        Some(dir) => crate::encodings::load(dir),
-        None => crate::encodings::generated(quick),
-    };
-    if quick {
-        images.retain(|i| i.width() * i.height() <= 256 * 256);
-    }
+    let (images, what) = art(quick, dir);
     let runs = if quick { 1 } else { 3 };
     let mut out = format!(
         "{what}: {} images, full mip chains.\n\n\
