@@ -281,8 +281,7 @@ pub struct Texture<'a> {
 pub enum NotATexture {
     /// A well-formed KTX2 file this reader does not read: a format it does
     /// not decode, a supercompression other than Zstandard, a cube, array,
-    /// 3D or 1D texture. An
-    /// engine's own KTX2 loader may read it.
+    /// 3D or 1D texture. An engine's own KTX2 loader may read it.
     Unsupported(String),
     /// Not a KTX2 file, or one whose levels do not add up.
     Damaged(String),
