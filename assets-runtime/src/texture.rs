@@ -450,7 +450,7 @@ pub mod write {
         container(format, width, height, &stored, false)
     }
 
-    /// [`ktx2`] with each level one zstd frame at `zstd_level`, KTX2's
+    /// [`ktx2()`] with each level one zstd frame at `zstd_level`, KTX2's
     /// supercompression scheme 2 (what `toktx --zcmp` writes); `None`
     /// without the `write-zstd` feature (the encoder is the C library).
     pub fn ktx2_zstd(
