@@ -381,8 +381,9 @@ impl<'a> Texture<'a> {
                     format.name()
                 )));
             }
-            let bound = codec::expand_bound(Compression::Zstd, level.data.len()) as u64;
-            if supercompressed && want > bound {
+            if supercompressed
+                && want > codec::expand_bound(Compression::Zstd, level.data.len()) as u64
+            {
                 return Err(Damaged(format!(
                     "level {i}'s {} bytes of zstd cannot hold the {want} bytes it claims",
                     level.data.len()
