@@ -152,9 +152,10 @@ pub fn delegate(
     let dir = assets_build::unstable::CacheLayout::new(cache_dir).runner(package);
     let runner = runner_name(package, manifest_path);
     // Dependencies optimized (processors run at a useful speed) without
-    // debug info (most of their compile and link time): the profile of
-    // cargo-assets' own workspace, so a runner built in its target dir
-    // reuses what its tests compiled.
+    // debug info (most of their compile and link time), as in cargo-assets'
+    // own workspace. Its tests' artifacts are not reused all the same: the
+    // workspace unifies other features into the crates at the bottom of
+    // the graph (proc-macro2, syn, libc, serde), so every unit differs.
     let cargo_toml = format!(
         "# Written by cargo-assets: this package's processors linked into the CLI.\n\
          [package]\nname = \"{runner}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
