@@ -151,16 +151,20 @@ pub fn delegate(
     }
     let dir = assets_build::unstable::CacheLayout::new(cache_dir).runner(package);
     let runner = runner_name(package, manifest_path);
-    // Dependencies optimized (processors run at a useful speed) without
-    // debug info (most of their compile and link time), as in cargo-assets'
-    // own workspace. Its tests' artifacts are not reused all the same: the
-    // workspace unifies other features into the crates at the bottom of
-    // the graph (proc-macro2, syn, libc, serde), so every unit differs.
+    // The runner's whole profile optimized (processors run at a useful
+    // speed) without debug info (most of the compile and link time). Set on
+    // `[profile.dev]` rather than `package."*"`, which would take precedence
+    // over `build-override`: build scripts and proc macros stay unoptimized,
+    // their speed being nothing and their optimized compile a fifth of the
+    // runner's CPU. And Cargo's own configuration overrides it the usual
+    // way: `CARGO_PROFILE_DEV_OPT_LEVEL=0` builds a runner in 650 s of CPU
+    // instead of 2,300 (BENCHMARKS.md), for tests and CI, whose processors
+    // see a few small files.
     let cargo_toml = format!(
         "# Written by cargo-assets: this package's processors linked into the CLI.\n\
          [package]\nname = \"{runner}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
          [dependencies]\ncargo-assets = {{ path = {:?} }}\n{dependencies}\n\
-         [workspace]\n\n[profile.dev.package.\"*\"]\nopt-level = 2\ndebug = false\n",
+         [workspace]\n\n[profile.dev]\nopt-level = 2\ndebug = false\n",
         source.display().to_string()
     );
     let main_rs = format!(
