@@ -158,8 +158,8 @@ pub fn delegate(
     // their speed being nothing and their optimized compile a fifth of the
     // runner's CPU. And Cargo's own configuration overrides it the usual
     // way: `CARGO_PROFILE_DEV_OPT_LEVEL=0` builds a runner in 650 s of CPU
-    // instead of 2,300 (BENCHMARKS.md), for tests and CI, whose processors
-    // see a few small files.
+    // instead of 1,570 (2,315 before build-time code was left unoptimized;
+    // BENCHMARKS.md), for tests and CI, whose processors see a few files.
     let cargo_toml = format!(
         "# Written by cargo-assets: this package's processors linked into the CLI.\n\
          [package]\nname = \"{runner}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\

@@ -280,10 +280,12 @@ impl CargoCrate {
             .env("CARGO_ASSETS_RUNNER_TARGET_DIR", workspace().join("target"))
             // The runner unoptimized: its processors see a few small files,
             // and its optimized compile was most of this suite's time on
-            // two cores (2,300 s of CPU against 650; runner.rs says how
-            // Cargo's variable overrides the runner's profile). CI's own
-            // `cargo assets build` sets it too, to reuse this compile.
+            // two cores (1,570 s of CPU against 650; runner.rs says how
+            // Cargo's variables override the runner's profile), without
+            // debug info whatever the test's own profile says. CI's own
+            // `cargo assets build` sets both too, to reuse this compile.
             .env("CARGO_PROFILE_DEV_OPT_LEVEL", "0")
+            .env("CARGO_PROFILE_DEV_DEBUG", "false")
             .env_remove("CARGO_ASSETS_CACHE_DIR")
             .env_remove("CARGO_ASSETS_PARCELS")
             .env_remove("CARGO_ASSETS_RUNNER")
