@@ -155,7 +155,7 @@ pub fn delegate(
     // speed) without debug info (most of the compile and link time). Set on
     // `[profile.dev]` rather than `package."*"`, which would take precedence
     // over `build-override`: build scripts and proc macros stay unoptimized,
-    // their speed being nothing and their optimized compile a fifth of the
+    // their speed being nothing and their optimized compile a third of the
     // runner's CPU. And Cargo's own configuration overrides it the usual
     // way: `CARGO_PROFILE_DEV_OPT_LEVEL=0` builds a runner in 650 s of CPU
     // instead of 1,570 (2,315 before build-time code was left unoptimized;
