@@ -64,7 +64,7 @@ const BUILTINS: &[(&str, &[&str])] = &[
             "processor/text.rs",
         ],
     ),
-    ("tilemap", &["processor/tilemap.rs"]),
+    ("tilemap", &["processor/tilemap"]),
     (
         "sheet",
         &[

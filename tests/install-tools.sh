@@ -14,7 +14,8 @@
 #   rasterizer other than resvg (it draws with the system's cairo), for the
 #   SVG tests; imagecodecs, whose BCn codec is bcdec, a BC6H decoder other
 #   than texture2ddecoder (whose BC6H decoding overflows on some modes), for
-#   the HDR texture tests.
+#   the HDR texture tests; pytiled-parser, the Python Arcade project's Tiled
+#   map reader, for the tile map tests.
 # Without them those tests still check their outputs with readers of their
 # own (naga, the `gltf` crate, hand-written sheets), and say what was skipped.
 set -uo pipefail
@@ -57,18 +58,18 @@ npm_tool() {
 }
 
 python_tools() {
-    local venv="target/tools/venv" packages="cairosvg==2.9.1 imagecodecs==2026.3.6 numpy"
-    local check="import cairosvg, imagecodecs, sys; sys.exit(cairosvg.__version__ != '2.9.1' or imagecodecs.__version__ != '2026.3.6')"
+    local venv="target/tools/venv" packages="cairosvg==2.9.1 imagecodecs==2026.3.6 numpy pytiled-parser==2.2.9"
+    local check="import cairosvg, imagecodecs, pytiled_parser, sys; from importlib.metadata import version; sys.exit(cairosvg.__version__ != '2.9.1' or imagecodecs.__version__ != '2026.3.6' or version('pytiled-parser') != '2.2.9')"
     if "$venv/bin/python" -c "$check" >/dev/null 2>&1; then
-        echo "CairoSVG and imagecodecs are installed in $venv"
+        echo "CairoSVG, imagecodecs and pytiled-parser are installed in $venv"
         return 0
     fi
     if { [ -x "$venv/bin/pip" ] || python3 -m venv "$venv" >/dev/null 2>&1; } \
         && "$venv/bin/pip" install --quiet $packages >/dev/null 2>&1 \
         && "$venv/bin/python" -c "$check" >/dev/null 2>&1; then
-        echo "CairoSVG and imagecodecs installed in $venv"
+        echo "CairoSVG, imagecodecs and pytiled-parser installed in $venv"
     else
-        echo "could not install CairoSVG and imagecodecs (python3-venv and the cairo library needed): the SVG and HDR tests skip their comparisons" >&2
+        echo "could not install CairoSVG, imagecodecs and pytiled-parser (python3-venv and the cairo library needed): the SVG, HDR and tile map tests skip their comparisons" >&2
         return 1
     fi
 }

@@ -697,3 +697,348 @@ fn aseprite_files_that_once_crashed_the_reader_fail_by_reason() {
         assert!(error.contains(reason), "{error}");
     }
 }
+
+mod tilemaps {
+    //! Tiled maps made into `tilemap` resources, in the encodings and
+    //! layouts Tiled writes: the same map as XML with an external tileset
+    //! and zlib-compressed cells, and as JSON with the tileset inline and
+    //! CSV-like arrays, read back through `assets_runtime::TileMap`.
+
+    use std::io::Write;
+
+    use assets_build::testing::ProcessorTest;
+    use assets_build::unstable::builtins::Tilemap;
+    use assets_runtime::TileMap;
+    use assets_runtime::tilemap::{LayerKind, PropertyType, Shape};
+
+    /// The map's three ground cells per row, two rows, with the flip bit on
+    /// one of them, as base64 of zlib of little-endian u32s.
+    fn zlib_cells(cells: &[u32]) -> String {
+        let raw: Vec<u8> = cells.iter().flat_map(|c| c.to_le_bytes()).collect();
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&raw).unwrap();
+        base64(&z.finish().unwrap())
+    }
+
+    fn base64(bytes: &[u8]) -> String {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    const CELLS: [u32; 6] = [1, 2, 0, 0x8000_0004, 3, 5];
+
+    fn tmx() -> String {
+        format!(
+            r##"<?xml version="1.0" encoding="UTF-8"?>
+<map version="1.10" tiledversion="1.10.2" class="cave" orientation="orthogonal" renderorder="right-down" width="3" height="2" tilewidth="16" tileheight="16" infinite="0" backgroundcolor="#80102030" nextlayerid="6" nextobjectid="3">
+ <properties>
+  <property name="music" type="file" value="../music/cave.ogg"/>
+  <property name="intro">Line one
+line two</property>
+  <property name="spawn" type="class" propertytype="Spawn">
+   <properties>
+    <property name="hp" type="int" value="3"/>
+   </properties>
+  </property>
+ </properties>
+ <tileset firstgid="1" source="../tilesets/Terrain.tsx"/>
+ <tileset firstgid="5" name="Props" tilewidth="32" tileheight="48" tilecount="1" columns="0">
+  <tile id="0" type="tree">
+   <image source="../props/tree.png" width="32" height="48"/>
+  </tile>
+ </tileset>
+ <layer id="1" name="Ground" width="3" height="2">
+  <data encoding="base64" compression="zlib">
+   {cells}
+  </data>
+ </layer>
+ <group id="2" name="World" offsetx="4" opacity="0.5" tintcolor="#ff8000">
+  <objectgroup id="3" name="Things" offsetx="1" offsety="2" opacity="0.5" visible="0">
+   <object id="1" name="door" type="trigger" x="10" y="20.5" rotation="45">
+    <properties><property name="to" type="object" value="2"/></properties>
+    <polygon points="0,0 4,0 2,3"/>
+   </object>
+   <object id="2" template="../templates/Chest.tx" x="32" y="48">
+    <properties><property name="gold" type="int" value="50"/></properties>
+   </object>
+  </objectgroup>
+ </group>
+ <imagelayer id="5" name="Sky" repeatx="1">
+  <image source="../images/sky.png" width="8" height="8"/>
+ </imagelayer>
+</map>
+"##,
+            cells = zlib_cells(&CELLS)
+        )
+    }
+
+    const TSX: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<tileset version="1.10" tiledversion="1.10.2" name="Terrain" tilewidth="16" tileheight="16" spacing="1" margin="2" tilecount="4" columns="2">
+ <tileoffset x="0" y="-2"/>
+ <image source="terrain tiles.png" width="37" height="37"/>
+ <tile id="3">
+  <properties><property name="solid" type="bool" value="false"/></properties>
+  <animation><frame tileid="3" duration="100"/><frame tileid="2" duration="150"/></animation>
+ </tile>
+</tileset>
+"#;
+
+    const TX: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<template>
+ <tileset firstgid="1" source="../tilesets/Terrain.tsx"/>
+ <object name="chest" type="loot" gid="2" width="16" height="16">
+  <properties>
+   <property name="gold" type="int" value="10"/>
+   <property name="locked" type="bool" value="true"/>
+  </properties>
+ </object>
+</template>
+"#;
+
+    fn with_files(test: ProcessorTest) -> ProcessorTest {
+        test.file("tilesets/Terrain.tsx", TSX)
+            .file("tilesets/terrain tiles.png", b"png")
+            .file("props/tree.png", b"png")
+            .file("images/sky.png", b"png")
+            .file("templates/Chest.tx", TX)
+    }
+
+    fn check(map: &TileMap<'_>) {
+        assert_eq!(
+            (map.size(), map.tile_size(), map.class()),
+            ((3, 2), (16, 16), "cave")
+        );
+        assert_eq!(map.background(), Some([0x10, 0x20, 0x30, 0x80]));
+        let props = map.properties();
+        assert_eq!(props.get("music").unwrap().kind, PropertyType::File);
+        assert_eq!(props.get("intro").unwrap().value, "Line one\nline two");
+        assert_eq!(props.get("spawn").unwrap().value, r#"{"hp":3}"#);
+
+        let terrain = map
+            .tileset("Terrain")
+            .expect("the external tileset, read in");
+        assert_eq!(
+            (terrain.first_gid(), terrain.image()),
+            (1, "tilesets/terrain tiles.png")
+        );
+        assert_eq!(
+            (terrain.offset(), terrain.tile_rect(3)),
+            ((0, -2), Some((19, 19, 16, 16)))
+        );
+        let water = terrain.tile(3).unwrap();
+        assert_eq!(water.animation().collect::<Vec<_>>(), [(3, 100), (2, 150)]);
+        assert_eq!(
+            water.properties().get("solid").unwrap().as_bool(),
+            Some(false)
+        );
+        let props_set = map.tileset("Props").unwrap();
+        assert_eq!(props_set.tile(0).unwrap().image(), "props/tree.png");
+        assert_eq!(props_set.tile(0).unwrap().class(), "tree");
+
+        let layers: Vec<(&str, LayerKind, &str)> = map
+            .layers()
+            .map(|l| (l.name(), l.kind(), l.groups()))
+            .collect();
+        assert_eq!(
+            layers,
+            [
+                ("Ground", LayerKind::Tiles, ""),
+                ("Things", LayerKind::Objects, "World"),
+                ("Sky", LayerKind::Image, "")
+            ]
+        );
+        let ground = map.layer("Ground").unwrap();
+        assert_eq!(ground.cells().map(|c| c.0).collect::<Vec<_>>(), CELLS);
+        let (tileset, local) = map.tile(ground.cell(0, 1)).unwrap();
+        assert_eq!((tileset.name(), local), ("Terrain", 3));
+        assert!(ground.cell(0, 1).flipped_horizontally());
+
+        let things = map.layer("Things").unwrap();
+        assert_eq!(
+            (things.offset(), things.opacity(), things.visible()),
+            ((5.0, 2.0), 0.25, false)
+        );
+        assert_eq!(things.tint(), [255, 128, 0, 255]);
+        let door = map.object(1).unwrap();
+        assert_eq!(
+            (door.name(), door.class(), door.shape()),
+            ("door", "trigger", Shape::Polygon)
+        );
+        assert_eq!((door.position(), door.rotation()), ((10.0, 20.5), 45.0));
+        assert_eq!(
+            door.points().collect::<Vec<_>>(),
+            [(0.0, 0.0), (4.0, 0.0), (2.0, 3.0)]
+        );
+        let chest = map.object(2).unwrap();
+        assert_eq!(
+            (chest.name(), chest.class(), chest.position(), chest.size()),
+            ("chest", "loot", (32.0, 48.0), (16.0, 16.0))
+        );
+        assert_eq!(
+            map.tile(chest.tile()).map(|(t, l)| (t.name(), l)),
+            Some(("Terrain", 1))
+        );
+        let gold: Vec<_> = chest.properties().map(|p| (p.name, p.value)).collect();
+        assert_eq!(
+            gold,
+            [("locked", "true"), ("gold", "50")],
+            "the object's own value wins"
+        );
+        let sky = map.layer("Sky").unwrap();
+        assert_eq!(
+            (sky.image(), sky.repeat()),
+            ("images/sky.png", (true, false))
+        );
+    }
+
+    #[test]
+    fn a_tmx_map_reads_in_its_tileset_and_template_and_references_its_images() {
+        let run = with_files(ProcessorTest::new("maps/Level 1.tmx", tmx()))
+            .run(&Tilemap)
+            .expect_ok();
+        let out = run.output("").unwrap();
+        assert_eq!(out.kind, "tilemap");
+        check(&TileMap::parse(&out.bytes[..]).expect("a valid tile map"));
+        // The tileset and template are inputs (an edit reruns the map);
+        // the images are what the parcel must hold with it.
+        assert_eq!(
+            run.read,
+            [
+                "maps/Level 1.tmx",
+                "tilesets/Terrain.tsx",
+                "templates/Chest.tx"
+            ]
+        );
+        let refs: Vec<&str> = run.references.iter().map(|r| r.as_str()).collect();
+        assert_eq!(
+            refs,
+            [
+                "tilesets/terrain tiles.png",
+                "props/tree.png",
+                "images/sky.png"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_same_map_as_tmj_gives_the_same_resource() {
+        let json = r##"{
+            "type": "map", "class": "cave", "orientation": "orthogonal", "renderorder": "right-down",
+            "width": 3, "height": 2, "tilewidth": 16, "tileheight": 16, "infinite": false,
+            "backgroundcolor": "#80102030",
+            "properties": [
+                {"name": "music", "type": "file", "value": "../music/cave.ogg"},
+                {"name": "intro", "type": "string", "value": "Line one\nline two"},
+                {"name": "spawn", "type": "class", "propertytype": "Spawn", "value": {"hp": 3}}
+            ],
+            "tilesets": [
+                {"firstgid": 1, "source": "../tilesets/Terrain.tsx"},
+                {"firstgid": 5, "name": "Props", "tilewidth": 32, "tileheight": 48, "tilecount": 1, "columns": 0,
+                 "tiles": [{"id": 0, "type": "tree", "image": "../props/tree.png", "imagewidth": 32, "imageheight": 48}]}
+            ],
+            "layers": [
+                {"type": "tilelayer", "id": 1, "name": "Ground", "width": 3, "height": 2, "opacity": 1, "visible": true,
+                 "x": 0, "y": 0, "data": [1, 2, 0, 2147483652, 3, 5]},
+                {"type": "group", "id": 2, "name": "World", "offsetx": 4, "opacity": 0.5, "tintcolor": "#ff8000", "visible": true,
+                 "layers": [{"type": "objectgroup", "id": 3, "name": "Things", "offsetx": 1, "offsety": 2, "opacity": 0.5, "visible": false,
+                    "objects": [
+                        {"id": 1, "name": "door", "type": "trigger", "x": 10, "y": 20.5, "rotation": 45, "visible": true,
+                         "width": 0, "height": 0,
+                         "polygon": [{"x": 0, "y": 0}, {"x": 4, "y": 0}, {"x": 2, "y": 3}],
+                         "properties": [{"name": "to", "type": "object", "value": 2}]},
+                        {"id": 2, "template": "../templates/Chest.tx", "x": 32, "y": 48,
+                         "properties": [{"name": "gold", "type": "int", "value": 50}]}
+                    ]}]},
+                {"type": "imagelayer", "id": 5, "name": "Sky", "image": "../images/sky.png", "repeatx": true, "repeaty": false,
+                 "opacity": 1, "visible": true}
+            ]
+        }"##;
+        let tmj = with_files(ProcessorTest::new("maps/Level 1.tmj", json))
+            .run(&Tilemap)
+            .expect_ok();
+        let tmx = with_files(ProcessorTest::new("maps/Level 1.tmx", tmx()))
+            .run(&Tilemap)
+            .expect_ok();
+        let map = TileMap::parse(tmj.main()).expect("a valid tile map");
+        check(&map);
+        assert_eq!(tmj.main(), tmx.main(), "XML and JSON make the same bytes");
+    }
+
+    #[test]
+    fn an_infinite_map_joins_its_chunks_and_csv_reads_like_base64() {
+        let map = r#"<map orientation="orthogonal" width="4" height="4" tilewidth="8" tileheight="8" infinite="1">
+ <layer id="1" name="L" width="4" height="4">
+  <data encoding="csv">
+   <chunk x="-16" y="0" width="2" height="1">7,8</chunk>
+   <chunk x="0" y="16" width="1" height="2">
+9,
+10
+</chunk>
+  </data>
+ </layer>
+</map>"#;
+        let run = ProcessorTest::new("m.tmx", map).run(&Tilemap).expect_ok();
+        let map = TileMap::parse(run.main()).unwrap();
+        assert!(map.infinite());
+        let layer = map.layer("L").unwrap();
+        assert_eq!((layer.origin(), layer.size()), ((-16, 0), (17, 18)));
+        let at = |x, y| layer.cell(x, y).gid();
+        assert_eq!(
+            (at(-16, 0), at(-15, 0), at(0, 16), at(0, 17), at(1, 1)),
+            (7, 8, 9, 10, 0)
+        );
+        assert_eq!(layer.cells().filter(|c| !c.is_empty()).count(), 4);
+    }
+
+    #[test]
+    fn broken_maps_fail_naming_the_file_and_line() {
+        let missing = ProcessorTest::new("maps/a.tmx", tmx()).run(&Tilemap);
+        let error = missing.error().unwrap();
+        assert!(error.contains("tilesets/Terrain.tsx"), "{error}");
+        assert_eq!(missing.missing, ["tilesets/Terrain.tsx"]);
+
+        let no_image = with_files(ProcessorTest::new("maps/a.tmx", tmx())).file(
+            "tilesets/Terrain.tsx",
+            TSX.replace("terrain tiles.png", "gone.png"),
+        );
+        let error = no_image.run(&Tilemap).error().unwrap();
+        assert_eq!(
+            error,
+            "tilesets/Terrain.tsx, line 4 names the image `gone.png`, and `tilesets/gone.png` does not exist; add the file or fix the path"
+        );
+
+        let short = tmx().replace(r#"width="3" height="2">"#, r#"width="4" height="2">"#);
+        let error = with_files(ProcessorTest::new("maps/a.tmx", short))
+            .run(&Tilemap)
+            .error()
+            .unwrap();
+        assert_eq!(
+            error,
+            "line 19: the layer has 6 cells where its size says 8"
+        );
+
+        let huge = tmx().replace(
+            r#"width="3" height="2">"#,
+            r#"width="400000" height="400000">"#,
+        );
+        let error = with_files(ProcessorTest::new("maps/a.tmx", huge))
+            .run(&Tilemap)
+            .error()
+            .unwrap();
+        assert!(error.contains("400000x400000 tile layer"), "{error}");
+
+        let text = with_files(ProcessorTest::new("maps/a.tmx", tmx()))
+            .settings("output = \"text\"")
+            .run(&Tilemap)
+            .expect_ok();
+        assert_eq!(text.output("").unwrap().kind, "text");
+        let wrong = ProcessorTest::new("t.tsx", TSX)
+            .settings("output = \"tilemap\"")
+            .run(&Tilemap);
+        assert!(
+            wrong.error().unwrap().contains("only a Tiled map"),
+            "{:?}",
+            wrong.error()
+        );
+    }
+}

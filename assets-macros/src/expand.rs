@@ -244,6 +244,7 @@ impl Module {
                 "texture" => "::assets_runtime::TextureId",
                 "gltf" => "::assets_runtime::ModelId",
                 "audio" => "::assets_runtime::AudioId",
+                "tilemap" => "::assets_runtime::TileMapId",
                 _ => "::assets_runtime::ResourceId",
             };
             let doc = format!("`{}` ({})", entry.name, entry.kind);

@@ -92,6 +92,11 @@ pub enum ParcelError {
         /// The resource's name.
         name: String,
     },
+    /// A tile map resource's layout is malformed (see [`crate::tilemap`]).
+    BadTileMap {
+        /// The resource's name.
+        name: String,
+    },
     /// A patch does not fit the rules of [`crate::patch`].
     BadPatch {
         /// The resource's name.
@@ -168,6 +173,9 @@ impl fmt::Display for ParcelError {
             ),
             ParcelError::NotUtf8 { name } => {
                 write!(f, "corrupt parcel: text resource `{name}` is not UTF-8")
+            }
+            ParcelError::BadTileMap { name } => {
+                write!(f, "corrupt parcel: tile map `{name}` is malformed")
             }
             ParcelError::Io { message } => write!(f, "could not read parcel: {message}"),
         }

@@ -147,6 +147,9 @@ pub const KIND_AUDIO: &str = "audio";
 /// Kind name of animations: frames in atlas pages, their durations and
 /// tags (see [`crate::animation`]).
 pub const KIND_ANIMATION: &str = "animation";
+/// Kind name of tile maps: layers of cells, tilesets, objects and
+/// properties (see [`crate::tilemap`]).
+pub const KIND_TILEMAP: &str = "tilemap";
 /// Kind name of a removal mark: in a patch (see [`crate::patch`]), an empty
 /// resource saying that the base's resource of that name is gone.
 pub const KIND_REMOVED: &str = "removed";

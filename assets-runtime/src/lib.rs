@@ -73,6 +73,7 @@ pub mod reload;
 pub mod sprite;
 mod static_parcel;
 pub mod texture;
+pub mod tilemap;
 pub mod toc;
 pub mod typed;
 pub mod uri;
@@ -93,9 +94,10 @@ pub use patch::{Patched, PatchedBuf};
 pub use sprite::{Sprite, SpriteFrame};
 pub use static_parcel::StaticParcel;
 pub use texture::{NotATexture, Texture, TextureFormat};
+pub use tilemap::TileMap;
 pub use typed::{
     AnimationId, AudioId, BytesId, FontId, Id, IdOf, ImageId, ModelId, ShaderId, SpriteId, TextId,
-    TextureId,
+    TextureId, TileMapId,
 };
 
 #[cfg(test)]

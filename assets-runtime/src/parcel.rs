@@ -19,14 +19,15 @@ use crate::error::ParcelError;
 use crate::font::Font;
 use crate::format::{
     Compression, ENTRY_LEN, FLAG_PATCH, HEADER_LEN, KIND_ALIAS, KIND_ANIMATION, KIND_AUDIO,
-    KIND_FONT, KIND_GLTF, KIND_IMAGE, KIND_SHADER, KIND_SPRITE, KIND_TEXT, KIND_TEXTURE, bucket_of,
-    data_checksum, u32_at, u64_at,
+    KIND_FONT, KIND_GLTF, KIND_IMAGE, KIND_SHADER, KIND_SPRITE, KIND_TEXT, KIND_TEXTURE,
+    KIND_TILEMAP, bucket_of, data_checksum, u32_at, u64_at,
 };
 use crate::id::ResourceId;
 use crate::image::{IMAGE_HEADER_LEN, Image, ImageHeader};
 use crate::mapped::Backing;
 use crate::sprite::{Sprite, SpriteFrame};
 use crate::texture::Texture;
+use crate::tilemap::TileMap;
 use crate::typed::{IdOf, kind};
 use crate::validate::{Layout, Role, Validated, validate};
 
@@ -179,6 +180,18 @@ impl<'a> Resource<'a> {
         (self.kind == KIND_AUDIO)
             .then(|| Audio::parse(self.stored))
             .flatten()
+    }
+
+    /// The tile map of a `tilemap` resource: borrowed when stored as it
+    /// is, else decompressed; checked whole either way (see
+    /// [`crate::tilemap`]).
+    pub fn tilemap(&self) -> Result<TileMap<'a>, ParcelError> {
+        if self.kind != KIND_TILEMAP {
+            return Err(self.wrong_kind(KIND_TILEMAP));
+        }
+        TileMap::parse(self.bytes()?).ok_or_else(|| ParcelError::BadTileMap {
+            name: self.name.to_owned(),
+        })
     }
 
     /// Its length once decompressed: what [`bytes`](Resource::bytes) gives.
@@ -400,6 +413,15 @@ impl<'a> Parcel<'a> {
     /// sample rate and length, and the file's bytes (see [`crate::audio`]).
     pub fn audio(&self, id: impl IdOf<kind::Audio>) -> Option<Audio<'a>> {
         self.get(id.resource_id())?.audio()
+    }
+
+    /// The tile map `id` (see [`crate::tilemap`]): its tilesets, layers of
+    /// cells, objects and properties. Decompressed if it is stored
+    /// compressed, and checked whole on each call: read it once per level
+    /// load and keep it.
+    pub fn tilemap(&self, id: impl IdOf<kind::TileMap>) -> Result<TileMap<'a>, ParcelError> {
+        let id = id.resource_id();
+        self.get(id).ok_or(ParcelError::Missing { id })?.tilemap()
     }
 
     /// Every resource, in id order.

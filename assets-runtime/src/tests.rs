@@ -821,3 +821,52 @@ fn an_alias_answers_for_its_resource_once() {
         "levels/intro.txt"
     );
 }
+
+#[test]
+fn a_tile_map_reads_back_compressed_or_not_and_a_malformed_one_fails_by_name() {
+    let map = crate::tilemap::tests::sample();
+    // A large layer compresses; the map reads the same either way.
+    let mut big = map.clone();
+    if let crate::tilemap::write::LayerData::Tiles { size, cells, .. } = &mut big.layers[0].data {
+        *size = (300, 200);
+        *cells = (0..60_000).map(|i| 1 + i % 4).collect();
+    }
+    for compression in compressions() {
+        let mut w = ParcelWriter::compressed(compression);
+        w.add("maps/small.tmx", "tilemap", map.encode());
+        w.add("maps/big.tmx", "tilemap", big.encode());
+        w.add("notes.txt", "text", b"hi".to_vec());
+        let bytes = w.finish().unwrap();
+        let p = Parcel::from_bytes(&bytes).unwrap();
+        let read = p.tilemap(crate::TileMapId::of("maps/big.tmx")).unwrap();
+        let ground = read.layer("Ground").unwrap();
+        assert_eq!(
+            (ground.size(), ground.cell(299, 199).gid()),
+            ((300, 200), 4)
+        );
+        if compression != Compression::None {
+            let stored = p.get(ResourceId::of("maps/big.tmx")).unwrap();
+            assert_eq!(stored.compression(), compression, "cells compress");
+        }
+        let small = p.tilemap(crate::TileMapId::of("maps/small.tmx")).unwrap();
+        assert_eq!(small.class(), "level");
+        let wrong = p.tilemap(ResourceId::of("notes.txt")).unwrap_err();
+        assert!(matches!(wrong, ParcelError::WrongKind { .. }), "{wrong:?}");
+        let missing = p.tilemap(ResourceId::of("maps/none.tmx")).unwrap_err();
+        assert!(
+            matches!(missing, ParcelError::Missing { .. }),
+            "{missing:?}"
+        );
+    }
+    let mut bad = map.encode();
+    bad.truncate(bad.len() - 1);
+    let mut w = ParcelWriter::new();
+    w.add("maps/bad.tmx", "tilemap", bad);
+    let bytes = w.finish().unwrap();
+    let p = Parcel::from_bytes(&bytes).expect("opening does not read tile maps");
+    let err = p.tilemap(ResourceId::of("maps/bad.tmx")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "corrupt parcel: tile map `maps/bad.tmx` is malformed"
+    );
+}

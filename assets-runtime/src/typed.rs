@@ -2,7 +2,7 @@
 //!
 //! `include_parcel!` generates one constant per resource with the type of its
 //! kind (`SpriteId`, `TextId`, `ImageId`, `BytesId`, `ShaderId`, `FontId`,
-//! `AnimationId`, `TextureId`, `ModelId`, `AudioId`; `ResourceId` for other
+//! `AnimationId`, `TextureId`, `ModelId`, `AudioId`, `TileMapId`; `ResourceId` for other
 //! kinds), and the parcel's accessors take ids of the matching kind:
 //! `parcel.sprite(ui::BUTTON)` compiles, `parcel.text(ui::BUTTON)` does not.
 //! A plain [`ResourceId`] is accepted by every accessor, for names known only
@@ -45,6 +45,9 @@ pub mod kind {
     /// `audio` resources: sound files with their length and format.
     #[derive(Debug)]
     pub enum Audio {}
+    /// `tilemap` resources: layers of cells, tilesets, objects.
+    #[derive(Debug)]
+    pub enum TileMap {}
 }
 
 /// The id of a resource of kind `K`.
@@ -73,6 +76,8 @@ pub type TextureId = Id<kind::Texture>;
 pub type ModelId = Id<kind::Model>;
 /// The id of a sound.
 pub type AudioId = Id<kind::Audio>;
+/// The id of a tile map.
+pub type TileMapId = Id<kind::TileMap>;
 
 impl<K> Id<K> {
     /// The id of the resource named `name`, asserted to be of kind `K`.

@@ -47,6 +47,7 @@ fn include_parcel_errors_name_the_problem_and_the_fix() {
             ("font", "fonts/FiraSans-Bold.ttf"),
             ("text", "data/intro.txt"),
             ("level", "levels/one.lvl#collision"),
+            ("tilemap", "maps/Level 1.tmx"),
             ("image", "atlas:main#0"),
             ("sprite", "branding/bevy_bird_dark.png"),
             ("bytes", "branding/bevy_bird_dark.svg"),

@@ -22,6 +22,8 @@
 //!   from parcel images, and from sprites cut from their atlas pages.
 //! - [`texture`]: [`ParcelTextureLoader`], GPU-format `Image`s (BC, ETC2,
 //!   ASTC) with their mips from the parcel's KTX2 textures.
+//! - [`tilemap`]: [`ParcelTileMapLoader`], [`ParcelTileMap`] assets from
+//!   the parcel's Tiled maps, their images loaded as dependencies.
 //! - [`ids`]: [`ParcelAssets`], handles from `include_parcel!`'s typed
 //!   constants.
 //! - [`reload`]: [`ReloadWatcher`], hot reload from `cargo assets watch`.
@@ -38,6 +40,7 @@ pub mod image;
 pub mod reload;
 pub mod source;
 pub mod texture;
+pub mod tilemap;
 
 use assets_runtime::StaticParcel;
 use bevy_app::{App, Plugin};
@@ -49,6 +52,7 @@ pub use image::{ParcelImageLoader, ParcelImageSettings};
 pub use reload::ReloadWatcher;
 pub use source::{OpenError, ParcelReader, Parcels};
 pub use texture::{ParcelTextureLoader, ParcelTextureSettings};
+pub use tilemap::{ParcelTileMap, ParcelTileMapLoader};
 
 /// Serves parcels to Bevy's asset server: as the default asset source (a
 /// drop-in for loose files) or as a named one. Add it before `AssetPlugin`
@@ -145,7 +149,9 @@ impl Plugin for CargoAssetsPlugin {
             app.init_asset::<bevy_image::TextureAtlasLayout>();
         }
         app.init_resource::<PageLayouts>();
+        app.init_asset::<ParcelTileMap>();
         app.register_asset_loader(ParcelImageLoader)
-            .register_asset_loader(ParcelTextureLoader);
+            .register_asset_loader(ParcelTextureLoader)
+            .register_asset_loader(ParcelTileMapLoader);
     }
 }

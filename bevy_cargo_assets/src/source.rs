@@ -178,6 +178,7 @@ impl Parcels {
             "image" => Served::Image(resource.bytes().ok()?.into_owned()),
             "sprite" => Served::Image(cut_sprite(&parcel, resource.id)?),
             "texture" => Served::Texture(resource.bytes().ok()?.into_owned()),
+            "tilemap" => Served::TileMap(resource.bytes().ok()?.into_owned()),
             // The sound file as authored, for Bevy's audio loader (by its
             // extension), without the header the parcel adds.
             "audio" => Served::Bytes(resource.audio()?.data.to_vec()),
@@ -384,6 +385,9 @@ enum Served {
     /// A `texture` resource's KTX2 file, for
     /// [`ParcelTextureLoader`](crate::ParcelTextureLoader).
     Texture(Vec<u8>),
+    /// A `tilemap` resource, for
+    /// [`ParcelTileMapLoader`](crate::ParcelTileMapLoader).
+    TileMap(Vec<u8>),
     /// Bytes for Bevy's loader of the extension.
     Bytes(Vec<u8>),
 }
@@ -454,9 +458,12 @@ fn not_found(path: &Path) -> AssetReaderError {
 impl AssetReader for ParcelReader {
     async fn read<'a>(&'a self, path: &'a Path) -> Result<impl Reader + 'a, AssetReaderError> {
         match self.parcels.serve(&name_of(path)) {
-            Some(Served::Image(bytes) | Served::Texture(bytes) | Served::Bytes(bytes)) => {
-                Ok(VecReader::new(bytes))
-            }
+            Some(
+                Served::Image(bytes)
+                | Served::Texture(bytes)
+                | Served::TileMap(bytes)
+                | Served::Bytes(bytes),
+            ) => Ok(VecReader::new(bytes)),
             None => Err(not_found(path)),
         }
     }
@@ -468,6 +475,7 @@ impl AssetReader for ParcelReader {
         match self.parcels.serve(asset) {
             Some(Served::Image(_)) => Ok(VecReader::new(ParcelImageLoader::meta())),
             Some(Served::Texture(_)) => Ok(VecReader::new(crate::ParcelTextureLoader::meta())),
+            Some(Served::TileMap(_)) => Ok(VecReader::new(crate::ParcelTileMapLoader::meta())),
             // Bevy's loader for the extension, with its default settings.
             Some(Served::Bytes(_)) | None => Err(not_found(path)),
         }

@@ -595,3 +595,85 @@ fn an_aseprite_animation_draws_each_frame_from_its_page_and_plays_its_tags() {
         }
     }
 }
+
+#[test]
+fn a_tiled_map_loads_with_the_images_it_draws_with() {
+    use bevy_cargo_assets::ParcelTileMap;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"bevy-maps\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    for folder in ["maps", "tilesets"] {
+        std::fs::create_dir_all(root.join("assets").join(folder)).unwrap();
+    }
+    // As Tiled saves them: the map names its tileset, the tileset its image.
+    std::fs::write(
+        root.join("assets/maps/Meadow.tmx"),
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<map version="1.10" orientation="orthogonal" renderorder="right-down" width="3" height="1" tilewidth="16" tileheight="16" infinite="0">
+ <tileset firstgid="1" source="../tilesets/meadow.tsx"/>
+ <layer id="1" name="Ground" width="3" height="1"><data encoding="csv">1,0,2</data></layer>
+</map>
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("assets/tilesets/meadow.tsx"),
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<tileset version="1.10" name="meadow" tilewidth="16" tileheight="16" tilecount="2" columns="2">
+ <image source="meadow tiles.png" width="32" height="16"/>
+</tileset>
+"#,
+    )
+    .unwrap();
+    sprite(32, 16, 4)
+        .save(root.join("assets/tilesets/meadow tiles.png"))
+        .unwrap();
+    let parcel = build_parcel(root);
+
+    let mut app = app(
+        Some(CargoAssetsPlugin::file(&parcel).unwrap()),
+        AssetPlugin::default(),
+    );
+    let handle: Handle<ParcelTileMap> = app
+        .world()
+        .resource::<AssetServer>()
+        .load("maps/Meadow.tmx");
+    for _ in 0..2000 {
+        app.update();
+        let server = app.world().resource::<AssetServer>();
+        if server.is_loaded_with_dependencies(handle.id()) {
+            break;
+        }
+        assert!(
+            !matches!(server.load_state(handle.id()), LoadState::Failed(_)),
+            "{:?}",
+            server.load_state(handle.id())
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let maps = app.world().resource::<Assets<ParcelTileMap>>();
+    let loaded = maps.get(&handle).expect("the map, with its dependencies");
+    let map = loaded.map();
+    let cells: Vec<u32> = map
+        .layer("Ground")
+        .unwrap()
+        .cells()
+        .map(|c| c.gid())
+        .collect();
+    assert_eq!(cells, [1, 0, 2]);
+    let tileset = map.tileset("meadow").unwrap();
+    assert_eq!(tileset.image(), "tilesets/meadow tiles.png");
+    let image = loaded
+        .image(tileset.image())
+        .expect("a handle to it")
+        .clone();
+    assert!(loaded.image("tilesets/meadow.tsx").is_none());
+    assert_eq!(
+        pixels(&app, &image),
+        source(root, "tilesets/meadow tiles.png")
+    );
+}

@@ -8,6 +8,8 @@ fn main() {
     let _: assets_runtime::TextId = main::data::INTRO;
     let _: assets_runtime::FontId = main::fonts::FIRA_SANS_BOLD;
     let _: assets_runtime::ResourceId = main::levels::ONE_COLLISION;
+    let _: assets_runtime::TileMapId = main::maps::LEVEL_1;
+    let _ = |p: &assets_runtime::Parcel<'static>| p.tilemap(main::maps::LEVEL_1).is_ok();
     let _: &str = main::PATH;
     // Same stem in one folder: each carries its extension.
     let _: assets_runtime::SpriteId = main::branding::BEVY_BIRD_DARK_PNG;

@@ -1,53 +1,119 @@
 //! `tilemap`: maps and tilesets from Tiled (`.tmx`, `.tsx`, `.tx`, `.tmj`,
 //! `.tsj`) and LDtk (`.ldtk`, `.ldtkl`), checked, with every file they name
-//! found. Default for those extensions; no settings.
+//! found. Default for those extensions.
 //!
-//! A map is rarely one file: a Tiled map names its tilesets (`.tsx`), which
-//! name their images, and its object templates (`.tx`); an LDtk project
-//! names its tileset images and, saved with separate level files, its
-//! levels (`.ldtkl`). Each name is a path relative to the file that holds
-//! it, as the editors write them. The processor resolves each one as an
-//! asset and records it as a reference ([`Context::reference`]): a parcel
-//! that holds the map holds what it names, whatever its globs say, and a
-//! game or an engine's loader finds it by the same relative path
+//! **A Tiled map becomes a `tilemap` resource** ([`assets_runtime::tilemap`],
+//! read by `Parcel::tilemap`): its tilesets built in, each tile layer's
+//! cells decoded whatever encoding the editor used, groups flattened,
+//! templates applied, properties kept (the conversion: [`tiled`]). A game
+//! draws it without a map library, and a missing or malformed tileset, a
+//! layer whose cells do not add up, fails the build naming the file and
+//! the line (XML) or JSON path, instead of failing the game at load.
+//!
+//! Setting `output = "text"` keeps a map as the file as written instead,
+//! for a game or engine plugin that reads maps with its own library (the
+//! `tiled` crate, `bevy_ecs_tiled`): the map and every file it names are
+//! then held by the parcel under the paths the map wrote. Tilesets,
+//! templates and LDtk files are always `text` (a tileset is also built into
+//! each map that uses it; LDtk's JSON is itself the format LDtk's loaders
+//! read).
+//!
+//! **What is checked, either way.** A map is rarely one file: a Tiled map
+//! names its tilesets (`.tsx`), which name their images, and its object
+//! templates (`.tx`); an LDtk project names its tileset images and, saved
+//! with separate level files, its levels (`.ldtkl`). Each name is a path
+//! relative to the file that holds it, as the editors write them. The
+//! processor resolves each one as an asset and records it as a reference
+//! ([`Context::reference`]): a parcel that holds the map holds what it names
+//! (for a `tilemap` resource: the images it draws with), whatever its globs
+//! say, and a game or an engine's loader finds it by the same relative path
 //! (`Parcel::by_uri`, or Bevy's asset server through the adapter). A name
 //! that is missing, or not an asset of the build, fails the map by name,
 //! with the line (XML) or the JSON path that holds it, and creating the
 //! file reruns it. The named files are processed by their own rules (a
 //! tileset by this processor, an image as an `image`), so an edit to a
-//! tileset image does not rerun the map.
+//! tileset image does not rerun a map kept as text.
 //!
-//! The output is the file as written, of kind `text` (checked UTF-8): the
-//! game reads it with its map library (the `tiled` crate, an LDtk loader).
-//! What is checked: the XML is well-formed with the root element the
-//! extension says (`map`, `tileset`, `template`); the JSON parses, a Tiled
-//! JSON file says its `type`, an LDtk project has its `jsonVersion`.
+//! A file kept as text is checked as such: the XML is well-formed with the
+//! root element the extension says (`map`, `tileset`, `template`); the JSON
+//! parses, a Tiled JSON file says its `type`, an LDtk project has its
+//! `jsonVersion`.
 
-use assets_runtime::format::KIND_TEXT;
+mod data;
+mod tiled;
+
+use assets_runtime::format::{KIND_TEXT, KIND_TILEMAP};
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Context, NoSettings, ProcessError, Processor};
+use super::{Context, ProcessError, Processor};
+use crate::asset_path::AssetPath;
 
 /// Checks a map or tileset, and references the files it names.
 #[derive(Debug, Clone, Copy)]
 pub struct Tilemap;
 
+/// Settings of the `tilemap` processor.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TilemapSettings {
+    /// `"tilemap"` (a Tiled map's default) or `"text"`.
+    #[serde(default)]
+    output: Option<Output>,
+}
+
+/// What a map becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum Output {
+    /// A `tilemap` resource.
+    Tilemap,
+    /// The file as written.
+    Text,
+}
+
 impl Processor for Tilemap {
-    type Settings = NoSettings;
+    type Settings = TilemapSettings;
 
     fn name(&self) -> &str {
         "tilemap"
     }
 
     fn version(&self) -> u32 {
-        1
+        2
     }
 
-    fn process(&self, ctx: &mut Context<'_>, _: NoSettings) -> Result<(), ProcessError> {
+    fn process(
+        &self,
+        ctx: &mut Context<'_>,
+        settings: TilemapSettings,
+    ) -> Result<(), ProcessError> {
         let bytes = ctx.source()?;
         let text = std::str::from_utf8(&bytes)
             .map_err(|e| ProcessError::msg(format!("is not UTF-8 text: {e}")))?;
         let ext = ctx.asset().extension().map(str::to_ascii_lowercase);
+        let map = matches!(ext.as_deref(), Some("tmx" | "tmj"));
+        match (settings.output, map) {
+            (None | Some(Output::Tilemap), true) => {
+                let doc = match ext.as_deref() {
+                    Some("tmx") => {
+                        let doc = parse_xml(text)?;
+                        root_is(&doc, "map")?;
+                        tiled::xml_to_json(doc.root_element()).map_err(ProcessError::msg)?
+                    }
+                    _ => tiled_json_doc(text, "map")?,
+                };
+                let asset = ctx.asset().clone();
+                let spec = tiled::Map::new(ctx, asset).convert(&doc)?;
+                return ctx.emit(KIND_TILEMAP, spec.encode());
+            }
+            (Some(Output::Tilemap), false) => {
+                return Err(ProcessError::msg(
+                    "only a Tiled map (`.tmx`, `.tmj`) becomes a `tilemap` resource: a tileset is built into the maps that use it, and LDtk files are kept as text; drop `output` from this rule",
+                ));
+            }
+            _ => {}
+        }
         let named = match ext.as_deref() {
             Some("tmx") => tiled_xml(text, "map")?,
             Some("tsx") => tiled_xml(text, "tileset")?,
@@ -62,27 +128,77 @@ impl Processor for Tilemap {
                 ));
             }
         };
+        let asset = ctx.asset().clone();
         for name in named {
-            let path = (ctx.asset().sibling(&name.path)).map_err(|e| {
-                ProcessError::msg(format!(
-                    "{}: `{}` is not a path inside the asset root ({e})",
-                    name.at, name.path
-                ))
-            })?;
-            let exists = ctx.exists(&path);
-            if !(exists && ctx.is_asset(&path)) {
-                let why = match exists {
-                    true => "is not an asset of this build (hidden or ignored)",
-                    false => "does not exist",
-                };
-                return Err(ProcessError::msg(format!(
-                    "{} names the {} `{}`, and `{path}` {why}; add the file or fix the path",
-                    name.at, name.what, name.path
-                )));
-            }
-            ctx.reference(&path)?;
+            resolve(ctx, &asset, &name)?;
         }
         ctx.emit(KIND_TEXT, bytes)
+    }
+}
+
+/// Resolves a file `from` names, checks it is an asset of the build, and
+/// references it; its asset path.
+fn resolve(
+    ctx: &mut Context<'_>,
+    from: &AssetPath,
+    name: &Named,
+) -> Result<AssetPath, ProcessError> {
+    let path = from.sibling(&name.path).map_err(|e| {
+        ProcessError::msg(format!(
+            "{} names the {} `{}`, which is not a path inside the asset root ({e})",
+            name.located(from, ctx.asset()),
+            name.what,
+            name.path
+        ))
+    })?;
+    let exists = ctx.exists(&path);
+    if !(exists && ctx.is_asset(&path)) {
+        let why = match exists {
+            true => "is not an asset of this build (hidden or ignored)",
+            false => "does not exist",
+        };
+        return Err(ProcessError::msg(format!(
+            "{} names the {} `{}`, and `{path}` {why}; add the file or fix the path",
+            name.located(from, ctx.asset()),
+            name.what,
+            name.path
+        )));
+    }
+    ctx.reference(&path)?;
+    Ok(path)
+}
+
+/// Parses Tiled XML. Maps saved by older Tiled versions (and Tiled's own
+/// examples) name its DTD: `<!DOCTYPE map SYSTEM "http://mapeditor.org/dtd/1.0/map.dtd">`.
+fn parse_xml(text: &str) -> Result<roxmltree::Document<'_>, ProcessError> {
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    roxmltree::Document::parse_with_options(text, options)
+        .map_err(|e| ProcessError::msg(format!("is not well-formed XML: {e}")))
+}
+
+fn root_is(doc: &roxmltree::Document<'_>, root: &str) -> Result<(), ProcessError> {
+    let found = doc.root_element().tag_name().name();
+    if found != root {
+        return Err(ProcessError::msg(format!(
+            "is not a Tiled {root}: its root element is `<{found}>`, not `<{root}>`"
+        )));
+    }
+    Ok(())
+}
+
+/// A Tiled JSON file whose `type` must be `kind`.
+fn tiled_json_doc(text: &str, kind: &str) -> Result<Value, ProcessError> {
+    let doc: Value = serde_json::from_str(text)
+        .map_err(|e| ProcessError::msg(format!("is not valid JSON: {e}")))?;
+    match doc.get("type").and_then(Value::as_str) {
+        Some(found) if found == kind => Ok(doc),
+        found => Err(ProcessError::msg(format!(
+            "is not a Tiled {kind}: its `type` is {}, not \"{kind}\"",
+            found.map_or("missing".to_owned(), |t| format!("\"{t}\""))
+        ))),
     }
 }
 
@@ -97,24 +213,24 @@ struct Named {
     at: String,
 }
 
+impl Named {
+    /// Where it was named: its place, and the file when that is not the
+    /// asset being processed (a tileset a map reads in).
+    fn located(&self, from: &AssetPath, asset: &AssetPath) -> String {
+        if from == asset {
+            self.at.clone()
+        } else {
+            format!("{from}, {}", self.at)
+        }
+    }
+}
+
 /// The files a Tiled XML file (`root` is its root element) names: tilesets
 /// (`<tileset source>`), images (`<image source>`, of a tileset, a tile or
 /// an image layer) and object templates (`<object template>`).
 fn tiled_xml(text: &str, root: &str) -> Result<Vec<Named>, ProcessError> {
-    // Maps saved by older Tiled versions (and Tiled's own examples) name
-    // its DTD: `<!DOCTYPE map SYSTEM "http://mapeditor.org/dtd/1.0/map.dtd">`.
-    let options = roxmltree::ParsingOptions {
-        allow_dtd: true,
-        ..roxmltree::ParsingOptions::default()
-    };
-    let doc = roxmltree::Document::parse_with_options(text, options)
-        .map_err(|e| ProcessError::msg(format!("is not well-formed XML: {e}")))?;
-    let found = doc.root_element().tag_name().name();
-    if found != root {
-        return Err(ProcessError::msg(format!(
-            "is not a Tiled {root}: its root element is `<{found}>`, not `<{root}>`"
-        )));
-    }
+    let doc = parse_xml(text)?;
+    root_is(&doc, root)?;
     let mut named = Vec::new();
     for node in doc.descendants().filter(|n| n.is_element()) {
         let attribute = match node.tag_name().name() {
@@ -142,17 +258,7 @@ fn tiled_xml(text: &str, root: &str) -> Result<Vec<Named>, ProcessError> {
 /// [`tiled_xml`] finds them in XML: `tilesets[].source`, every `image`,
 /// every object's `template`.
 fn tiled_json(text: &str, kind: &str) -> Result<Vec<Named>, ProcessError> {
-    let doc: Value = serde_json::from_str(text)
-        .map_err(|e| ProcessError::msg(format!("is not valid JSON: {e}")))?;
-    match doc.get("type").and_then(Value::as_str) {
-        Some(found) if found == kind => {}
-        found => {
-            return Err(ProcessError::msg(format!(
-                "is not a Tiled {kind}: its `type` is {}, not \"{kind}\"",
-                found.map_or("missing".to_owned(), |t| format!("\"{t}\""))
-            )));
-        }
-    }
+    let doc = tiled_json_doc(text, kind)?;
     let mut named = Vec::new();
     walk_json(&doc, String::new(), &mut named);
     Ok(named)
