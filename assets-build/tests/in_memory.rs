@@ -1042,3 +1042,197 @@ line two</property>
         );
     }
 }
+
+mod ldtk_levels {
+    //! An LDtk project's levels made into `tilemap` resources, from JSON
+    //! shaped as LDtk 1.5 writes it (its `__` fields included): stacked and
+    //! off-grid auto-tiles, an IntGrid, entities with fields, a level saved
+    //! in its own file.
+
+    use assets_build::testing::ProcessorTest;
+    use assets_build::unstable::builtins::Tilemap;
+    use assets_runtime::TileMap;
+    use assets_runtime::tilemap::{FLIPPED_HORIZONTALLY, LayerKind, PlacedTile, Shape};
+
+    fn project(levels: &str) -> String {
+        format!(
+            r##"{{"__header__": {{"fileType": "LDtk Project JSON"}}, "jsonVersion": "1.5.3", "defaultGridSize": 16,
+            "externalLevels": false,
+            "defs": {{"tilesets": [
+                {{"identifier": "Cavernas", "uid": 5, "relPath": "atlas/Cavernas.png", "pxWid": 64, "pxHei": 32,
+                  "tileGridSize": 8, "spacing": 0, "padding": 0, "__cWid": 8, "__cHei": 4,
+                  "customData": [{{"tileId": 3, "data": "spikes"}}], "enumTags": []}},
+                {{"identifier": "Internal_Icons", "uid": 104, "relPath": null, "pxWid": 512, "pxHei": 1024,
+                  "tileGridSize": 16, "spacing": 0, "padding": 0, "__cWid": 32, "__cHei": 64}}
+            ]}},
+            "levels": [{levels}]}}"##
+        )
+    }
+
+    const LEVEL: &str = r##"{"identifier": "Level_0", "iid": "a1", "uid": 0, "worldX": 256, "worldY": -64,
+        "pxWid": 40, "pxHei": 24, "__bgColor": "#40465B", "bgRelPath": "backgrounds/cave.png",
+        "fieldInstances": [{"__identifier": "music", "__type": "FilePath", "__value": "music/cave.ogg"}],
+        "externalRelPath": null,
+        "layerInstances": [
+            {"__identifier": "Entities", "__type": "Entities", "__cWid": 5, "__cHei": 3, "__gridSize": 8,
+             "__opacity": 1, "__pxTotalOffsetX": 0, "__pxTotalOffsetY": 0, "__tilesetDefUid": null,
+             "layerDefUid": 1, "visible": true, "intGridCsv": [], "autoLayerTiles": [], "gridTiles": [],
+             "entityInstances": [
+                {"__identifier": "Player", "__grid": [2, 2], "__pivot": [0.5, 1],
+                 "__tile": {"tilesetUid": 5, "x": 16, "y": 8, "w": 8, "h": 8},
+                 "iid": "p1", "width": 8, "height": 16, "defUid": 46, "px": [20, 24],
+                 "fieldInstances": [
+                    {"__identifier": "items", "__type": "Array<LocalEnum.Item>", "__value": ["Knife", "Boots"]},
+                    {"__identifier": "hp", "__type": "Int", "__value": 3}]}]},
+            {"__identifier": "Walls", "__type": "IntGrid", "__cWid": 5, "__cHei": 3, "__gridSize": 8,
+             "__opacity": 0.5, "__pxTotalOffsetX": 4, "__pxTotalOffsetY": 0, "__tilesetDefUid": 5,
+             "layerDefUid": 2, "visible": true,
+             "intGridCsv": [1,1,0,0,0, 0,1,0,0,2, 0,0,0,0,2],
+             "autoLayerTiles": [
+                {"px": [0, 0], "src": [0, 0], "f": 0, "t": 0, "d": [0], "a": 1},
+                {"px": [0, 0], "src": [8, 0], "f": 1, "t": 1, "d": [0], "a": 0.5},
+                {"px": [12, 4], "src": [16, 8], "f": 2, "t": 10, "d": [1], "a": 1}],
+             "gridTiles": [], "entityInstances": []}
+        ]}"##;
+
+    fn built(test: ProcessorTest) -> assets_build::testing::Processed {
+        test.file("atlas/Cavernas.png", b"png")
+            .file("backgrounds/cave.png", b"png")
+            .run(&Tilemap)
+            .expect_ok()
+    }
+
+    #[test]
+    fn each_level_is_a_tilemap_with_its_tiles_where_ldtk_placed_them() {
+        let run = built(ProcessorTest::new("World.ldtk", project(LEVEL)));
+        assert_eq!(
+            run.output("").unwrap().kind,
+            "text",
+            "the project as written"
+        );
+        let out = run.output("Level_0").expect("the level");
+        assert_eq!(out.kind, "tilemap");
+        let map = TileMap::parse(&out.bytes[..]).expect("valid");
+        assert_eq!((map.size(), map.tile_size()), ((3, 2), (16, 16)));
+        assert_eq!(map.background(), Some([0x40, 0x46, 0x5b, 255]));
+        let props = map.properties();
+        assert_eq!(props.get("worldX").unwrap().as_int(), Some(256));
+        assert_eq!(props.get("music").unwrap().value, "music/cave.ogg");
+
+        let tilesets: Vec<_> = map
+            .tilesets()
+            .map(|t| (t.name(), t.first_gid(), t.tile_count()))
+            .collect();
+        assert_eq!(
+            tilesets,
+            [("Cavernas", 1, 32)],
+            "the icon atlas has no image"
+        );
+        let cavernas = map.tileset("Cavernas").unwrap();
+        assert_eq!(cavernas.image(), "atlas/Cavernas.png");
+        assert_eq!(
+            cavernas
+                .tile(3)
+                .unwrap()
+                .properties()
+                .get("data")
+                .unwrap()
+                .value,
+            "spikes"
+        );
+
+        // Bottom first: background, the IntGrid's values and its tiles,
+        // then the entities (LDtk lists them top first).
+        let layers: Vec<_> = map.layers().map(|l| (l.name(), l.kind())).collect();
+        assert_eq!(
+            layers,
+            [
+                ("Background", LayerKind::Image),
+                ("Walls", LayerKind::Values),
+                ("Walls", LayerKind::Placed),
+                ("Entities", LayerKind::Objects)
+            ]
+        );
+        let walls = map.layer("Walls").unwrap();
+        assert_eq!((walls.cell_size(), walls.size()), ((8, 8), (5, 3)));
+        assert_eq!((walls.cell(4, 2).0, walls.cell(0, 1).0), (2, 0));
+        let tiles = map
+            .layers()
+            .find(|l| l.kind() == LayerKind::Placed)
+            .unwrap();
+        assert_eq!((tiles.offset(), tiles.opacity()), ((4.0, 0.0), 0.5));
+        let placed: Vec<PlacedTile> = tiles.placed().collect();
+        assert_eq!(placed.len(), 3, "stacked tiles are all kept");
+        assert_eq!((placed[1].x, placed[1].y, placed[1].opacity), (0, 0, 0.5));
+        assert_eq!(placed[1].tile.0, 2 | FLIPPED_HORIZONTALLY);
+        assert_eq!(
+            (placed[2].x, placed[2].y),
+            (12, 4),
+            "off the grid, where LDtk drew it"
+        );
+        assert!(placed[2].tile.flipped_vertically());
+        let (tileset, local) = map.tile(placed[2].tile).unwrap();
+        assert_eq!(
+            (tileset.name(), tileset.tile_rect(local)),
+            ("Cavernas", Some((16, 8, 8, 8)))
+        );
+
+        let player = map.layer("Entities").unwrap().objects().next().unwrap();
+        assert_eq!(
+            (player.name(), player.shape()),
+            ("Player", Shape::Rectangle)
+        );
+        assert_eq!(
+            (player.position(), player.size()),
+            ((16.0, 8.0), (8.0, 16.0)),
+            "top-left, not the pivot"
+        );
+        assert_eq!(map.tile(player.tile()).map(|(_, l)| l), Some(10));
+        let fields = player.properties();
+        assert_eq!(fields.get("iid").unwrap().value, "p1");
+        assert_eq!(fields.get("items").unwrap().value, r#"["Knife","Boots"]"#);
+        assert_eq!(fields.get("hp").unwrap().as_int(), Some(3));
+        let refs: Vec<&str> = run.references.iter().map(|r| r.as_str()).collect();
+        assert_eq!(refs, ["atlas/Cavernas.png", "backgrounds/cave.png"]);
+    }
+
+    #[test]
+    fn a_level_in_its_own_file_is_read_and_text_output_makes_no_levels() {
+        let external = r#"{"identifier": "Level_0", "externalRelPath": "World/Level_0.ldtkl", "layerInstances": null}"#;
+        let level_file = LEVEL.replace(r#""externalRelPath": null,"#, "");
+        let run = built(
+            ProcessorTest::new("World.ldtk", project(external))
+                .file("World/Level_0.ldtkl", &level_file),
+        );
+        assert_eq!(run.read, ["World.ldtk", "World/Level_0.ldtkl"]);
+        let map = TileMap::parse(&run.output("Level_0").unwrap().bytes[..]).unwrap();
+        assert_eq!(map.layers().count(), 4);
+        // Its background is relative to the project, as LDtk writes it.
+        let level = ProcessorTest::new("World/Level_0.ldtkl", &level_file)
+            .file("backgrounds/cave.png", b"png")
+            .run(&Tilemap)
+            .expect_ok();
+        let refs: Vec<&str> = level.references.iter().map(|r| r.as_str()).collect();
+        assert_eq!(refs, ["backgrounds/cave.png"]);
+
+        let text = ProcessorTest::new("World.ldtk", project(LEVEL))
+            .file("atlas/Cavernas.png", b"png")
+            .file("backgrounds/cave.png", b"png")
+            .settings("output = \"text\"")
+            .run(&Tilemap)
+            .expect_ok();
+        assert_eq!(text.outputs.len(), 1);
+
+        let bad = project(&LEVEL.replace(r#""t": 10"#, r#""t": 99"#));
+        let error = ProcessorTest::new("World.ldtk", bad)
+            .file("atlas/Cavernas.png", b"png")
+            .file("backgrounds/cave.png", b"png")
+            .run(&Tilemap)
+            .error()
+            .unwrap();
+        assert_eq!(
+            error,
+            "levels[0].layerInstances[1]: a tile's id 99 is not one of its tileset's 32"
+        );
+    }
+}

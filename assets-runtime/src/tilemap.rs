@@ -3,11 +3,15 @@
 //! (`.tmx`, `.tmj`): its tilesets (external `.tsx`/`.tsj` files read in),
 //! its layers with each tile layer's cells decoded whatever the editor's
 //! encoding was (CSV, base64, zlib, gzip, zstd; an infinite map's chunks
-//! joined into one region), its objects, and every custom property.
+//! joined into one region), its objects, and every custom property. It
+//! makes one from each level of an LDtk project too (`World.ldtk#Level_0`),
+//! whose tiles are *placed* (at pixel positions, stacked as LDtk's auto
+//! layers stack them: [`Layer::placed`]) and whose IntGrids are *values*
+//! ([`LayerKind::Values`]).
 //!
 //! **What a game does with it.** For each tile layer in draw order
 //! ([`TileMap::layers`]), each cell holds a global tile id (`gid`, 0 for
-//! none, with Tiled's flip bits: [`Cell`]); [`TileMap::tile`] says which
+//! none, with Tiled's flip bits: [`Cell`]), and each placed tile one too; [`TileMap::tile`] says which
 //! tileset it comes from and where its pixels lie in that tileset's image,
 //! itself an `image` (or `sprite`) resource of the same parcel, named by
 //! its asset path ([`Tileset::image`]). Group layers are flattened: each
@@ -32,18 +36,20 @@
 //!     30         1  flags: bit 0 infinite, bit 1 has a background colour
 //!     31         1  zero
 //!     32         4  background colour, RGBA
-//!     36     9 × 4  counts: T tilesets, K tiles, A animation frames, L layers,
-//!                   O objects, P points, R properties, C cells, S string bytes
-//!     72         8  the map's class (string)
-//!     80         8  the map's properties (range)
-//!     88    T × 76  tilesets, by first gid
+//!     36    10 × 4  counts: T tilesets, K tiles, A animation frames, L layers,
+//!                   O objects, P points, R properties, C cells, X placed
+//!                   tiles, S string bytes
+//!     76         8  the map's class (string)
+//!     84         8  the map's properties (range)
+//!     92    T × 76  tilesets, by first gid
 //!      …    K × 44  tiles that have data of their own
 //!      …     A × 8  animation frames: local tile id, duration in ms
-//!      …   L × 100  layers, in draw order
+//!      …   L × 116  layers, in draw order
 //!      …    O × 72  objects
 //!      …     P × 8  points: x, y (f32)
 //!      …    R × 20  properties
-//!      …     C × 4  cells (u32 gids), each tile layer's row by row
+//!      …     C × 4  cells (u32 gids, or values), each grid layer's row by row
+//!      …    X × 16  placed tiles: x, y in pixels (i32), gid (u32), opacity (f32)
 //!      …         S  strings, UTF-8
 //! ```
 //!
@@ -52,12 +58,14 @@
 //! (strings), image width and height (u32), tiles and properties (ranges).
 //! A tile: its local id (u32), image (string, in a collection of images),
 //! image width and height (u32), class (string), animation frames and
-//! properties (ranges). A layer: kind (u8: 0 tiles, 1 objects, 2 image),
+//! properties (ranges). A layer: kind (u8: 0 tiles, 1 objects, 2 image, 3
+//! placed tiles, 4 values),
 //! flags (u8: bit 0 visible, bit 1 repeat x, bit 2 repeat y), zero (u16),
 //! id (u32), name, groups' path, class (strings), opacity, offset x, y,
 //! parallax x, y (f32), tint (RGBA), the cells' region x, y (i32), width,
 //! height (u32), first cell (u32; the layer's cells are width × height from
-//! there), objects (range), image (string), properties (range). An object:
+//! there), objects (range), image (string), properties (range), a cell's
+//! width and height in pixels (u32), placed tiles (range). An object:
 //! id, gid (u32; 0 unless a tile object), shape (u8: 0 rectangle, 1
 //! ellipse, 2 point, 3 polygon, 4 polyline, 5 text), flags (u8: bit 0
 //! visible), zero (u16), x, y, width, height, rotation in degrees clockwise
@@ -78,15 +86,16 @@ use crate::format::{tables_len, u16_at, u32_at};
 
 /// Magic bytes of a tile map resource.
 pub const TILEMAP_MAGIC: [u8; 4] = *b"ATMP";
-const HEADER_LEN: usize = 88;
+const HEADER_LEN: usize = 92;
 const TILESET_LEN: usize = 76;
 const TILE_LEN: usize = 44;
 const FRAME_LEN: usize = 8;
-const LAYER_LEN: usize = 100;
+const LAYER_LEN: usize = 116;
 const OBJECT_LEN: usize = 72;
 const POINT_LEN: usize = 8;
 const PROPERTY_LEN: usize = 20;
 const CELL_LEN: usize = 4;
+const PLACED_LEN: usize = 16;
 
 /// The gid bit of a tile flipped horizontally.
 pub const FLIPPED_HORIZONTALLY: u32 = 0x8000_0000;
@@ -163,6 +172,14 @@ codes! {
         Objects = 1,
         /// One image ([`Layer::image`]).
         Image = 2,
+        /// Tiles at pixel positions, in draw order ([`Layer::placed`]):
+        /// LDtk's tile and auto layers, whose tiles may stack and lie off
+        /// the grid.
+        Placed = 3,
+        /// A grid of integers, not tiles ([`Layer::cells`], each `Cell`'s
+        /// number; 0 for none): LDtk's IntGrid, cells [`Layer::cell_size`]
+        /// pixels wide.
+        Values = 4,
     }
 }
 
@@ -260,8 +277,8 @@ impl Cell {
 pub struct TileMap<'a> {
     bytes: Cow<'a, [u8]>,
     /// Where each table starts: tilesets, tiles, frames, layers, objects,
-    /// points, properties, cells, strings; then the end.
-    at: [usize; 10],
+    /// points, properties, cells, placed tiles, strings; then the end.
+    at: [usize; 11],
 }
 
 /// Table numbers, in layout order.
@@ -273,8 +290,10 @@ const OBJECTS: usize = 4;
 const POINTS: usize = 5;
 const PROPERTIES: usize = 6;
 const CELLS: usize = 7;
-const STRINGS: usize = 8;
-const RECORD_LEN: [usize; 9] = [
+const PLACED: usize = 8;
+const STRINGS: usize = 9;
+const END: usize = 10;
+const RECORD_LEN: [usize; 10] = [
     TILESET_LEN,
     TILE_LEN,
     FRAME_LEN,
@@ -283,6 +302,7 @@ const RECORD_LEN: [usize; 9] = [
     POINT_LEN,
     PROPERTY_LEN,
     CELL_LEN,
+    PLACED_LEN,
     1,
 ];
 
@@ -312,14 +332,14 @@ impl<'a> TileMap<'a> {
         if b[28] > 1 || b[29] > 1 || b[30] & !3 != 0 || b[31] != 0 {
             return None;
         }
-        let mut at = [0; 10];
+        let mut at = [0; 11];
         let mut end = HEADER_LEN;
         for (table, &each) in RECORD_LEN.iter().enumerate() {
             at[table] = end;
             let count = u32_at(b, 36 + 4 * table) as usize;
             end = tables_len(end, &[(count, each)])?;
         }
-        at[9] = end;
+        at[END] = end;
         if end != b.len() {
             return None;
         }
@@ -355,6 +375,7 @@ impl<'a> TileMap<'a> {
                 && cells_end.is_some_and(|end| end <= self.count(CELLS))
                 && self.range_ok(OBJECTS, r + 76)
                 && self.range_ok(PROPERTIES, r + 92)
+                && self.range_ok(PLACED, r + 108)
         });
         let objects_ok = (0..self.count(OBJECTS)).all(|i| {
             let r = self.record(OBJECTS, i);
@@ -371,8 +392,8 @@ impl<'a> TileMap<'a> {
                 && b[r + 1..r + 4] == [0, 0, 0]
                 && self.strings_ok(&[r + 4, r + 12])
         });
-        self.strings_ok(&[72])
-            && self.range_ok(PROPERTIES, 80)
+        self.strings_ok(&[76])
+            && self.range_ok(PROPERTIES, 84)
             && tilesets_ok
             && tiles_ok
             && layers_ok
@@ -407,7 +428,7 @@ impl<'a> TileMap<'a> {
         let b = &self.bytes[..];
         let start = self.at[STRINGS].checked_add(u32_at(b, at) as usize)?;
         let end = start.checked_add(u32_at(b, at + 4) as usize)?;
-        if end > self.at[9] {
+        if end > self.at[END] {
             return None;
         }
         b.get(start..end)
@@ -480,12 +501,12 @@ impl<'a> TileMap<'a> {
 
     /// The map's class (`""` for none).
     pub fn class(&self) -> &str {
-        self.string(72)
+        self.string(76)
     }
 
     /// The map's custom properties.
     pub fn properties(&self) -> Properties<'_> {
-        self.properties_at(80)
+        self.properties_at(84)
     }
 
     /// The tilesets, by first gid.
@@ -813,6 +834,43 @@ impl<'m> Layer<'m> {
     pub fn properties(&self) -> Properties<'m> {
         self.map.properties_at(self.at + 92)
     }
+
+    /// The width and height of one of its cells in pixels: the map's tile
+    /// size, or an LDtk layer's own grid.
+    pub fn cell_size(&self) -> (u32, u32) {
+        let b = &self.map.bytes;
+        (u32_at(b, self.at + 100), u32_at(b, self.at + 104))
+    }
+
+    /// Its tiles at pixel positions (placed-tile layers), in the order
+    /// drawn: later ones over earlier ones.
+    pub fn placed(&self) -> impl ExactSizeIterator<Item = PlacedTile> + 'm {
+        let map = self.map;
+        map.range(self.at + 108).map(move |i| {
+            let r = map.record(PLACED, i);
+            let b = &map.bytes;
+            PlacedTile {
+                x: i32_at(b, r),
+                y: i32_at(b, r + 4),
+                tile: Cell(u32_at(b, r + 8)),
+                opacity: f32_at(b, r + 12),
+            }
+        })
+    }
+}
+
+/// A tile of a placed-tile layer ([`Layer::placed`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlacedTile {
+    /// Where its top-left corner is drawn, in pixels from the layer's
+    /// origin (before [`Layer::offset`]).
+    pub x: i32,
+    /// Where its top-left corner is drawn.
+    pub y: i32,
+    /// Its tile, with flip bits ([`TileMap::tile`]).
+    pub tile: Cell,
+    /// Its own opacity, times the layer's.
+    pub opacity: f32,
 }
 
 /// An object of an object layer.
@@ -1086,6 +1144,17 @@ pub mod write {
         },
         /// Objects.
         Objects(Vec<ObjectSpec>),
+        /// Tiles at pixel positions, in draw order.
+        Placed(Vec<PlacedTile>),
+        /// Integers on a grid (LDtk's IntGrid), row by row, of a region.
+        Values {
+            /// The region's first cell's coordinates, in cells.
+            origin: (i32, i32),
+            /// The region's width and height in cells.
+            size: (u32, u32),
+            /// `size.0 × size.1` values.
+            values: Vec<u32>,
+        },
         /// One image (resource name), maybe repeated along x and y.
         Image {
             /// Its resource name.
@@ -1116,6 +1185,8 @@ pub mod write {
         pub parallax: (f32, f32),
         /// Tint, RGBA.
         pub tint: [u8; 4],
+        /// A cell's width and height in pixels.
+        pub cell_size: (u32, u32),
         /// What it holds.
         pub data: LayerData,
         /// Its properties.
@@ -1162,6 +1233,7 @@ pub mod write {
         points: Vec<u8>,
         properties: Vec<u8>,
         cells: Vec<u8>,
+        placed: Vec<u8>,
         strings: Vec<u8>,
     }
 
@@ -1267,6 +1339,10 @@ pub mod write {
                     LayerData::Image { image, repeat } => {
                         (LayerKind::Image, *repeat, (0, 0), (0, 0), image.as_str())
                     }
+                    LayerData::Placed(_) => (LayerKind::Placed, (false, false), (0, 0), (0, 0), ""),
+                    LayerData::Values { origin, size, .. } => {
+                        (LayerKind::Values, (false, false), *origin, *size, "")
+                    }
                 };
                 let flags =
                     u8::from(layer.visible) | u8::from(repeat.0) << 1 | u8::from(repeat.1) << 2;
@@ -1293,7 +1369,9 @@ pub mod write {
                     word(b, v);
                 }
                 word(b, count(t.cells.len() / CELL_LEN));
-                if let LayerData::Tiles { cells, .. } = &layer.data {
+                if let LayerData::Tiles { cells, .. } | LayerData::Values { values: cells, .. } =
+                    &layer.data
+                {
                     debug_assert_eq!(cells.len(), size.0 as usize * size.1 as usize);
                     for &c in cells {
                         word(&mut t.cells, c);
@@ -1332,6 +1410,19 @@ pub mod write {
                 t.layers.extend_from_slice(&v);
                 let v = t.properties(&layer.properties);
                 t.layers.extend_from_slice(&v);
+                word(&mut t.layers, layer.cell_size.0);
+                word(&mut t.layers, layer.cell_size.1);
+                let placed: &[PlacedTile] = match &layer.data {
+                    LayerData::Placed(placed) => placed,
+                    _ => &[],
+                };
+                word(&mut t.layers, count(t.placed.len() / PLACED_LEN));
+                word(&mut t.layers, count(placed.len()));
+                for p in placed {
+                    for v in [p.x as u32, p.y as u32, p.tile.0, p.opacity.to_bits()] {
+                        word(&mut t.placed, v);
+                    }
+                }
             }
 
             let mut out = Vec::new();
@@ -1364,6 +1455,7 @@ pub mod write {
                 (&t.points, POINT_LEN),
                 (&t.properties, PROPERTY_LEN),
                 (&t.cells, CELL_LEN),
+                (&t.placed, PLACED_LEN),
                 (&t.strings, 1),
             ];
             for (table, each) in tables {
@@ -1449,6 +1541,7 @@ pub(crate) mod tests {
                     offset: (0.0, 0.0),
                     parallax: (1.0, 1.0),
                     tint: [255; 4],
+                    cell_size: (16, 16),
                     data: LayerData::Tiles {
                         origin: (0, 0),
                         size: (3, 2),
@@ -1466,6 +1559,7 @@ pub(crate) mod tests {
                     offset: (8.0, -4.5),
                     parallax: (0.5, 1.0),
                     tint: [255, 128, 0, 255],
+                    cell_size: (16, 16),
                     data: LayerData::Objects(vec![ObjectSpec {
                         id: 7,
                         gid: 0,
@@ -1494,9 +1588,55 @@ pub(crate) mod tests {
                     offset: (0.0, 0.0),
                     parallax: (0.1, 0.1),
                     tint: [255; 4],
+                    cell_size: (16, 16),
                     data: LayerData::Image {
                         image: "images/sky.png".into(),
                         repeat: (true, false),
+                    },
+                    properties: vec![],
+                },
+                LayerSpec {
+                    id: 6,
+                    name: "Walls".into(),
+                    groups: String::new(),
+                    class: String::new(),
+                    visible: true,
+                    opacity: 1.0,
+                    offset: (0.0, 0.0),
+                    parallax: (1.0, 1.0),
+                    tint: [255; 4],
+                    cell_size: (8, 8),
+                    data: LayerData::Placed(vec![
+                        PlacedTile {
+                            x: 0,
+                            y: 0,
+                            tile: Cell(2),
+                            opacity: 1.0,
+                        },
+                        PlacedTile {
+                            x: 4,
+                            y: -8,
+                            tile: Cell(3 | FLIPPED_VERTICALLY),
+                            opacity: 0.5,
+                        },
+                    ]),
+                    properties: vec![],
+                },
+                LayerSpec {
+                    id: 7,
+                    name: "Collisions".into(),
+                    groups: String::new(),
+                    class: String::new(),
+                    visible: true,
+                    opacity: 1.0,
+                    offset: (0.0, 0.0),
+                    parallax: (1.0, 1.0),
+                    tint: [255; 4],
+                    cell_size: (8, 8),
+                    data: LayerData::Values {
+                        origin: (0, 0),
+                        size: (2, 2),
+                        values: vec![1, 0, 0, 3],
                     },
                     properties: vec![],
                 },
@@ -1593,6 +1733,27 @@ pub(crate) mod tests {
         );
         assert_eq!(sky.size(), (0, 0));
         assert_eq!(sky.cells().count(), 0);
+
+        let walls = map.layer("Walls").expect("layer");
+        assert_eq!(
+            (walls.kind(), walls.cell_size()),
+            (LayerKind::Placed, (8, 8))
+        );
+        let placed: Vec<PlacedTile> = walls.placed().collect();
+        assert_eq!(
+            placed[1],
+            PlacedTile {
+                x: 4,
+                y: -8,
+                tile: Cell(3 | FLIPPED_VERTICALLY),
+                opacity: 0.5
+            }
+        );
+        assert_eq!(walls.cells().count(), 0);
+        let collisions = map.layer("Collisions").expect("layer");
+        assert_eq!(collisions.kind(), LayerKind::Values);
+        assert_eq!(collisions.cell(1, 1), Cell(3));
+        assert_eq!(ground.placed().count(), 0);
     }
 
     #[test]
@@ -1637,6 +1798,10 @@ pub(crate) mod tests {
                             l.image(),
                             l.cell(1, 1),
                             l.properties().count(),
+                        );
+                        let _ = (
+                            l.cell_size(),
+                            l.placed().filter(|p| map.tile(p.tile).is_some()).count(),
                         );
                         for c in l.cells() {
                             let _ = map.tile(c);

@@ -108,6 +108,20 @@ impl Parcels {
             .find_map(|h| h.parcel().get(id).map(|r| r.name.to_owned()))
     }
 
+    /// The tile map `id`, owned: a Tiled map (which the asset server also
+    /// loads, as [`ParcelTileMap`](crate::ParcelTileMap)), or an LDtk level
+    /// (`World.ldtk#Level_0`, whose `#` Bevy's asset paths read as a label,
+    /// so only this reaches it). `None` if no parcel holds a tile map of
+    /// that id. Its images load from the asset server by the names it gives.
+    pub fn tilemap(&self, id: ResourceId) -> Option<assets_runtime::TileMap<'static>> {
+        let held = self.read();
+        let resource = held.iter().find_map(|h| h.parcel().get(id))?;
+        let bytes = resource.bytes().ok()?.into_owned();
+        (resource.kind == "tilemap")
+            .then(|| assets_runtime::TileMap::parse(bytes))
+            .flatten()
+    }
+
     /// Where sprite `id` lies on its page, with every sprite of that page
     /// (for one `TextureAtlasLayout` a page): `None` if no parcel holds such
     /// a sprite. A sprite the atlas turned a quarter (`rotate = true`) has

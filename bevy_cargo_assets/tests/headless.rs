@@ -677,3 +677,45 @@ fn a_tiled_map_loads_with_the_images_it_draws_with() {
         source(root, "tilesets/meadow tiles.png")
     );
 }
+
+#[test]
+fn an_ldtk_level_is_read_through_the_parcels_resource() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"bevy-ldtk\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("assets/atlas")).unwrap();
+    sprite(32, 16, 5)
+        .save(root.join("assets/atlas/tiles.png"))
+        .unwrap();
+    std::fs::write(
+        root.join("assets/World.ldtk"),
+        r#"{"jsonVersion": "1.5.3", "defaultGridSize": 16,
+            "defs": {"tilesets": [{"identifier": "Tiles", "uid": 1, "relPath": "atlas/tiles.png",
+                "pxWid": 32, "pxHei": 16, "tileGridSize": 16, "spacing": 0, "padding": 0, "__cWid": 2, "__cHei": 1}]},
+            "levels": [{"identifier": "Level_0", "iid": "l0", "worldX": 0, "worldY": 0, "pxWid": 32, "pxHei": 16,
+                "fieldInstances": [], "layerInstances": [
+                    {"__identifier": "Ground", "__type": "Tiles", "__cWid": 2, "__cHei": 1, "__gridSize": 16,
+                     "__opacity": 1, "__pxTotalOffsetX": 0, "__pxTotalOffsetY": 0, "__tilesetDefUid": 1,
+                     "layerDefUid": 3, "visible": true, "intGridCsv": [], "autoLayerTiles": [], "entityInstances": [],
+                     "gridTiles": [{"px": [16, 0], "src": [16, 0], "f": 0, "t": 1}]}]}]}"#,
+    )
+    .unwrap();
+    let parcel = build_parcel(root);
+    let parcels = bevy_cargo_assets::Parcels::default();
+    parcels.add_file(&parcel).unwrap();
+    let level = parcels
+        .tilemap(ResourceId::of("World.ldtk#Level_0"))
+        .expect("the level");
+    let ground = level.layer("Ground").unwrap();
+    let placed: Vec<(i32, i32, u32)> = ground.placed().map(|p| (p.x, p.y, p.tile.gid())).collect();
+    assert_eq!(placed, [(16, 0, 2)]);
+    assert_eq!(level.tilesets().next().unwrap().image(), "atlas/tiles.png");
+    assert!(
+        parcels.tilemap(ResourceId::of("World.ldtk")).is_none(),
+        "the project is text"
+    );
+}

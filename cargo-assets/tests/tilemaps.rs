@@ -71,7 +71,7 @@ raw = ["raw/**"]
     .png("assets/atlas/Cavernas_by_Adam_Saltsman.png", 16, 16, 3)
     .file(
         "assets/World/Level_0.ldtkl",
-        r#"{"identifier": "Level_0", "bgRelPath": "../backgrounds/cave.png", "layerInstances": []}"#,
+        r#"{"identifier": "Level_0", "bgRelPath": "backgrounds/cave.png", "layerInstances": []}"#,
     )
     .png("assets/backgrounds/cave.png", 8, 8, 4);
     p
@@ -118,10 +118,20 @@ fn a_parcel_of_maps_holds_every_file_they_name_and_a_missing_one_fails_by_name()
     for (from, path) in [
         ("World.ldtk", "atlas/Cavernas_by_Adam_Saltsman.png"),
         ("World.ldtk", "World/Level_0.ldtkl"),
-        ("World/Level_0.ldtkl", "../backgrounds/cave.png"),
+        // LDtk writes a level file's paths relative to the project.
+        ("World.ldtk", "backgrounds/cave.png"),
     ] {
         assert!(parcel.by_uri(from, path).is_some(), "{from} names {path}");
     }
+
+    // Each level of the LDtk project is a tile map too, read from its file.
+    let level = parcel
+        .tilemap(ResourceId::of_runtime("World.ldtk#Level_0"))
+        .unwrap();
+    assert_eq!(
+        level.layer("Background").unwrap().image(),
+        "backgrounds/cave.png"
+    );
 
     // The tileset's image goes: the tileset fails, naming the line and the
     // file; the map, whose own output does not change, does not rerun.

@@ -40,6 +40,7 @@
 //! `jsonVersion`.
 
 mod data;
+mod ldtk;
 mod tiled;
 
 use assets_runtime::format::{KIND_TEXT, KIND_TILEMAP};
@@ -107,9 +108,9 @@ impl Processor for Tilemap {
                 let spec = tiled::Map::new(ctx, asset).convert(&doc)?;
                 return ctx.emit(KIND_TILEMAP, spec.encode());
             }
-            (Some(Output::Tilemap), false) => {
+            (Some(Output::Tilemap), false) if !matches!(ext.as_deref(), Some("ldtk")) => {
                 return Err(ProcessError::msg(
-                    "only a Tiled map (`.tmx`, `.tmj`) becomes a `tilemap` resource: a tileset is built into the maps that use it, and LDtk files are kept as text; drop `output` from this rule",
+                    "only a Tiled map (`.tmx`, `.tmj`) or an LDtk project's levels become `tilemap` resources: a tileset is built into the maps that use it, a level file into its project's levels; drop `output` from this rule",
                 ));
             }
             _ => {}
@@ -131,6 +132,13 @@ impl Processor for Tilemap {
         let asset = ctx.asset().clone();
         for name in named {
             resolve(ctx, &asset, &name)?;
+        }
+        if ext.as_deref() == Some("ldtk") && settings.output != Some(Output::Text) {
+            let doc: Value = serde_json::from_str(text)
+                .map_err(|e| ProcessError::msg(format!("is not valid JSON: {e}")))?;
+            for (level, map) in ldtk::levels(ctx, &doc)? {
+                ctx.emit_labeled(&level, KIND_TILEMAP, map.encode())?;
+            }
         }
         ctx.emit(KIND_TEXT, bytes)
     }
@@ -343,7 +351,14 @@ fn ldtk(text: &str, project: bool) -> Result<Vec<Named>, ProcessError> {
             level.get("externalRelPath"),
             field("externalRelPath"),
         );
-        name("image", level.get("bgRelPath"), field("bgRelPath"));
+        // Relative to the project, which LDtk keeps one folder above its
+        // separate level files (`World/Level_0.ldtkl` beside `World.ldtk`).
+        let background = level.get("bgRelPath").and_then(Value::as_str);
+        let background = match (project, background) {
+            (false, Some(path)) if !path.is_empty() => Some(Value::from(format!("../{path}"))),
+            _ => background.map(Value::from),
+        };
+        name("image", background.as_ref(), field("bgRelPath"));
     }
     Ok(named)
 }

@@ -41,7 +41,7 @@ use crate::processor::{Context, ProcessError};
 
 /// `path` (relative to `from`) checked to be an asset and referenced; its
 /// asset path. `at` says where it was named, for the error.
-fn named_image(
+pub(super) fn named_image(
     ctx: &mut Context<'_>,
     from: &AssetPath,
     path: &str,
@@ -231,6 +231,8 @@ pub(super) struct Map<'f, 'c> {
     path: AssetPath,
     /// Each tileset's first gid and its resolved source file (`None` inline).
     sources: Vec<(u32, Option<AssetPath>)>,
+    /// The map's tile size: every layer's cell.
+    tile_size: (u32, u32),
 }
 
 impl<'f, 'c> Map<'f, 'c> {
@@ -239,6 +241,7 @@ impl<'f, 'c> Map<'f, 'c> {
             ctx,
             path,
             sources: Vec::new(),
+            tile_size: (0, 0),
         }
     }
 
@@ -298,6 +301,10 @@ impl<'f, 'c> Map<'f, 'c> {
                 format!("two tilesets start at gid {}", pair[1].first_gid),
             ));
         }
+        self.tile_size = (
+            whole(doc, "tilewidth", 0, &at)?,
+            whole(doc, "tileheight", 0, &at)?,
+        );
         let mut layers = Vec::new();
         let group = Group::top();
         self.layers(array(doc, "layers"), "layers", &group, &mut layers)?;
@@ -305,10 +312,7 @@ impl<'f, 'c> Map<'f, 'c> {
             orientation,
             render_order,
             size: (whole(doc, "width", 0, &at)?, whole(doc, "height", 0, &at)?),
-            tile_size: (
-                whole(doc, "tilewidth", 0, &at)?,
-                whole(doc, "tileheight", 0, &at)?,
-            ),
+            tile_size: self.tile_size,
             hex_side_length: whole(doc, "hexsidelength", 0, &at)?,
             stagger,
             infinite: flag(doc, "infinite", false),
@@ -475,6 +479,7 @@ impl<'f, 'c> Map<'f, 'c> {
                 offset: inner.offset,
                 parallax: inner.parallax,
                 tint: inner.tint,
+                cell_size: self.tile_size,
                 data,
                 properties: properties(layer, &at)?,
             });
