@@ -778,6 +778,10 @@ line two</property>
  <image source="terrain tiles.png" width="37" height="37"/>
  <tile id="3">
   <properties><property name="solid" type="bool" value="false"/></properties>
+  <objectgroup draworder="index" id="2">
+   <object id="1" name="shore" x="0" y="8" width="16" height="8"/>
+   <object id="2" x="2" y="2"><polygon points="0,0 4,0 0,4"/></object>
+  </objectgroup>
   <animation><frame tileid="3" duration="100"/><frame tileid="2" duration="150"/></animation>
  </tile>
 </tileset>
@@ -827,6 +831,19 @@ line two</property>
         );
         let water = terrain.tile(3).unwrap();
         assert_eq!(water.animation().collect::<Vec<_>>(), [(3, 100), (2, 150)]);
+        // Its collision shapes, as drawn in Tiled's tile collision editor.
+        let shapes: Vec<_> = water
+            .objects()
+            .map(|o| (o.name(), o.shape(), o.position(), o.size()))
+            .collect();
+        assert_eq!(
+            shapes,
+            [
+                ("shore", Shape::Rectangle, (0.0, 8.0), (16.0, 8.0)),
+                ("", Shape::Polygon, (2.0, 2.0), (0.0, 0.0))
+            ]
+        );
+        assert_eq!(water.objects().nth(1).unwrap().points().count(), 3);
         assert_eq!(
             water.properties().get("solid").unwrap().as_bool(),
             Some(false)

@@ -42,7 +42,7 @@
 //!     76         8  the map's class (string)
 //!     84         8  the map's properties (range)
 //!     92    T × 76  tilesets, by first gid
-//!      …    K × 44  tiles that have data of their own
+//!      …    K × 52  tiles that have data of their own
 //!      …     A × 8  animation frames: local tile id, duration in ms
 //!      …   L × 116  layers, in draw order
 //!      …    O × 72  objects
@@ -57,8 +57,8 @@
 //! spacing, margin (u32 each), drawing offset x, y (i32), name, image
 //! (strings), image width and height (u32), tiles and properties (ranges).
 //! A tile: its local id (u32), image (string, in a collection of images),
-//! image width and height (u32), class (string), animation frames and
-//! properties (ranges). A layer: kind (u8: 0 tiles, 1 objects, 2 image, 3
+//! image width and height (u32), class (string), animation frames,
+//! properties and collision shapes (ranges; objects). A layer: kind (u8: 0 tiles, 1 objects, 2 image, 3
 //! placed tiles, 4 values),
 //! flags (u8: bit 0 visible, bit 1 repeat x, bit 2 repeat y), zero (u16),
 //! id (u32), name, groups' path, class (strings), opacity, offset x, y,
@@ -88,7 +88,7 @@ use crate::format::{tables_len, u16_at, u32_at};
 pub const TILEMAP_MAGIC: [u8; 4] = *b"ATMP";
 const HEADER_LEN: usize = 92;
 const TILESET_LEN: usize = 76;
-const TILE_LEN: usize = 44;
+const TILE_LEN: usize = 52;
 const FRAME_LEN: usize = 8;
 const LAYER_LEN: usize = 116;
 const OBJECT_LEN: usize = 72;
@@ -363,6 +363,7 @@ impl<'a> TileMap<'a> {
             self.strings_ok(&[r + 4, r + 20])
                 && self.range_ok(FRAMES, r + 28)
                 && self.range_ok(PROPERTIES, r + 36)
+                && self.range_ok(OBJECTS, r + 44)
         });
         let layers_ok = (0..self.count(LAYERS)).all(|i| {
             let r = self.record(LAYERS, i);
@@ -547,13 +548,11 @@ impl<'a> TileMap<'a> {
         self.layers().find(|l| l.name() == name)
     }
 
-    /// The object whose id is `id`, in whichever layer.
+    /// The object whose id is `id`, in whichever layer (not a tile's
+    /// collision shapes, whose ids count within their tile).
     pub fn object(&self, id: u32) -> Option<Object<'_>> {
-        (0..self.count(OBJECTS))
-            .map(|i| Object {
-                map: self,
-                at: self.record(OBJECTS, i),
-            })
+        self.layers()
+            .flat_map(|l| l.objects())
             .find(|o| o.id() == id)
     }
 }
@@ -643,7 +642,7 @@ impl<'m> Tileset<'m> {
 
     /// The tiles that have data of their own (an image, an animation, a
     /// class or properties), by local id.
-    pub fn tiles(&self) -> impl ExactSizeIterator<Item = Tile<'m>> + 'm {
+    pub fn tiles(&self) -> impl ExactSizeIterator<Item = Tile<'m>> + use<'m> {
         let map = self.map;
         map.range(self.at + 60).map(move |i| Tile {
             map,
@@ -694,7 +693,7 @@ impl<'m> Tile<'m> {
 
     /// Its animation: each frame's local tile id and duration in
     /// milliseconds; empty if it does not animate.
-    pub fn animation(&self) -> impl ExactSizeIterator<Item = (u32, u32)> + 'm {
+    pub fn animation(&self) -> impl ExactSizeIterator<Item = (u32, u32)> + use<'m> {
         let map = self.map;
         map.range(self.at + 28).map(move |i| {
             let r = map.record(FRAMES, i);
@@ -705,6 +704,16 @@ impl<'m> Tile<'m> {
     /// Its custom properties.
     pub fn properties(&self) -> Properties<'m> {
         self.map.properties_at(self.at + 36)
+    }
+
+    /// Its collision shapes (Tiled's tile collision editor), positioned
+    /// relative to the tile's top-left corner.
+    pub fn objects(&self) -> impl ExactSizeIterator<Item = Object<'m>> + use<'m> {
+        let map = self.map;
+        map.range(self.at + 44).map(move |i| Object {
+            map,
+            at: map.record(OBJECTS, i),
+        })
     }
 }
 
@@ -808,7 +817,7 @@ impl<'m> Layer<'m> {
     }
 
     /// Its cells, row by row from [`Layer::origin`].
-    pub fn cells(&self) -> impl ExactSizeIterator<Item = Cell> + 'm {
+    pub fn cells(&self) -> impl ExactSizeIterator<Item = Cell> + use<'m> {
         let map = self.map;
         let (w, h) = self.size();
         let first = u32_at(&map.bytes, self.at + 72) as usize;
@@ -817,7 +826,7 @@ impl<'m> Layer<'m> {
     }
 
     /// Its objects (object layers), in the order drawn.
-    pub fn objects(&self) -> impl ExactSizeIterator<Item = Object<'m>> + 'm {
+    pub fn objects(&self) -> impl ExactSizeIterator<Item = Object<'m>> + use<'m> {
         let map = self.map;
         map.range(self.at + 76).map(move |i| Object {
             map,
@@ -844,7 +853,7 @@ impl<'m> Layer<'m> {
 
     /// Its tiles at pixel positions (placed-tile layers), in the order
     /// drawn: later ones over earlier ones.
-    pub fn placed(&self) -> impl ExactSizeIterator<Item = PlacedTile> + 'm {
+    pub fn placed(&self) -> impl ExactSizeIterator<Item = PlacedTile> + use<'m> {
         let map = self.map;
         map.range(self.at + 108).map(move |i| {
             let r = map.record(PLACED, i);
@@ -937,7 +946,7 @@ impl<'m> Object<'m> {
     }
 
     /// Its points relative to its position (polygons and polylines).
-    pub fn points(&self) -> impl ExactSizeIterator<Item = (f32, f32)> + 'm {
+    pub fn points(&self) -> impl ExactSizeIterator<Item = (f32, f32)> + use<'m> {
         let map = self.map;
         map.range(self.at + 56).map(move |i| {
             let r = map.record(POINTS, i);
@@ -1066,6 +1075,8 @@ pub mod write {
         pub animation: Vec<(u32, u32)>,
         /// Its properties.
         pub properties: Vec<PropertySpec>,
+        /// Its collision shapes, relative to the tile.
+        pub objects: Vec<ObjectSpec>,
     }
 
     /// A tileset.
@@ -1193,6 +1204,27 @@ pub mod write {
         pub properties: Vec<PropertySpec>,
     }
 
+    impl LayerSpec {
+        /// A top-level layer shown as authored: visible, opaque, in place,
+        /// scrolling with the map, untinted, without class or properties.
+        pub fn new(id: u32, name: &str, cell_size: (u32, u32), data: LayerData) -> LayerSpec {
+            LayerSpec {
+                id,
+                name: name.to_owned(),
+                groups: String::new(),
+                class: String::new(),
+                visible: true,
+                opacity: 1.0,
+                offset: (0.0, 0.0),
+                parallax: (1.0, 1.0),
+                tint: [255; 4],
+                cell_size,
+                data,
+                properties: Vec::new(),
+            }
+        }
+    }
+
     /// A whole map.
     #[derive(Debug, Clone, PartialEq)]
     pub struct TileMapSpec {
@@ -1265,6 +1297,36 @@ pub mod write {
             pair(start, s.len())
         }
 
+        /// Adds `objects` to their table (their points and properties to
+        /// theirs); their range.
+        fn objects(&mut self, objects: &[ObjectSpec]) -> [u8; 8] {
+            let first = self.objects.len() / OBJECT_LEN;
+            for o in objects {
+                let (name, class, text) = (
+                    self.string(&o.name),
+                    self.string(&o.class),
+                    self.string(&o.text),
+                );
+                let points = pair(self.points.len() / POINT_LEN, o.points.len());
+                for &(x, y) in &o.points {
+                    float(&mut self.points, x);
+                    float(&mut self.points, y);
+                }
+                let properties = self.properties(&o.properties);
+                let b = &mut self.objects;
+                word(b, o.id);
+                word(b, o.gid);
+                b.extend_from_slice(&[o.shape.code(), u8::from(o.visible), 0, 0]);
+                for v in [o.x, o.y, o.width, o.height, o.rotation] {
+                    float(b, v);
+                }
+                for field in [name, class, text, points, properties] {
+                    b.extend_from_slice(&field);
+                }
+            }
+            pair(first, objects.len())
+        }
+
         /// Adds `properties` to their table; their range.
         fn properties(&mut self, properties: &[PropertySpec]) -> [u8; 8] {
             let first = self.properties.len() / PROPERTY_LEN;
@@ -1324,6 +1386,8 @@ pub mod write {
                     }
                     let v = t.properties(&tile.properties);
                     t.tiles.extend_from_slice(&v);
+                    let v = t.objects(&tile.objects);
+                    t.tiles.extend_from_slice(&v);
                 }
                 let v = t.properties(&ts.properties);
                 t.tilesets.extend_from_slice(&v);
@@ -1381,31 +1445,8 @@ pub mod write {
                     LayerData::Objects(objects) => objects,
                     _ => &[],
                 };
-                word(&mut t.layers, count(t.objects.len() / OBJECT_LEN));
-                word(&mut t.layers, count(objects.len()));
-                for o in objects {
-                    word(&mut t.objects, o.id);
-                    word(&mut t.objects, o.gid);
-                    t.objects
-                        .extend_from_slice(&[o.shape.code(), u8::from(o.visible), 0, 0]);
-                    for v in [o.x, o.y, o.width, o.height, o.rotation] {
-                        float(&mut t.objects, v);
-                    }
-                    let v = t.string(&o.name);
-                    t.objects.extend_from_slice(&v);
-                    let v = t.string(&o.class);
-                    t.objects.extend_from_slice(&v);
-                    let v = t.string(&o.text);
-                    t.objects.extend_from_slice(&v);
-                    word(&mut t.objects, count(t.points.len() / POINT_LEN));
-                    word(&mut t.objects, count(o.points.len()));
-                    for &(x, y) in &o.points {
-                        float(&mut t.points, x);
-                        float(&mut t.points, y);
-                    }
-                    let v = t.properties(&o.properties);
-                    t.objects.extend_from_slice(&v);
-                }
+                let v = t.objects(objects);
+                t.layers.extend_from_slice(&v);
                 let v = t.string(image);
                 t.layers.extend_from_slice(&v);
                 let v = t.properties(&layer.properties);
@@ -1512,6 +1553,22 @@ pub(crate) mod tests {
                         class: "water".into(),
                         animation: vec![(3, 100), (2, 150)],
                         properties: vec![property("solid", PropertyType::Bool, "false")],
+                        objects: vec![ObjectSpec {
+                            id: 1,
+                            gid: 0,
+                            shape: Shape::Ellipse,
+                            visible: true,
+                            x: 1.0,
+                            y: 2.0,
+                            width: 8.0,
+                            height: 4.0,
+                            rotation: 0.0,
+                            name: "bubble".into(),
+                            class: String::new(),
+                            text: String::new(),
+                            points: vec![],
+                            properties: vec![],
+                        }],
                         ..TileSpec::default()
                     }],
                     ..TilesetSpec::default()
@@ -1531,24 +1588,16 @@ pub(crate) mod tests {
                 },
             ],
             layers: vec![
-                LayerSpec {
-                    id: 1,
-                    name: "Ground".into(),
-                    groups: String::new(),
-                    class: String::new(),
-                    visible: true,
-                    opacity: 1.0,
-                    offset: (0.0, 0.0),
-                    parallax: (1.0, 1.0),
-                    tint: [255; 4],
-                    cell_size: (16, 16),
-                    data: LayerData::Tiles {
+                LayerSpec::new(
+                    1,
+                    "Ground",
+                    (16, 16),
+                    LayerData::Tiles {
                         origin: (0, 0),
                         size: (3, 2),
                         cells: vec![1, 2, 0, 4 | FLIPPED_HORIZONTALLY, 5, 9],
                     },
-                    properties: vec![],
-                },
+                ),
                 LayerSpec {
                     id: 4,
                     name: "Spawns".into(),
@@ -1579,34 +1628,22 @@ pub(crate) mod tests {
                     properties: vec![property("spawn", PropertyType::Int, "-3")],
                 },
                 LayerSpec {
-                    id: 5,
-                    name: "Sky".into(),
-                    groups: String::new(),
-                    class: String::new(),
-                    visible: true,
-                    opacity: 1.0,
-                    offset: (0.0, 0.0),
                     parallax: (0.1, 0.1),
-                    tint: [255; 4],
-                    cell_size: (16, 16),
-                    data: LayerData::Image {
-                        image: "images/sky.png".into(),
-                        repeat: (true, false),
-                    },
-                    properties: vec![],
+                    ..LayerSpec::new(
+                        5,
+                        "Sky",
+                        (16, 16),
+                        LayerData::Image {
+                            image: "images/sky.png".into(),
+                            repeat: (true, false),
+                        },
+                    )
                 },
-                LayerSpec {
-                    id: 6,
-                    name: "Walls".into(),
-                    groups: String::new(),
-                    class: String::new(),
-                    visible: true,
-                    opacity: 1.0,
-                    offset: (0.0, 0.0),
-                    parallax: (1.0, 1.0),
-                    tint: [255; 4],
-                    cell_size: (8, 8),
-                    data: LayerData::Placed(vec![
+                LayerSpec::new(
+                    6,
+                    "Walls",
+                    (8, 8),
+                    LayerData::Placed(vec![
                         PlacedTile {
                             x: 0,
                             y: 0,
@@ -1620,26 +1657,17 @@ pub(crate) mod tests {
                             opacity: 0.5,
                         },
                     ]),
-                    properties: vec![],
-                },
-                LayerSpec {
-                    id: 7,
-                    name: "Collisions".into(),
-                    groups: String::new(),
-                    class: String::new(),
-                    visible: true,
-                    opacity: 1.0,
-                    offset: (0.0, 0.0),
-                    parallax: (1.0, 1.0),
-                    tint: [255; 4],
-                    cell_size: (8, 8),
-                    data: LayerData::Values {
+                ),
+                LayerSpec::new(
+                    7,
+                    "Collisions",
+                    (8, 8),
+                    LayerData::Values {
                         origin: (0, 0),
                         size: (2, 2),
                         values: vec![1, 0, 0, 3],
                     },
-                    properties: vec![],
-                },
+                ),
             ],
         }
     }
@@ -1671,6 +1699,11 @@ pub(crate) mod tests {
             Some(false)
         );
         assert!(terrain.tile(0).is_none());
+        let bubble = water.objects().next().expect("a collision shape");
+        assert_eq!(
+            (bubble.name(), bubble.shape(), bubble.size()),
+            ("bubble", Shape::Ellipse, (8.0, 4.0))
+        );
 
         let ground = map.layer("Ground").expect("layer");
         assert_eq!(ground.kind(), LayerKind::Tiles);
@@ -1784,6 +1817,7 @@ pub(crate) mod tests {
                     for t in map.tilesets() {
                         let _ = (t.name(), t.image(), t.tile_rect(3), t.properties().count());
                         for tile in t.tiles() {
+                            let _ = tile.objects().map(|o| o.points().count()).sum::<usize>();
                             let _ = (
                                 tile.image(),
                                 tile.animation().count(),

@@ -265,20 +265,7 @@ fn level_map(
     let project = ctx.asset().clone();
     let (w, h) = (uint(level, "pxWid", at)?, uint(level, "pxHei", at)?);
     let mut layers = Vec::new();
-    let layer = |name: &str, id: u32, cell: u32, data: LayerData| LayerSpec {
-        id,
-        name: name.to_owned(),
-        groups: String::new(),
-        class: String::new(),
-        visible: true,
-        opacity: 1.0,
-        offset: (0.0, 0.0),
-        parallax: (1.0, 1.0),
-        tint: [255; 4],
-        cell_size: (cell, cell),
-        data,
-        properties: Vec::new(),
-    };
+    let layer = |name: &str, id: u32, cell: u32, data| LayerSpec::new(id, name, (cell, cell), data);
     if let Some(bg) = level
         .get("bgRelPath")
         .and_then(Value::as_str)

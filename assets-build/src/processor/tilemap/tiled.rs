@@ -389,6 +389,13 @@ impl<'f, 'c> Map<'f, 'c> {
                     whole(frame, "duration", 0, &at)?,
                 ));
             }
+            // Its collision shapes, drawn in Tiled's tile collision editor.
+            let mut objects = Vec::new();
+            let shapes = tile.get("objectgroup").unwrap_or(&Value::Null);
+            for (k, object) in array(shapes, "objects").iter().enumerate() {
+                let at = here(&child(&at, &format!("objectgroup.objects[{k}]")), object);
+                objects.push(self.object(object, &at)?);
+            }
             let spec = TileSpec {
                 id: whole(tile, "id", 0, &at)?,
                 image,
@@ -399,6 +406,7 @@ impl<'f, 'c> Map<'f, 'c> {
                 class: class_or_type(tile),
                 animation,
                 properties: properties(tile, &at)?,
+                objects,
             };
             if spec
                 != (TileSpec {
@@ -798,6 +806,9 @@ pub(super) fn xml_to_json(node: roxmltree::Node<'_, '_>) -> Result<Value, String
                 out.insert("tileoffset".into(), xml_to_json(c)?);
             }
             ("tileset", "tile") => push(&mut out, "tiles", xml_to_json(c)?),
+            ("tile", "objectgroup") => {
+                out.insert("objectgroup".into(), xml_to_json(c)?);
+            }
             ("tile", "animation") => {
                 let frames = c.children().filter(|f| f.has_tag_name("frame"));
                 let frames: Result<Vec<Value>, String> = frames.map(xml_to_json).collect();
