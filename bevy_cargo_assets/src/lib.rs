@@ -23,7 +23,8 @@
 //! - [`texture`]: [`ParcelTextureLoader`], GPU-format `Image`s (BC, ETC2,
 //!   ASTC) with their mips from the parcel's KTX2 textures.
 //! - [`tilemap`]: [`ParcelTileMapLoader`], [`ParcelTileMap`] assets from
-//!   the parcel's Tiled maps, their images loaded as dependencies.
+//!   the parcel's Tiled maps, their images loaded as dependencies;
+//!   [`ParcelLdtkLoader`], an LDtk project's levels as its labelled maps.
 //! - [`ids`]: [`ParcelAssets`], handles from `include_parcel!`'s typed
 //!   constants.
 //! - [`reload`]: [`ReloadWatcher`], hot reload from `cargo assets watch`.
@@ -52,7 +53,7 @@ pub use image::{ParcelImageLoader, ParcelImageSettings};
 pub use reload::ReloadWatcher;
 pub use source::{OpenError, ParcelReader, Parcels};
 pub use texture::{ParcelTextureLoader, ParcelTextureSettings};
-pub use tilemap::{ParcelTileMap, ParcelTileMapLoader};
+pub use tilemap::{ParcelLdtkLoader, ParcelLdtkProject, ParcelTileMap, ParcelTileMapLoader};
 
 /// Serves parcels to Bevy's asset server: as the default asset source (a
 /// drop-in for loose files) or as a named one. Add it before `AssetPlugin`
@@ -149,9 +150,11 @@ impl Plugin for CargoAssetsPlugin {
             app.init_asset::<bevy_image::TextureAtlasLayout>();
         }
         app.init_resource::<PageLayouts>();
-        app.init_asset::<ParcelTileMap>();
+        app.init_asset::<ParcelTileMap>()
+            .init_asset::<ParcelLdtkProject>();
         app.register_asset_loader(ParcelImageLoader)
             .register_asset_loader(ParcelTextureLoader)
-            .register_asset_loader(ParcelTileMapLoader);
+            .register_asset_loader(ParcelTileMapLoader)
+            .register_asset_loader(ParcelLdtkLoader::new(self.parcels.clone()));
     }
 }

@@ -122,6 +122,27 @@ impl Parcels {
             .flatten()
     }
 
+    /// The `tilemap` resources named `<project>#<label>` (an LDtk project's
+    /// levels), in the first parcel that holds any: each label and its
+    /// bytes.
+    pub(crate) fn levels_of(&self, project: &str) -> Vec<(String, Vec<u8>)> {
+        let prefix = format!("{project}#");
+        let held = self.read();
+        for h in held.iter() {
+            let levels: Vec<(String, Vec<u8>)> = (h.parcel().iter())
+                .filter(|r| r.kind == "tilemap")
+                .filter_map(|r| {
+                    let label = r.name.strip_prefix(&prefix)?;
+                    Some((label.to_owned(), r.bytes().ok()?.into_owned()))
+                })
+                .collect();
+            if !levels.is_empty() {
+                return levels;
+            }
+        }
+        Vec::new()
+    }
+
     /// Where sprite `id` lies on its page, with every sprite of that page
     /// (for one `TextureAtlasLayout` a page): `None` if no parcel holds such
     /// a sprite. A sprite the atlas turned a quarter (`rotate = true`) has
@@ -193,6 +214,9 @@ impl Parcels {
             "sprite" => Served::Image(cut_sprite(&parcel, resource.id)?),
             "texture" => Served::Texture(resource.bytes().ok()?.into_owned()),
             "tilemap" => Served::TileMap(resource.bytes().ok()?.into_owned()),
+            "text" if name.ends_with(".ldtk") && has_levels(&parcel, name) => {
+                Served::LdtkProject(resource.bytes().ok()?.into_owned())
+            }
             // The sound file as authored, for Bevy's audio loader (by its
             // extension), without the header the parcel adds.
             "audio" => Served::Bytes(resource.audio()?.data.to_vec()),
@@ -402,6 +426,9 @@ enum Served {
     /// A `tilemap` resource, for
     /// [`ParcelTileMapLoader`](crate::ParcelTileMapLoader).
     TileMap(Vec<u8>),
+    /// An LDtk project whose levels the parcel holds, for
+    /// [`ParcelLdtkLoader`](crate::ParcelLdtkLoader).
+    LdtkProject(Vec<u8>),
     /// Bytes for Bevy's loader of the extension.
     Bytes(Vec<u8>),
 }
@@ -457,8 +484,15 @@ impl ParcelReader {
     }
 }
 
+/// Whether the parcel holds levels of the LDtk project `name`
+/// (`tilemap` resources `<name>#<level>`).
+fn has_levels(parcel: &Patched<'_>, name: &str) -> bool {
+    let prefix = format!("{name}#");
+    (parcel.iter()).any(|r| r.kind == "tilemap" && r.name.starts_with(&prefix))
+}
+
 /// A path as a resource name: `/`-separated, relative.
-fn name_of(path: &Path) -> String {
+pub(crate) fn name_of(path: &Path) -> String {
     let name = path.to_string_lossy().replace('\\', "/");
     name.trim_start_matches("./")
         .trim_end_matches('/')
@@ -476,6 +510,7 @@ impl AssetReader for ParcelReader {
                 Served::Image(bytes)
                 | Served::Texture(bytes)
                 | Served::TileMap(bytes)
+                | Served::LdtkProject(bytes)
                 | Served::Bytes(bytes),
             ) => Ok(VecReader::new(bytes)),
             None => Err(not_found(path)),
@@ -490,6 +525,7 @@ impl AssetReader for ParcelReader {
             Some(Served::Image(_)) => Ok(VecReader::new(ParcelImageLoader::meta())),
             Some(Served::Texture(_)) => Ok(VecReader::new(crate::ParcelTextureLoader::meta())),
             Some(Served::TileMap(_)) => Ok(VecReader::new(crate::ParcelTileMapLoader::meta())),
+            Some(Served::LdtkProject(_)) => Ok(VecReader::new(crate::ParcelLdtkLoader::meta())),
             // Bevy's loader for the extension, with its default settings.
             Some(Served::Bytes(_)) | None => Err(not_found(path)),
         }

@@ -10,8 +10,19 @@
 //! names. A game that reads maps with a Tiled plugin of its own
 //! (`bevy_ecs_tiled`) keeps them as text instead (`output = "text"` on the
 //! rule), and its plugin reads them from the parcel as from files.
+//!
+//! An LDtk project's levels are resources `World.ldtk#Level_0`, which is
+//! what Bevy's asset paths call the sub-asset `Level_0` of `World.ldtk`. So
+//! [`ParcelLdtkLoader`] loads a project that has levels in the parcel as a
+//! [`ParcelLdtkProject`], each level one of its labelled [`ParcelTileMap`]s:
+//! `asset_server.load::<ParcelTileMap>("World.ldtk#Level_0")` works as it
+//! does for a glTF file's scenes. (A project kept as text, `output =
+//! "text"`, has no levels and goes to Bevy's loader for `.ldtk`, a plugin's
+//! such as `bevy_ecs_ldtk`.)
 
 use assets_runtime::TileMap;
+
+use crate::Parcels;
 use bevy_asset::io::Reader;
 use bevy_asset::meta::{AssetAction, AssetMeta, AssetMetaDyn};
 use bevy_asset::{Asset, AssetLoader, AssetPath, Handle, LoadContext};
@@ -92,6 +103,23 @@ fn image_names(map: &TileMap<'_>) -> Vec<String> {
     names
 }
 
+/// A parcel tile map's bytes as a [`ParcelTileMap`], each image it names
+/// loaded as a dependency through `load_context`.
+fn tile_map(
+    bytes: Vec<u8>,
+    load_context: &mut LoadContext<'_>,
+) -> Result<ParcelTileMap, ParcelTileMapError> {
+    let map = TileMap::parse(bytes).ok_or(ParcelTileMapError::Malformed)?;
+    let names = image_names(&map);
+    // From the source the map came from (the default, or the name the
+    // plugin serves its parcels as).
+    let source = load_context.path().source().clone_owned();
+    let images = (names.iter())
+        .map(|name| load_context.load(AssetPath::from(name.clone()).with_source(source.clone())))
+        .collect();
+    Ok(ParcelTileMap { images, names, map })
+}
+
 impl AssetLoader for ParcelTileMapLoader {
     type Asset = ParcelTileMap;
     type Settings = ();
@@ -105,16 +133,73 @@ impl AssetLoader for ParcelTileMapLoader {
     ) -> Result<ParcelTileMap, ParcelTileMapError> {
         let mut bytes = Vec::new();
         reader.read_to_end(&mut bytes).await?;
-        let map = TileMap::parse(bytes).ok_or(ParcelTileMapError::Malformed)?;
-        let names = image_names(&map);
-        // From the source the map came from (the default, or the name the
-        // plugin serves its parcels as).
-        let source = load_context.path().source().clone_owned();
-        let images = (names.iter())
-            .map(|name| {
-                load_context.load(AssetPath::from(name.clone()).with_source(source.clone()))
-            })
-            .collect();
-        Ok(ParcelTileMap { images, names, map })
+        tile_map(bytes, load_context)
+    }
+}
+
+/// An LDtk project from a parcel: its JSON as written, and its levels as
+/// labelled [`ParcelTileMap`]s (`World.ldtk#Level_0`).
+#[derive(Asset, TypePath, Debug)]
+pub struct ParcelLdtkProject {
+    /// The project file as LDtk wrote it.
+    pub json: String,
+    /// Each level's map, labelled by its identifier.
+    #[dependency]
+    pub levels: Vec<Handle<ParcelTileMap>>,
+    /// The levels' identifiers, beside [`ParcelLdtkProject::levels`].
+    pub identifiers: Vec<String>,
+}
+
+/// Loads an LDtk project that has levels in the parcels served, as a
+/// [`ParcelLdtkProject`] with each level a labelled [`ParcelTileMap`].
+#[derive(Clone, TypePath)]
+pub struct ParcelLdtkLoader {
+    parcels: Parcels,
+}
+
+impl ParcelLdtkLoader {
+    /// A loader reading levels from `parcels` (the plugin's).
+    pub fn new(parcels: Parcels) -> ParcelLdtkLoader {
+        ParcelLdtkLoader { parcels }
+    }
+
+    /// The meta that names this loader.
+    pub fn meta() -> Vec<u8> {
+        let action = AssetAction::Load {
+            loader: ParcelLdtkLoader::type_path().to_owned(),
+            settings: (),
+        };
+        AssetMetaDyn::serialize(&AssetMeta::<ParcelLdtkLoader, ()>::new(action))
+    }
+}
+
+impl AssetLoader for ParcelLdtkLoader {
+    type Asset = ParcelLdtkProject;
+    type Settings = ();
+    type Error = ParcelTileMapError;
+
+    async fn load(
+        &self,
+        reader: &mut dyn Reader,
+        _: &(),
+        load_context: &mut LoadContext<'_>,
+    ) -> Result<ParcelLdtkProject, ParcelTileMapError> {
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes).await?;
+        let json = String::from_utf8(bytes).map_err(|_| ParcelTileMapError::Malformed)?;
+        let project = crate::source::name_of(load_context.path().path());
+        let (mut levels, mut identifiers) = (Vec::new(), Vec::new());
+        for (label, bytes) in self.parcels.levels_of(&project) {
+            let mut level = load_context.begin_labeled_asset();
+            let map = tile_map(bytes, &mut level)?;
+            let loaded = level.finish(map);
+            levels.push(load_context.add_loaded_labeled_asset(label.clone(), loaded));
+            identifiers.push(label);
+        }
+        Ok(ParcelLdtkProject {
+            json,
+            levels,
+            identifiers,
+        })
     }
 }

@@ -642,19 +642,7 @@ fn a_tiled_map_loads_with_the_images_it_draws_with() {
         .world()
         .resource::<AssetServer>()
         .load("maps/Meadow.tmx");
-    for _ in 0..2000 {
-        app.update();
-        let server = app.world().resource::<AssetServer>();
-        if server.is_loaded_with_dependencies(handle.id()) {
-            break;
-        }
-        assert!(
-            !matches!(server.load_state(handle.id()), LoadState::Failed(_)),
-            "{:?}",
-            server.load_state(handle.id())
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    loaded_with_dependencies(&mut app, handle.id().untyped());
     let maps = app.world().resource::<Assets<ParcelTileMap>>();
     let loaded = maps.get(&handle).expect("the map, with its dependencies");
     let map = loaded.map();
@@ -679,7 +667,7 @@ fn a_tiled_map_loads_with_the_images_it_draws_with() {
 }
 
 #[test]
-fn an_ldtk_level_is_read_through_the_parcels_resource() {
+fn an_ldtk_level_loads_as_a_label_of_its_project_and_through_parcels() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::write(
@@ -718,4 +706,42 @@ fn an_ldtk_level_is_read_through_the_parcels_resource() {
         parcels.tilemap(ResourceId::of("World.ldtk")).is_none(),
         "the project is text"
     );
+
+    // Through the asset server: the level is a labelled asset of the
+    // project, as a glTF file's scenes are, with its tileset image.
+    let mut app = app(
+        Some(CargoAssetsPlugin::file(&parcel).unwrap()),
+        AssetPlugin::default(),
+    );
+    let handle: Handle<bevy_cargo_assets::ParcelTileMap> = app
+        .world()
+        .resource::<AssetServer>()
+        .load("World.ldtk#Level_0");
+    loaded_with_dependencies(&mut app, handle.id().untyped());
+    let maps = app
+        .world()
+        .resource::<Assets<bevy_cargo_assets::ParcelTileMap>>();
+    let loaded = maps.get(&handle).expect("the level");
+    let placed: Vec<u32> = (loaded.map().layer("Ground").unwrap().placed())
+        .map(|p| p.tile.gid())
+        .collect();
+    assert_eq!(placed, [2]);
+    let image = loaded.image("atlas/tiles.png").expect("its image").clone();
+    assert_eq!(pixels(&app, &image), source(root, "atlas/tiles.png"));
+}
+
+/// Updates `app` until the asset `id` and its dependencies are loaded,
+/// failing if it fails.
+fn loaded_with_dependencies(app: &mut App, id: bevy_asset::UntypedAssetId) {
+    for _ in 0..2000 {
+        app.update();
+        let server = app.world().resource::<AssetServer>();
+        if server.is_loaded_with_dependencies(id) {
+            return;
+        }
+        let state = server.load_state(id);
+        assert!(!matches!(state, LoadState::Failed(_)), "{state:?}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    panic!("{id:?} did not load");
 }
