@@ -15,7 +15,8 @@
 #   SVG tests; imagecodecs, whose BCn codec is bcdec, a BC6H decoder other
 #   than texture2ddecoder (whose BC6H decoding overflows on some modes), for
 #   the HDR texture tests; pytiled-parser, the Python Arcade project's Tiled
-#   map reader, for the tile map tests.
+#   map reader, for the tile map tests (and PyTMX, another, for
+#   bench/tilemaps.sh).
 # Without them those tests still check their outputs with readers of their
 # own (naga, the `gltf` crate, hand-written sheets), and say what was skipped.
 set -uo pipefail
@@ -58,8 +59,8 @@ npm_tool() {
 }
 
 python_tools() {
-    local venv="target/tools/venv" packages="cairosvg==2.9.1 imagecodecs==2026.3.6 numpy pytiled-parser==2.2.9"
-    local check="import cairosvg, imagecodecs, pytiled_parser, sys; from importlib.metadata import version; sys.exit(cairosvg.__version__ != '2.9.1' or imagecodecs.__version__ != '2026.3.6' or version('pytiled-parser') != '2.2.9')"
+    local venv="target/tools/venv" packages="cairosvg==2.9.1 imagecodecs==2026.3.6 numpy pytiled-parser==2.2.9 PyTMX==3.32"
+    local check="import cairosvg, imagecodecs, pytiled_parser, pytmx, sys; from importlib.metadata import version; sys.exit(cairosvg.__version__ != '2.9.1' or imagecodecs.__version__ != '2026.3.6' or version('pytiled-parser') != '2.2.9')"
     if "$venv/bin/python" -c "$check" >/dev/null 2>&1; then
         echo "CairoSVG, imagecodecs and pytiled-parser are installed in $venv"
         return 0

@@ -1,0 +1,92 @@
+//! Prints a parcel's tile map as JSON, for comparing with what other
+//! readers make of the map's source (`bench/tilemaps.sh`):
+//!
+//! ```sh
+//! cargo run -p assets-runtime --example tilemap_json -- PARCEL "maps/Level 1.tmx"
+//! ```
+//!
+//! The map's size and tile size, its tilesets (first gid, name, tile count,
+//! columns), and each layer in draw order: its name, kind, and its content
+//! (a grid layer's non-empty cells by `"x,y"`, a placed-tile layer's
+//! `[x, y, gid]`s, an object layer's `[id, name, x, y, gid]`s, an image
+//! layer's image).
+
+use std::process::ExitCode;
+
+use assets_runtime::tilemap::LayerKind;
+use assets_runtime::{ParcelBuf, ResourceId};
+use serde_json::{Map, Value, json};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [parcel, name] = args.as_slice() else {
+        eprintln!("usage: tilemap_json PARCEL RESOURCE_NAME");
+        return ExitCode::from(2);
+    };
+    let buf = match ParcelBuf::open(std::path::Path::new(parcel)) {
+        Ok(buf) => buf,
+        Err(e) => {
+            eprintln!("{parcel}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let map = match buf.parcel().tilemap(ResourceId::of_runtime(name)) {
+        Ok(map) => map,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let round = |v: f32| (f64::from(v) * 1000.0).round() / 1000.0;
+    let mut layers = Vec::new();
+    for layer in map.layers() {
+        let mut out = Map::new();
+        out.insert("name".into(), layer.name().into());
+        out.insert("groups".into(), layer.groups().into());
+        let (kind, content): (&str, Value) = match layer.kind() {
+            LayerKind::Tiles | LayerKind::Values => {
+                let (ox, oy) = layer.origin();
+                let w = layer.size().0.max(1) as usize;
+                let cells: Map<String, Value> = (layer.cells().enumerate())
+                    .filter(|(_, c)| c.0 != 0)
+                    .map(|(i, c)| {
+                        let (x, y) = (ox + (i % w) as i32, oy + (i / w) as i32);
+                        (format!("{x},{y}"), c.0.into())
+                    })
+                    .collect();
+                let kind = match layer.kind() {
+                    LayerKind::Tiles => "tiles",
+                    _ => "values",
+                };
+                (kind, Value::Object(cells))
+            }
+            LayerKind::Placed => {
+                let placed = layer.placed().map(|p| json!([p.x, p.y, p.tile.0]));
+                ("placed", placed.collect())
+            }
+            LayerKind::Objects => {
+                let objects = layer.objects().map(|o| {
+                    let (x, y) = o.position();
+                    json!([o.id(), o.name(), round(x), round(y), o.tile().0])
+                });
+                ("objects", objects.collect())
+            }
+            LayerKind::Image => ("image", layer.image().into()),
+        };
+        out.insert("kind".into(), kind.into());
+        out.insert("content".into(), content);
+        layers.push(Value::Object(out));
+    }
+    let tilesets: Vec<Value> = (map.tilesets())
+        .map(|t| json!([t.first_gid(), t.name(), t.tile_count(), t.columns()]))
+        .collect();
+    let (size, tile_size) = (map.size(), map.tile_size());
+    let doc = json!({
+        "size": [size.0, size.1],
+        "tile_size": [tile_size.0, tile_size.1],
+        "tilesets": tilesets,
+        "layers": layers,
+    });
+    println!("{doc}");
+    ExitCode::SUCCESS
+}
