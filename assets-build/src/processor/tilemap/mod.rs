@@ -14,9 +14,11 @@
 //! for a game or engine plugin that reads maps with its own library (the
 //! `tiled` crate, `bevy_ecs_tiled`): the map and every file it names are
 //! then held by the parcel under the paths the map wrote. Tilesets,
-//! templates and LDtk files are always `text` (a tileset is also built into
-//! each map that uses it; LDtk's JSON is itself the format LDtk's loaders
-//! read).
+//! templates and LDtk level files are always `text` (a tileset is also
+//! built into each map that uses it, a level file into its project's
+//! level). An LDtk project is kept as text too, for LDtk's own loaders, and
+//! each of its levels is also a `tilemap` resource, `World.ldtk#Level_0`
+//! (the conversion: [`ldtk`]); `output = "text"` leaves the levels out.
 //!
 //! **What is checked, either way.** A map is rarely one file: a Tiled map
 //! names its tilesets (`.tsx`), which name their images, and its object
@@ -58,7 +60,7 @@ pub struct Tilemap;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct TilemapSettings {
-    /// `"tilemap"` (a Tiled map's default) or `"text"`.
+    /// `"tilemap"` (the default) or `"text"`.
     #[serde(default)]
     output: Option<Output>,
 }
