@@ -35,12 +35,8 @@ use assets_runtime::tilemap::{
 };
 use serde_json::Value;
 
-use super::tiled::named_image;
+use super::tiled::{fail, named_image};
 use crate::processor::{Context, ProcessError};
-
-fn fail(at: &str, message: impl std::fmt::Display) -> ProcessError {
-    ProcessError::msg(format!("{at}: {message}"))
-}
 
 fn text<'v>(value: &'v Value, key: &str) -> &'v str {
     value.get(key).and_then(Value::as_str).unwrap_or("")

@@ -25,6 +25,7 @@
 //!   visibility, parallax and tint combined in;
 //! - an object made from a template (`.tx`) gets the template's fields and
 //!   properties under its own, its tile's gid moved to the map's tileset;
+//! - a tile's collision shapes (its `objectgroup`) become its objects;
 //! - class properties become JSON text; Tiled's older `type` of objects and
 //!   tiles reads as their class.
 
@@ -72,12 +73,12 @@ fn read_image_size(ctx: &mut Context<'_>, asset: &str) -> Result<(u32, u32), Pro
 }
 
 /// A failure at a place in the file.
-fn fail(at: &str, message: impl std::fmt::Display) -> ProcessError {
+pub(super) fn fail(at: &str, message: impl std::fmt::Display) -> ProcessError {
     ProcessError::msg(format!("{at}: {message}"))
 }
 
-/// The JSON path `at` extended by `key`, and the object's line if it came
-/// from XML.
+/// Where `value` is, for an error: its line if it came from XML, else its
+/// JSON path `at`.
 fn here(at: &str, value: &Value) -> String {
     match value.get("@line").and_then(Value::as_u64) {
         Some(line) => format!("line {line}"),
