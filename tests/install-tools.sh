@@ -60,17 +60,17 @@ npm_tool() {
 
 python_tools() {
     local venv="target/tools/venv" packages="cairosvg==2.9.1 imagecodecs==2026.3.6 numpy pytiled-parser==2.2.9 PyTMX==3.32"
-    local check="import cairosvg, imagecodecs, pytiled_parser, pytmx, sys; from importlib.metadata import version; sys.exit(cairosvg.__version__ != '2.9.1' or imagecodecs.__version__ != '2026.3.6' or version('pytiled-parser') != '2.2.9')"
+    local check="import cairosvg, imagecodecs, pytiled_parser, pytmx, sys; from importlib.metadata import version; sys.exit(cairosvg.__version__ != '2.9.1' or imagecodecs.__version__ != '2026.3.6' or version('pytiled-parser') != '2.2.9' or version('PyTMX') != '3.32')"
     if "$venv/bin/python" -c "$check" >/dev/null 2>&1; then
-        echo "CairoSVG, imagecodecs and pytiled-parser are installed in $venv"
+        echo "CairoSVG, imagecodecs, pytiled-parser and PyTMX are installed in $venv"
         return 0
     fi
     if { [ -x "$venv/bin/pip" ] || python3 -m venv "$venv" >/dev/null 2>&1; } \
         && "$venv/bin/pip" install --quiet $packages >/dev/null 2>&1 \
         && "$venv/bin/python" -c "$check" >/dev/null 2>&1; then
-        echo "CairoSVG, imagecodecs and pytiled-parser installed in $venv"
+        echo "CairoSVG, imagecodecs, pytiled-parser and PyTMX installed in $venv"
     else
-        echo "could not install CairoSVG, imagecodecs and pytiled-parser (python3-venv and the cairo library needed): the SVG, HDR and tile map tests skip their comparisons" >&2
+        echo "could not install CairoSVG, imagecodecs, pytiled-parser and PyTMX (python3-venv and the cairo library needed): the SVG, HDR and tile map tests skip their comparisons" >&2
         return 1
     fi
 }
