@@ -35,12 +35,8 @@ use assets_runtime::tilemap::{
 };
 use serde_json::Value;
 
-use super::tiled::{fail, named_image};
+use super::tiled::{array, fail, named_image, text};
 use crate::processor::{Context, ProcessError};
-
-fn text<'v>(value: &'v Value, key: &str) -> &'v str {
-    value.get(key).and_then(Value::as_str).unwrap_or("")
-}
 
 fn int(value: &Value, key: &str) -> i64 {
     value.get(key).and_then(Value::as_i64).unwrap_or(0)
@@ -56,13 +52,6 @@ fn float(value: &Value, key: &str, default: f32) -> f32 {
         .get(key)
         .and_then(Value::as_f64)
         .map_or(default, |v| v as f32)
-}
-
-fn array<'v>(value: &'v Value, key: &str) -> &'v [Value] {
-    value
-        .get(key)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
 }
 
 /// A pair `[x, y]` of numbers.
@@ -117,27 +106,25 @@ fn property(name: &str, kind: PropertyType, value: impl ToString) -> PropertySpe
     }
 }
 
-/// A tileset of the project, as the levels' tiles count in it.
+/// A tileset of the project: the uid its layers and entities name it by,
+/// and what every level's map holds of it.
 struct Tileset {
     uid: i64,
-    first_gid: u32,
-    columns: u32,
-    grid: u32,
-    spacing: u32,
-    padding: u32,
+    spec: TilesetSpec,
 }
 
 impl Tileset {
     /// The gid of the tile whose top-left corner is at `(x, y)` in the
     /// image, if that is a tile's corner.
     fn gid_at(&self, x: i64, y: i64) -> Option<u32> {
-        let step = i64::from(self.grid + self.spacing);
-        let (x, y) = (x - i64::from(self.padding), y - i64::from(self.padding));
+        let s = &self.spec;
+        let step = i64::from(s.tile_size.0 + s.spacing);
+        let (x, y) = (x - i64::from(s.margin), y - i64::from(s.margin));
         if step == 0 || x < 0 || y < 0 || x % step != 0 || y % step != 0 {
             return None;
         }
-        let local = u32::try_from(y / step * i64::from(self.columns) + x / step).ok()?;
-        self.first_gid.checked_add(local)
+        let local = u32::try_from(y / step * i64::from(s.columns) + x / step).ok()?;
+        s.first_gid.checked_add(local)
     }
 }
 
@@ -153,7 +140,6 @@ pub(super) fn levels(
         g => u32::try_from(g).map_err(|_| fail("defaultGridSize", "is not a size"))?,
     };
     let mut tilesets = Vec::new();
-    let mut specs = Vec::new();
     let mut next_gid = 1u32;
     for (i, ts) in array(doc.pointer("/defs").unwrap_or(&Value::Null), "tilesets")
         .iter()
@@ -172,14 +158,7 @@ pub(super) fn levels(
         let tile_count = columns
             .checked_mul(rows)
             .ok_or_else(|| fail(&at, "has too many tiles"))?;
-        let tileset = Tileset {
-            uid: int(ts, "uid"),
-            first_gid: next_gid,
-            columns,
-            grid: uint(ts, "tileGridSize", &at)?,
-            spacing: uint(ts, "spacing", &at)?,
-            padding: uint(ts, "padding", &at)?,
-        };
+        let grid = uint(ts, "tileGridSize", &at)?;
         let mut tiles: Vec<TileSpec> = (array(ts, "customData").iter())
             .filter_map(|c| {
                 Some(TileSpec {
@@ -190,27 +169,30 @@ pub(super) fn levels(
             })
             .collect();
         tiles.sort_by_key(|t| t.id);
-        specs.push(TilesetSpec {
+        let spec = TilesetSpec {
             first_gid: next_gid,
             name: text(ts, "identifier").to_owned(),
             tile_count,
             columns,
-            tile_size: (tileset.grid, tileset.grid),
-            spacing: tileset.spacing,
-            margin: tileset.padding,
+            tile_size: (grid, grid),
+            spacing: uint(ts, "spacing", &at)?,
+            margin: uint(ts, "padding", &at)?,
             offset: (0, 0),
             image,
             image_size: (uint(ts, "pxWid", &at)?, uint(ts, "pxHei", &at)?),
             tiles,
             properties: Vec::new(),
-        });
+        };
         next_gid = next_gid.checked_add(tile_count.max(1)).ok_or_else(|| {
             fail(
                 &at,
                 "the project's tilesets have more tiles than gids can count",
             )
         })?;
-        tilesets.push(tileset);
+        tilesets.push(Tileset {
+            uid: int(ts, "uid"),
+            spec,
+        });
     }
 
     let mut out = Vec::new();
@@ -244,7 +226,7 @@ pub(super) fn levels(
         }
         out.push((
             identifier.to_owned(),
-            level_map(ctx, level, &at, grid, &tilesets, &specs)?,
+            level_map(ctx, level, &at, grid, &tilesets)?,
         ));
     }
     Ok(out)
@@ -256,7 +238,6 @@ fn level_map(
     at: &str,
     grid: u32,
     tilesets: &[Tileset],
-    specs: &[TilesetSpec],
 ) -> Result<TileMapSpec, ProcessError> {
     let project = ctx.asset().clone();
     let (w, h) = (uint(level, "pxWid", at)?, uint(level, "pxHei", at)?);
@@ -337,10 +318,7 @@ fn level_map(
                         "its tiles are from a tileset the project does not define with an image",
                     )
                 })?;
-            let count = specs
-                .iter()
-                .find(|s| s.first_gid == tileset.first_gid)
-                .map_or(0, |s| s.tile_count);
+            let count = tileset.spec.tile_count;
             let mut placed = Vec::with_capacity(tiles.len());
             for t in tiles {
                 let local = u32::try_from(int(t, "t"))
@@ -362,7 +340,7 @@ fn level_map(
                 placed.push(PlacedTile {
                     x: x as i32,
                     y: y as i32,
-                    tile: Cell((tileset.first_gid + local) | flips),
+                    tile: Cell((tileset.spec.first_gid + local) | flips),
                     opacity: float(t, "a", 1.0),
                 });
             }
@@ -379,8 +357,8 @@ fn level_map(
                 let gid = tile
                     .and_then(|t| {
                         let tileset = tilesets.iter().find(|s| s.uid == int(t, "tilesetUid"))?;
-                        let whole = int(t, "w") == i64::from(tileset.grid)
-                            && int(t, "h") == i64::from(tileset.grid);
+                        let grid = i64::from(tileset.spec.tile_size.0);
+                        let whole = int(t, "w") == grid && int(t, "h") == grid;
                         whole
                             .then(|| tileset.gid_at(int(t, "x"), int(t, "y")))
                             .flatten()
@@ -437,7 +415,7 @@ fn level_map(
         background,
         class: String::new(),
         properties,
-        tilesets: specs.to_vec(),
+        tilesets: tilesets.iter().map(|t| t.spec.clone()).collect(),
         layers,
     })
 }

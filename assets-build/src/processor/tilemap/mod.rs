@@ -117,14 +117,18 @@ impl Processor for Tilemap {
             }
             _ => {}
         }
-        let named = match ext.as_deref() {
-            Some("tmx") => tiled_xml(text, "map")?,
-            Some("tsx") => tiled_xml(text, "tileset")?,
-            Some("tx") => tiled_xml(text, "template")?,
-            Some("tmj") => tiled_json(text, "map")?,
-            Some("tsj") => tiled_json(text, "tileset")?,
-            Some("ldtk") => ldtk(text, true)?,
-            Some("ldtkl") => ldtk(text, false)?,
+        // An LDtk project is parsed once, for its checks and its levels.
+        let ldtk_doc = (matches!(ext.as_deref(), Some("ldtk" | "ldtkl")))
+            .then(|| parse_json(text))
+            .transpose()?;
+        let named = match (ext.as_deref(), &ldtk_doc) {
+            (Some("tmx"), _) => tiled_xml(text, "map")?,
+            (Some("tsx"), _) => tiled_xml(text, "tileset")?,
+            (Some("tx"), _) => tiled_xml(text, "template")?,
+            (Some("tmj"), _) => tiled_json(text, "map")?,
+            (Some("tsj"), _) => tiled_json(text, "tileset")?,
+            (Some("ldtk"), Some(doc)) => ldtk(doc, true)?,
+            (Some("ldtkl"), Some(doc)) => ldtk(doc, false)?,
             _ => {
                 return Err(ProcessError::msg(
                     "is not a map this processor reads: Tiled `.tmx`, `.tsx`, `.tx`, `.tmj`, `.tsj`, or LDtk `.ldtk`, `.ldtkl`",
@@ -135,9 +139,8 @@ impl Processor for Tilemap {
         for name in named {
             resolve(ctx, &asset, &name)?;
         }
-        if ext.as_deref() == Some("ldtk") && settings.output != Some(Output::Text) {
-            let doc: Value = serde_json::from_str(text)
-                .map_err(|e| ProcessError::msg(format!("is not valid JSON: {e}")))?;
+        let levels = ext.as_deref() == Some("ldtk") && settings.output != Some(Output::Text);
+        if let Some(doc) = ldtk_doc.filter(|_| levels) {
             for (level, map) in ldtk::levels(ctx, &doc)? {
                 ctx.emit_labeled(&level, KIND_TILEMAP, map.encode())?;
             }
@@ -201,8 +204,7 @@ fn root_is(doc: &roxmltree::Document<'_>, root: &str) -> Result<(), ProcessError
 
 /// A Tiled JSON file whose `type` must be `kind`.
 fn tiled_json_doc(text: &str, kind: &str) -> Result<Value, ProcessError> {
-    let doc: Value = serde_json::from_str(text)
-        .map_err(|e| ProcessError::msg(format!("is not valid JSON: {e}")))?;
+    let doc = parse_json(text)?;
     match doc.get("type").and_then(Value::as_str) {
         Some(found) if found == kind => Ok(doc),
         found => Err(ProcessError::msg(format!(
@@ -210,6 +212,10 @@ fn tiled_json_doc(text: &str, kind: &str) -> Result<Value, ProcessError> {
             found.map_or("missing".to_owned(), |t| format!("\"{t}\""))
         ))),
     }
+}
+
+fn parse_json(text: &str) -> Result<Value, ProcessError> {
+    serde_json::from_str(text).map_err(|e| ProcessError::msg(format!("is not valid JSON: {e}")))
 }
 
 /// A file a map names: what it is, the path as written, and where.
@@ -312,9 +318,7 @@ fn walk_json(value: &Value, at: String, named: &mut Vec<Named>) {
 /// The files an LDtk project (or, `project` false, a level file) names:
 /// tileset images (`defs.tilesets[].relPath`), level files
 /// (`levels[].externalRelPath`) and level backgrounds (`bgRelPath`).
-fn ldtk(text: &str, project: bool) -> Result<Vec<Named>, ProcessError> {
-    let doc: Value = serde_json::from_str(text)
-        .map_err(|e| ProcessError::msg(format!("is not valid JSON: {e}")))?;
+fn ldtk(doc: &Value, project: bool) -> Result<Vec<Named>, ProcessError> {
     if project && doc.get("jsonVersion").and_then(Value::as_str).is_none() {
         return Err(ProcessError::msg(
             "is not an LDtk project: it has no `jsonVersion`",
@@ -340,7 +344,7 @@ fn ldtk(text: &str, project: bool) -> Result<Vec<Named>, ProcessError> {
             .map(|(i, l)| (format!("levels[{i}]"), l))
             .collect(),
         // A level file is one level.
-        None if !project => vec![(String::new(), &doc)],
+        None if !project => vec![(String::new(), doc)],
         None => Vec::new(),
     };
     for (at, level) in levels {
@@ -425,6 +429,7 @@ mod tests {
 
         let project = r#"{"jsonVersion":"1.5.3","defs":{"tilesets":[{"relPath":"atlas/Cavernas.png"},{"relPath":null}]},
             "levels":[{"identifier":"Level_0","externalRelPath":"World/Level_0.ldtkl","bgRelPath":null}]}"#;
+        let ldtk = |text: &str, project| ldtk(&parse_json(text).unwrap(), project);
         let named = ldtk(project, true).unwrap();
         let found: Vec<(&str, &str)> = named.iter().map(|n| (n.what, n.path.as_str())).collect();
         assert_eq!(

@@ -136,7 +136,8 @@ fn whole<T: TryFrom<i64>>(
     T::try_from(n as i64).map_err(|_| fail(at, format!("`{key}` is {n}, out of range")))
 }
 
-fn text<'v>(value: &'v Value, key: &str) -> &'v str {
+/// The string at `key` (`""` when absent or not a string).
+pub(super) fn text<'v>(value: &'v Value, key: &str) -> &'v str {
     value.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
@@ -161,7 +162,8 @@ fn color(value: &Value, key: &str, at: &str) -> Result<Option<[u8; 4]>, ProcessE
     }
 }
 
-fn array<'v>(value: &'v Value, key: &str) -> &'v [Value] {
+/// The array at `key` (empty when absent or not an array).
+pub(super) fn array<'v>(value: &'v Value, key: &str) -> &'v [Value] {
     value
         .get(key)
         .and_then(Value::as_array)
