@@ -8,10 +8,14 @@
 //! The text: a header line, `#parcel <compression> <table checksum>`, then
 //! one line per resource, `<content> <name>` (the name escaped with
 //! [`assets_runtime::line_escape`]). A content is a blob hash, `<hash>` when
-//! the resource is the whole blob, or `<hash>:<start>:<len>` for a slice of
-//! one (a sprite's frame, cut from its atlas's table); either may go on
-//! with `+<hash>`, the sprite's own pixels, which the frame does not show,
-//! and end in `@<compression>` when the resource's rule chose its own.
+//! the resource is the whole blob, or `frame:<hash>` for a sprite's frame
+//! (cut from its atlas's table; the hash is of the frame's own bytes, so a
+//! frame another sprite's edit did not move keeps its content); either may
+//! go on with `+<hash>`, the sprite's own pixels, which the frame does not
+//! show, and end in `@<compression>` when the resource's rule chose its own.
+//! (Written before 2026-11-28, a frame was `<table hash>:<start>:<len>`:
+//! such a line is a content like any other, which a frame now never
+//! equals, so a parcel written then is written again once.)
 //!
 //! The table checksum ties the lines to the parcel they describe: a build
 //! killed between writing the parcel and its `.sums` leaves lines that name
@@ -31,6 +35,9 @@ use crate::hash::ContentHash;
 
 /// The start of the header line.
 const HEADER: &str = "#parcel ";
+
+/// The start of a frame's content, before the hash of its bytes.
+pub(crate) const FRAME: &str = "frame:";
 
 /// The `.sums` text of a parcel written with `compression` whose table
 /// checksum is `table_checksum`, holding `resources` (content, name).
@@ -225,7 +232,7 @@ mod tests {
     fn a_written_text_reads_back_and_names_its_whole_blobs() {
         let (a, b) = (ContentHash::of(b"a"), ContentHash::of(b"b"));
         let whole = a.to_hex();
-        let slice = format!("{}:32:64+{}", b.to_hex(), a.to_hex());
+        let slice = format!("{FRAME}{}+{}", b.to_hex(), a.to_hex());
         let member = format!("{}+{}@none", b.to_hex(), a.to_hex());
         let text = write(
             "zstd",

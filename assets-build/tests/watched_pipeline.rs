@@ -502,6 +502,93 @@ fn a_patch_holds_only_the_page_that_changed() {
     }
 }
 
+/// Watched with patches, an atlas laid out in groups (many pages): a
+/// sprite redrawn at another size moves the sprites of its group only.
+/// The patch and the reload notice hold what a game sees differently, no
+/// more: the frames that moved, the sprite, the pages redrawn. (The
+/// frame table they are cut from changed as a whole; a frame's content
+/// is its own bytes, not its table's hash and a range.)
+#[test]
+fn a_resized_sprite_brings_only_the_frames_that_moved() {
+    let mut game = Game::with_patches(true);
+    game.watched.keep_state_in_memory();
+    game.settle = false;
+    let manifest = MANIFEST.replace(
+        "[package.metadata.assets.parcels]",
+        "[package.metadata.assets.atlases.main]\nmax-size = 40\n\n[package.metadata.assets.parcels]",
+    );
+    game.write("Cargo.toml", &manifest);
+    let sprites: Vec<PathBuf> = (0..256u32)
+        .map(|i| game.sprite(&format!("sprites/g/s{i:03}.png"), 8, 1 + (i % 13) as u8))
+        .collect();
+    game.build(Changes::Unknown);
+    let parcel = game
+        .dir
+        .path()
+        .join("target/assets/parcels/game/dev/main.parcel");
+    let bytes_of = |buf: &PatchedBuf| -> BTreeMap<String, Vec<u8>> {
+        (buf.parcel().iter())
+            .map(|r| (r.name.to_owned(), r.bytes().unwrap().into_owned()))
+            .collect()
+    };
+    let before = bytes_of(&PatchedBuf::open(&parcel, None).unwrap());
+    let pages = before
+        .keys()
+        .filter(|n| n.starts_with("atlas:main#"))
+        .count();
+    assert!(pages >= 8, "laid out in groups: {pages} pages");
+    game.sprite("sprites/g/s000.png", 11, 3);
+    let changed = HashSet::from([sprites[0].clone()]);
+    let quiet = |_: &Event<'_>| {};
+    let report = succeed(game.watched.build_after(Changes::At(&changed), &quiet));
+    assert_eq!(report.ran(), 2, "the sprite and its atlas");
+    let main = &report.parcels[0];
+    let patch = main.patch.as_deref().expect("written as a patch");
+    let after = bytes_of(&PatchedBuf::open(&parcel, Some(patch)).unwrap());
+    let differ: Vec<&String> = (after.keys())
+        .filter(|n| after.get(*n) != before.get(*n))
+        .collect();
+    let moved = differ.iter().filter(|n| n.starts_with("sprites/")).count();
+    assert!(
+        (1..128).contains(&moved),
+        "the resized sprite's group moved, not every sprite: {moved} of 256"
+    );
+    // The patch holds exactly what differs (the resized sprite's pixels
+    // differ too, but its frame moved with it, so it is among them).
+    let held = ParcelBuf::open_patch(patch).unwrap();
+    let mut held: Vec<&str> = held.parcel().iter().map(|r| r.name).collect();
+    held.sort_unstable();
+    assert_eq!(held, differ, "the patch holds what differs");
+    match &main.outcome {
+        ParcelOutcome::Written { changed, .. } => {
+            assert_eq!(
+                changed.iter().collect::<Vec<_>>(),
+                differ,
+                "the notice names what differs"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // And a game sees the cold build's parcel through it.
+    let cache = tempfile::tempdir().unwrap();
+    let cold = succeed(
+        Pipeline::new(BuildOptions::new(game.path("Cargo.toml"), cache.path())).build(&quiet),
+    );
+    assert!(after == bytes_of(&PatchedBuf::open(&cold.parcels[0].path, None).unwrap()));
+    // The redrawn pages are held by the patch alone, not stored again:
+    // with the patch's `.sums` gone (as a kill before it was written
+    // would leave it), a fresh build finds the atlas's pages nowhere and
+    // packs it again, and writes the cold build's parcel.
+    fs::remove_file(patch.with_extension("patch.sums")).unwrap();
+    let fresh = succeed(Pipeline::new(options(game.dir.path())).build(&quiet));
+    let ran: Vec<&str> = (fresh.steps.iter())
+        .filter(|s| !matches!(s.outcome, Outcome::Fresh))
+        .map(|s| s.asset.as_str())
+        .collect();
+    assert_eq!(ran, ["atlas:main"]);
+    assert!(fs::read(&fresh.parcels[0].path).unwrap() == fs::read(&cold.parcels[0].path).unwrap());
+}
+
 /// An atlas whose sprites span more than one run of the steps a parcel
 /// is chosen from (256): an edit that re-packs it changes the frames of
 /// sprites whose own reports the watched pipeline reused, so the runs

@@ -90,6 +90,8 @@ pub(crate) fn write_parcels(
     check_all: bool,
 ) -> Vec<ParcelReport> {
     let selected = plan.selected(manifest);
+    // The atlases' frame tables, read once for every parcel.
+    let mut frames = FromStore::new(store);
     (manifest.parcels.iter().zip(selected))
         .map(|(spec, selected)| {
             let path = dir.join(format!("{}.parcel", spec.name));
@@ -104,6 +106,9 @@ pub(crate) fn write_parcels(
             let (outcome, patched) = match chosen {
                 Ok(mut chosen) => 'chosen: {
                     stand_ins = std::mem::take(&mut chosen.stand_ins);
+                    if let Err(error) = frames.resolve(chosen.planned_mut()) {
+                        break 'chosen (ParcelOutcome::Failed { error }, false);
+                    }
                     let aliased = aliases::with_aliases(chosen.planned(), &manifest.aliases, store);
                     let aliased = match aliased {
                         Ok(aliased) => aliased,
@@ -221,11 +226,24 @@ pub(crate) fn parcel_bound(manifest: &Manifest, plan: &Plan) -> Vec<ParcelBound>
 enum Source {
     /// A whole blob of `len` bytes.
     Blob { hash: ContentHash, len: u64 },
-    /// Bytes `start..start + len` of a blob: one frame of an atlas's table.
+    /// Bytes `start..start + len` of a blob: one frame of an atlas's table,
+    /// as [`select`] chooses it. Its bytes are read before the parcel's key
+    /// is made ([`FromStore::resolve`]), and it becomes a [`Source::Frame`].
     Slice {
         hash: ContentHash,
         start: usize,
         len: usize,
+    },
+    /// A [`Source::Slice`] whose bytes were read: their hash (`digest`)
+    /// is the resource's content, so that a frame the atlas left where it
+    /// was is the same resource again, though the table it is cut from
+    /// changed (another sprite moved), and neither a patch nor a reload
+    /// notice holds it.
+    Frame {
+        table: ContentHash,
+        start: usize,
+        len: usize,
+        digest: ContentHash,
     },
 }
 
@@ -368,7 +386,7 @@ impl Planned {
     fn len(&self) -> u64 {
         match self.source {
             Source::Blob { len, .. } => len,
-            Source::Slice { len, .. } => len as u64,
+            Source::Slice { len, .. } | Source::Frame { len, .. } => len as u64,
         }
     }
 
@@ -376,7 +394,7 @@ impl Planned {
     fn whole_blob(&self) -> Option<ContentHash> {
         match self.source {
             Source::Blob { hash, .. } => Some(hash),
-            Source::Slice { .. } => None,
+            Source::Slice { .. } | Source::Frame { .. } => None,
         }
     }
 
@@ -393,6 +411,10 @@ impl Planned {
             Source::Blob { hash, .. } => out.push_str(&hash.to_hex()),
             Source::Slice { hash, start, len } => {
                 let _ = write!(out, "{}:{start}:{len}", hash.to_hex());
+            }
+            Source::Frame { digest, .. } => {
+                out.push_str(parcel_sums::FRAME);
+                out.push_str(&digest.to_hex());
             }
         }
         if let Some(shows) = self.shows {
@@ -428,24 +450,51 @@ impl<'s> FromStore<'s> {
     fn fetch<'p>(&mut self, p: &Planned) -> Result<Payload<'p>, WriteError> {
         let payload = match p.source {
             Source::Blob { hash, .. } => self.store.get_shared(&hash).map(Payload::Shared),
-            Source::Slice { hash, start, len } => {
-                let table = match self.tables.entry(hash) {
-                    Entry::Occupied(e) => Ok(e.into_mut()),
-                    Entry::Vacant(e) => self.store.get_shared(&hash).map(|t| e.insert(t)),
-                };
-                table.map(|t| {
-                    Payload::Bytes(
-                        t.get(start..start + len)
-                            .map(<[u8]>::to_vec)
-                            .unwrap_or_default(),
-                    )
-                })
+            Source::Slice {
+                hash, start, len, ..
             }
+            | Source::Frame {
+                table: hash,
+                start,
+                len,
+                ..
+            } => self
+                .frame(hash, start, len)
+                .map(|frame| Payload::Bytes(frame.to_vec())),
         };
         payload.map_err(|e| {
             self.error = Some(e);
             WriteError::FetchFailed
         })
+    }
+
+    /// Bytes `start..start + len` of the table `hash` (empty past its end:
+    /// the parcel's key and the written resource then say so alike).
+    fn frame(&mut self, hash: ContentHash, start: usize, len: usize) -> Result<&[u8], StoreError> {
+        let table = match self.tables.entry(hash) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(self.store.get_shared(&hash)?),
+        };
+        Ok(table.get(start..start + len).unwrap_or_default())
+    }
+
+    /// Reads the bytes of every frame of `planned` still a
+    /// [`Source::Slice`], making it a [`Source::Frame`]. A watched
+    /// pipeline's kept choice holds frames read by earlier builds, so
+    /// after an edit only the frames chosen again are read.
+    fn resolve(&mut self, planned: &mut [Planned]) -> Result<(), StoreError> {
+        for p in planned {
+            if let Source::Slice { hash, start, len } = p.source {
+                let digest = ContentHash::of(self.frame(hash, start, len)?);
+                p.source = Source::Frame {
+                    table: hash,
+                    start,
+                    len,
+                    digest,
+                };
+            }
+        }
+        Ok(())
     }
 }
 
@@ -541,47 +590,53 @@ impl<'m, 's> Previous<'m, 's> {
 /// Atlases are not followed: a page whose sprites did not change is the
 /// same page, and its sprites' own resources say which did.
 fn with_users(changed: &mut Vec<String>, planned: &[Planned], steps: &[Arc<StepReport>]) {
-    let asset_of = |name: &str| name.split('#').next().unwrap_or(name).to_owned();
-    let mut reached: HashSet<String> = changed.iter().map(|n| asset_of(n)).collect();
-    if reached.is_empty() {
+    fn asset_of(name: &str) -> &str {
+        name.split('#').next().unwrap_or(name)
+    }
+    let changed_assets: HashSet<&str> = changed.iter().map(|n| asset_of(n)).collect();
+    if changed_assets.is_empty() {
         return;
     }
-    let mut users: HashMap<&str, Vec<&str>> = HashMap::new();
-    for step in steps.iter().filter(|s| s.asset.atlas_name().is_none()) {
-        let record = step.record.as_deref().or(step.stand_in.as_deref());
-        for dep in record.into_iter().flat_map(|r| &r.dependencies) {
-            users
-                .entry(dep.asset.as_str())
-                .or_default()
-                .push(step.asset.as_str());
+    // Passes over every step's dependencies until one reaches no new
+    // user: one pass past the longest chain of users, usually two in
+    // all, and no map of users made (at 100k assets, making one was most
+    // of an edit's notice).
+    let mut users: HashSet<&str> = HashSet::new();
+    loop {
+        let before = users.len();
+        for step in steps.iter().filter(|s| s.asset.atlas_name().is_none()) {
+            let asset = step.asset.as_str();
+            if users.contains(asset) {
+                continue;
+            }
+            let record = step.record.as_deref().or(step.stand_in.as_deref());
+            let uses_changed = (record.into_iter().flat_map(|r| &r.dependencies)).any(|d| {
+                let dep = d.asset.as_str();
+                changed_assets.contains(dep) || users.contains(dep)
+            });
+            if uses_changed {
+                users.insert(asset);
+            }
+        }
+        if users.len() == before {
+            break;
         }
     }
     // Only the users' resources are added: of the assets that changed,
     // `changed` already names the resources that did (one page of an atlas,
     // not all of them).
-    let changed_assets = reached.clone();
-    let mut todo: Vec<String> = reached.iter().cloned().collect();
-    while let Some(asset) = todo.pop() {
-        for &user in users.get(asset.as_str()).into_iter().flatten() {
-            if reached.insert(user.to_owned()) {
-                todo.push(user.to_owned());
-            }
-        }
+    users.retain(|u| !changed_assets.contains(u));
+    if users.is_empty() {
+        return;
     }
-    let before = changed.len();
     changed.extend(
         (planned.iter())
             .map(|p| p.name.as_str())
-            .filter(|name| {
-                let asset = asset_of(name);
-                reached.contains(&asset) && !changed_assets.contains(&asset)
-            })
+            .filter(|name| users.contains(asset_of(name)))
             .map(str::to_owned),
     );
-    if changed.len() != before {
-        changed.sort_unstable();
-        changed.dedup();
-    }
+    changed.sort_unstable();
+    changed.dedup();
 }
 
 /// Names whose content differs between the previous `.sums` (`before`,
@@ -656,6 +711,9 @@ fn parcel_key(planned: &[Planned], compression: Compression) -> ContentHash {
         let (hash, range) = match p.source {
             Source::Blob { hash, .. } => (hash, None),
             Source::Slice { hash, start, len } => (hash, Some((start as u64, len as u64))),
+            // By what it holds, as its content: a frame that stayed where
+            // it was leaves the key as it was.
+            Source::Frame { digest, len, .. } => (digest, Some((u64::MAX, len as u64))),
         };
         for field in [p.name.as_bytes(), p.kind.as_bytes(), hash.as_bytes()] {
             key.extend((field.len() as u64).to_le_bytes());

@@ -92,6 +92,11 @@ impl Chosen {
     pub(super) fn planned(&self) -> &[Planned] {
         &self.planned
     }
+
+    /// The resources, to read their frames ([`super::FromStore::resolve`]).
+    pub(super) fn planned_mut(&mut self) -> &mut [Planned] {
+        &mut self.planned
+    }
 }
 
 /// `selected`, with every step that a selected step refers to (see

@@ -29,6 +29,15 @@
 //! `.sums` is removed, so what it held counts as missing (now and in later
 //! builds) and the steps that made it run again.
 //!
+//! A parcel's patch (written by `watch` after an edit, see
+//! `parcels/patch.rs`) is looked at as a parcel of its own, through its
+//! `.patch.sums`: an atlas page redrawn by an edit is then held by the
+//! patch alone, not compressed and stored a second time on the way from a
+//! save to its reload notice. The base comes first where both hold a blob.
+//! The patch is replaced by the next edit's (kept open first, as a parcel
+//! is) and removed once `watch` writes the parcel whole, which then holds
+//! what it held.
+//!
 //! Only the CLI's parcels are looked at (`parcels/<package>/<slot>/` in the
 //! cache), never a build script's (in `OUT_DIR`, which Cargo may delete).
 //! Deleting a parcel, or `clean -p` of its package, makes the steps whose
@@ -59,6 +68,8 @@ pub(crate) struct InParcels {
 #[derive(Debug)]
 struct Held {
     path: PathBuf,
+    /// Whether it is a parcel's patch (opened as one).
+    patch: bool,
     /// The parcel the `.sums` describes, opened (and validated) on the
     /// first read; `None` if it no longer opens as that parcel.
     buf: OnceLock<Option<ParcelBuf>>,
@@ -70,6 +81,8 @@ struct Held {
 
 /// The file name ending of a parcel's `.sums`.
 const SUMS_SUFFIX: &str = ".parcel.sums";
+/// The file name ending of a parcel's patch's `.sums`.
+const PATCH_SUMS_SUFFIX: &str = ".parcel.patch.sums";
 
 impl InParcels {
     /// The parcels of every package and variant under `parcels` (the
@@ -91,15 +104,20 @@ impl InParcels {
             let Some(name) = sums.file_name().and_then(|n| n.to_str()) else {
                 continue;
             };
+            // Sorted, so a parcel's `.sums` comes before its patch's.
             if let Some(stem) = name.strip_suffix(SUMS_SUFFIX) {
                 let parcel = dir.join(format!("{stem}.parcel"));
-                self.add(parcel, &sums);
+                self.add(parcel, &sums, false);
+            } else if let Some(stem) = name.strip_suffix(PATCH_SUMS_SUFFIX) {
+                let patch = dir.join(format!("{stem}.parcel.patch"));
+                self.add(patch, &sums, true);
             }
         }
     }
 
-    /// Adds the parcel at `path` if its `.sums` at `sums_path` describes it.
-    fn add(&mut self, path: PathBuf, sums_path: &Path) {
+    /// Adds the parcel (or `patch`) at `path` if its `.sums` at
+    /// `sums_path` describes it.
+    fn add(&mut self, path: PathBuf, sums_path: &Path, patch: bool) {
         let Ok(text) = fs::read_to_string(sums_path) else {
             return;
         };
@@ -119,6 +137,7 @@ impl InParcels {
         }
         self.parcels.push(Held {
             path,
+            patch,
             buf: OnceLock::new(),
             table_checksum,
             distrusted: AtomicBool::new(false),
@@ -150,6 +169,7 @@ impl InParcels {
         let held = &self.parcels[*parcel];
         (!held.distrusted.load(Ordering::Relaxed)).then(|| BlobSource::InParcel {
             parcel: held.path.clone(),
+            patch: held.patch,
             name: name.clone(),
         })
     }
@@ -180,8 +200,7 @@ impl InParcels {
             Some(bytes) => Ok(Some(bytes.into_owned())),
             None => {
                 held.distrusted.store(true, Ordering::Relaxed);
-                let sums = held.path.with_extension("parcel.sums");
-                let _ = fs::remove_file(sums);
+                let _ = fs::remove_file(held.sums_path());
                 Err(StoreError::CorruptBlob {
                     hash: *hash,
                     path: held.path.clone(),
@@ -196,10 +215,28 @@ impl Held {
     /// describes.
     fn open(&self) -> &Option<ParcelBuf> {
         self.buf.get_or_init(|| {
-            ParcelBuf::open(&self.path)
+            open(&self.path, self.patch)
                 .ok()
                 .filter(|b| b.parcel().table_checksum() == self.table_checksum)
         })
+    }
+
+    /// Its `.sums` file.
+    fn sums_path(&self) -> PathBuf {
+        let mut name = self.path.as_os_str().to_owned();
+        name.push(".sums");
+        match self.patch {
+            true => PathBuf::from(name),
+            false => self.path.with_extension("parcel.sums"),
+        }
+    }
+}
+
+/// The parcel (or a parcel's `patch`) at `path`, opened.
+fn open(path: &Path, patch: bool) -> Result<ParcelBuf, assets_runtime::ParcelError> {
+    match patch {
+        true => ParcelBuf::open_patch(path),
+        false => ParcelBuf::open(path),
     }
 }
 
@@ -211,9 +248,14 @@ impl Held {
 pub(crate) enum BlobSource {
     /// In a pack or a file of its own.
     Stored(BlobLocation),
-    /// Resource `name` of the parcel at `parcel`, which may have been
-    /// replaced by then (a rewritten parcel usually still holds it).
-    InParcel { parcel: PathBuf, name: String },
+    /// Resource `name` of the parcel (or a parcel's `patch`) at `parcel`,
+    /// which may have been replaced by then (a rewritten parcel usually
+    /// still holds it).
+    InParcel {
+        parcel: PathBuf,
+        patch: bool,
+        name: String,
+    },
 }
 
 #[cfg_attr(not(feature = "remote"), allow(dead_code))]
@@ -222,8 +264,12 @@ impl BlobSource {
     pub(crate) fn read(&self) -> io::Result<Vec<u8>> {
         match self {
             BlobSource::Stored(at) => at.read(),
-            BlobSource::InParcel { parcel, name } => {
-                let buf = ParcelBuf::open(parcel).map_err(io::Error::other)?;
+            BlobSource::InParcel {
+                parcel,
+                patch,
+                name,
+            } => {
+                let buf = open(parcel, *patch).map_err(io::Error::other)?;
                 let resource = buf.parcel().by_name(name).ok_or_else(|| {
                     io::Error::new(io::ErrorKind::NotFound, format!("no resource `{name}`"))
                 })?;
