@@ -299,7 +299,7 @@ impl Pipeline {
         let Ok(_lock) = lock(&store, &|_: &Event<'_>| {}) else {
             return 0;
         };
-        let reused = verdicts.reusable(plan, records);
+        let reused = verdicts.reusable(plan, None);
         let scheduler = Scheduler::new(
             plan,
             manifest,
@@ -398,7 +398,7 @@ impl Pipeline {
         let (plan, reused) = match kept_plan {
             Some((plan, verdicts)) => {
                 let reused = match verdicts {
-                    Some(v) => v.reusable(&plan, &records),
+                    Some(v) => v.reusable(&plan, Some(&records)),
                     None => Vec::new(),
                 };
                 (plan, reused)
@@ -525,7 +525,16 @@ impl Pipeline {
         let live = (plan.steps.iter().map(|s| &s.asset))
             .chain(&temporaries)
             .chain(used_temporaries);
-        records.compact_if_worthwhile(&store, live)?;
+        // A watched edit (one writing patches) leaves the check to the
+        // build `watch` makes once idle, which writes the parcels whole: an
+        // atlas's record names every sprite, so at 100k assets each edit
+        // appended more than the check's slack, and the check (every live
+        // asset's frame looked up) was a sixth of the edit.
+        if o.patch_parcels {
+            records.flush(&store)?;
+        } else {
+            records.compact_if_worthwhile(&store, live)?;
+        }
         match warm {
             Some(w) => {
                 w.choices = choices.unwrap_or_default();

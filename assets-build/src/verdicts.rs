@@ -115,7 +115,21 @@ impl Verdicts {
     /// Per step of `plan`, the report to reuse without a check: trusted,
     /// the same record as `records` holds now, and every dependency reused
     /// too. A reused report says the step was fresh.
-    pub fn reusable(&self, plan: &Plan, records: &RecordLog) -> Vec<Option<Arc<StepReport>>> {
+    ///
+    /// Without `records`, the records are taken as the reports say: for
+    /// work that stores and records nothing (packing atlases into memory,
+    /// [`crate::Pipeline::warm_up`]), where a record another process wrote
+    /// since costs nothing but the work. (A record the last build itself
+    /// refreshed, a sprite saved within the racy window of its step, is
+    /// appended to the log but not yet read back, so the log's copy differs
+    /// until the next build: compared, every atlas holding such a sprite
+    /// was left cold, and after a checkout, which touches every file,
+    /// every atlas was.)
+    pub fn reusable(
+        &self,
+        plan: &Plan,
+        records: Option<&RecordLog>,
+    ) -> Vec<Option<Arc<StepReport>>> {
         let n = plan.steps.len();
         if self.reports.len() != n {
             return vec![None; n];
@@ -123,13 +137,16 @@ impl Verdicts {
         // The steps whose record the log may hold anew: the few it read
         // since the previous build, looked up here once, not each step in
         // that set (or all of them, when the log was read whole).
-        let maybe_changed: Option<Vec<bool>> = records.changed_since_previous().map(|changed| {
+        let maybe_changed: Option<Vec<bool>> = match records {
+            Some(records) => records.changed_since_previous().map(|changed| {
             let mut maybe = vec![false; n];
-            for &i in changed.iter().filter_map(|asset| plan.index.get(asset)) {
-                maybe[i] = true;
-            }
-            maybe
-        });
+                for &i in changed.iter().filter_map(|asset| plan.index.get(asset)) {
+                    maybe[i] = true;
+                }
+                maybe
+            }),
+            None => Some(vec![false; n]),
+        };
         let mut ok: Vec<bool> = (0..n)
             .map(|i| {
                 self.reports[i].as_ref().is_some_and(|report| {
@@ -137,7 +154,7 @@ impl Verdicts {
                     report.asset == plan.steps[i].asset
                         && kept.is_some_and(|kept| {
                             maybe_changed.as_ref().is_some_and(|m| !m[i])
-                                || (records.get(&report.asset))
+                                || (records.and_then(|r| r.get(&report.asset)))
                                     .is_some_and(|now| Arc::ptr_eq(now, kept) || now == kept)
                         })
                 })

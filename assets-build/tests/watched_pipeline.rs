@@ -678,6 +678,19 @@ fn warming_up_packs_a_fresh_atlas_into_memory_once_and_writes_nothing() {
     );
 }
 
+/// A sprite touched since the last build (the same bytes under a new
+/// stamp: a checkout, an editor saving what it loaded) is fresh, with its
+/// record refreshed in the log. Its atlas is warmed all the same.
+#[test]
+fn warming_up_packs_an_atlas_whose_sprite_was_touched() {
+    let mut game = Game::new();
+    assert_eq!(game.build(Changes::Unknown), 9, "built, keeping nothing");
+    aged(&game.path("sprites/hero.png"));
+    game.watched.keep_state_in_memory();
+    assert_eq!(game.build(Changes::Unknown), 0, "touched, not changed");
+    assert_eq!(game.watched.warm_up(), 1, "the atlas packed into memory");
+}
+
 #[test]
 fn what_no_watcher_reported_is_found_by_comparing_the_kept_state_with_the_disk() {
     let mut game = Game::new();
