@@ -36,11 +36,10 @@
 //! seen, nor one hidden by a clock that runs backwards; `cargo assets clean`
 //! recovers. On Unix the ctime, which user space cannot set, catches both.
 
-use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
 
-use crate::asset_path::AssetPath;
+use crate::asset_path::{AssetMap, AssetPath};
 use crate::hash::ContentHash;
 use crate::record::{DirtyReason, FileStamp, InputState, Record};
 use crate::stat_cache::{StatCache, stat};
@@ -87,7 +86,7 @@ pub(crate) struct Current<'a> {
     /// Where a watched pipeline keeps its stats, if it does.
     pub stats: Option<&'a StatCache>,
     /// The assets of the build, for the step's references.
-    pub assets: &'a HashMap<AssetPath, usize>,
+    pub assets: &'a AssetMap<usize>,
 }
 
 /// Checks `record` against the world now. See the module docs for the order.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use assets_runtime::Compression;
 
-use crate::asset_path::AssetPath;
+use crate::asset_path::{AssetMap, AssetPath};
 use crate::atlas::AtlasPacker;
 use crate::discover::Discovered;
 use crate::freshness::Current;
@@ -107,7 +107,7 @@ pub(crate) enum Group {
 /// The steps of a build, by asset path.
 pub(crate) struct Plan {
     pub steps: Vec<Step>,
-    pub index: HashMap<AssetPath, usize>,
+    pub index: AssetMap<usize>,
     /// See [`Plan::selected`].
     selected: OnceLock<Vec<Vec<bool>>>,
 }

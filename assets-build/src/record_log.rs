@@ -60,7 +60,7 @@ use std::time::{Duration, Instant};
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::asset_path::AssetPath;
+use crate::asset_path::{AssetMap, AssetPath};
 use crate::cache_layout::{RECORD_LOG_EXTENSION, variant_slot};
 use crate::hash::ContentHash;
 use crate::parallel;
@@ -89,7 +89,7 @@ pub struct RecordLog {
     /// The frames in `bytes`, valid or not.
     frames: usize,
     /// The latest record per asset, with where its frame is in `bytes`.
-    records: HashMap<AssetPath, (Arc<Record>, Range<usize>)>,
+    records: AssetMap<(Arc<Record>, Range<usize>)>,
     /// The assets whose record may differ from the `previous` log's this
     /// one was opened with; `None` if it was read whole.
     changed: Option<HashSet<AssetPath>>,
@@ -110,7 +110,7 @@ struct Appender {
     /// Bytes in the file, the pending ones included.
     bytes: usize,
     /// The frame of each appended record, latest per asset.
-    appended: HashMap<AssetPath, Vec<u8>>,
+    appended: AssetMap<Vec<u8>>,
     /// Frames appended and not yet written, and since when the oldest
     /// waits (see [`RecordLog::append`]).
     pending: Vec<u8>,
@@ -269,7 +269,7 @@ impl RecordLog {
                 file,
                 frames,
                 bytes: len,
-                appended: HashMap::new(),
+                appended: AssetMap::default(),
                 pending: Vec::new(),
                 pending_since: None,
                 checked_at,
@@ -488,7 +488,7 @@ fn frame_of(record: &Record) -> Vec<u8> {
 /// What a log's bytes hold.
 struct Parsed {
     /// The latest valid record per asset, with where its frame is.
-    records: HashMap<AssetPath, (Arc<Record>, Range<usize>)>,
+    records: AssetMap<(Arc<Record>, Range<usize>)>,
     /// Frames, valid or not.
     frames: usize,
     /// The length of the prefix made of the header and whole frames; 0 if
@@ -503,7 +503,7 @@ struct Parsed {
 fn parse(bytes: &[u8]) -> Parsed {
     if !bytes.starts_with(HEADER) {
         return Parsed {
-            records: HashMap::new(),
+            records: AssetMap::default(),
             frames: 0,
             valid_len: 0,
         };
@@ -537,7 +537,7 @@ fn parse_from(bytes: &[u8], start: usize) -> Parsed {
     } else {
         parallel::map(&frames, entry)
     };
-    let mut records = HashMap::with_capacity(frames.len());
+    let mut records = AssetMap::with_capacity_and_hasher(frames.len(), Default::default());
     for (asset, record, range) in decoded.into_iter().flatten() {
         records.insert(asset, (record, range));
     }
