@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use super::pack::KeptIndex;
 use crate::buffers::Buffers;
 use crate::hash::ContentHash;
 
@@ -27,6 +28,9 @@ pub struct BlobMemory {
     capacity: usize,
     /// Large buffers for the next build's atlas pages (`buffers.rs`).
     pub(super) buffers: Arc<Buffers>,
+    /// The pack files' index, read again only where they grew (`pack.rs`,
+    /// "Kept between builds").
+    pub(super) pack_index: Arc<Mutex<Option<KeptIndex>>>,
 }
 
 impl Default for BlobMemory {
@@ -136,6 +140,7 @@ impl BlobMemory {
             inner: Mutex::default(),
             capacity,
             buffers: Arc::default(),
+            pack_index: Arc::default(),
         }
     }
 

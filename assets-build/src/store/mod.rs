@@ -163,7 +163,10 @@ impl Store {
         let store = Store {
             tmp: layout.tmp(),
             blobs: layout.blobs(),
-            packs: Packs::new(layout.clone()),
+            packs: Packs::keeping(
+                layout.clone(),
+                memory.as_ref().map(|m| Arc::clone(&m.pack_index)),
+            ),
             layout,
             counter: AtomicU64::new(0),
             writing: AtomicBool::new(false),

@@ -3,7 +3,13 @@
 use super::*;
 
 fn packs(dir: &std::path::Path) -> Packs {
-    Packs::new(CacheLayout::new(dir))
+    Packs::keeping(CacheLayout::new(dir), None)
+}
+
+/// Packs at `dir` whose index is kept in `kept` between handles, as a
+/// long-lived pipeline's are.
+fn kept_packs(dir: &std::path::Path, kept: &Arc<Mutex<Option<KeptIndex>>>) -> Packs {
+    Packs::keeping(CacheLayout::new(dir), Some(Arc::clone(kept)))
 }
 
 #[test]
@@ -141,9 +147,10 @@ fn compaction_keeps_live_blobs_and_frees_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let layout = CacheLayout::new(dir.path());
     let blob = |i: u8| (ContentHash::of(&[i; 100]), [i; 100]);
-    let small = || Packs {
-        target: 350,
-        ..packs(dir.path())
+    let small = || {
+        let mut p = packs(dir.path());
+        p.target = 350;
+        p
     };
     // Packs 1 (blobs 0-3) and 2 (4-5).
     for i in 0..6 {
@@ -183,9 +190,10 @@ fn a_full_pack_is_followed_by_a_new_one_and_later_entries_win() {
     let dir = tempfile::tempdir().unwrap();
     let layout = CacheLayout::new(dir.path());
     let a = ContentHash::of(b"alpha");
-    let small = || Packs {
-        target: 16,
-        ..packs(dir.path())
+    let small = || {
+        let mut p = packs(dir.path());
+        p.target = 16;
+        p
     };
     small().append(a, b"alpha").unwrap();
     small().append(ContentHash::of(b"beta"), b"beta").unwrap();
@@ -236,7 +244,72 @@ fn a_forgotten_blob_stays_forgotten_until_stored_again_and_gc_drops_the_tombston
     assert_eq!(after.read(after.find(&b).unwrap()).unwrap(), b"beta");
     let entries: usize = numbers(&CacheLayout::new(dir.path()))
         .into_iter()
-        .map(|n| after.read_index(n).entries.len())
+        .map(|n| after.read_index(n, None).entries.len())
         .sum();
     assert_eq!(entries, 2, "one entry per live blob, no tombstone");
+}
+
+#[test]
+fn a_kept_index_reads_only_what_was_appended_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = Arc::default();
+    let [x, a, b, c] =
+        [b"ex" as &[u8], b"alpha", b"beta", b"gamma"].map(|b| (ContentHash::of(b), b));
+    {
+        let p = kept_packs(dir.path(), &kept);
+        p.append(x.0, x.1).unwrap();
+        p.append(a.0, a.1).unwrap();
+    }
+    assert!(lock(&kept).is_some(), "handed back when dropped");
+    // Another process appends to the same pack, and a tombstone.
+    {
+        let other = packs(dir.path());
+        other.append(b.0, b.1).unwrap();
+        other.append(c.0, c.1).unwrap();
+        other.flush().unwrap();
+        other.forget(&c.0);
+    }
+    // Proof that the kept handle does not read the whole index again: the
+    // first entry, damaged on disk, is still found through the kept map.
+    let index = CacheLayout::new(dir.path()).pack_index(1);
+    let mut bytes = fs::read(&index).unwrap();
+    bytes[INDEX_MAGIC.len()] ^= 1;
+    fs::write(&index, &bytes).unwrap();
+    let p = kept_packs(dir.path(), &kept);
+    assert_eq!(p.read(p.find(&x.0).expect("kept")).unwrap(), x.1);
+    assert_eq!(p.read(p.find(&b.0).expect("appended since")).unwrap(), b.1);
+    assert_eq!(p.find(&c.0), None, "its tombstone was read too");
+    drop(p);
+    // A fresh handle reads every index: the damaged entry ends pack 1.
+    assert_eq!(packs(dir.path()).find(&a.0), None);
+}
+
+#[test]
+fn a_kept_index_is_read_again_after_gc_or_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = Arc::default();
+    let [a, b] = [b"alpha" as &[u8], b"beta"].map(|b| (ContentHash::of(b), b));
+    {
+        let p = kept_packs(dir.path(), &kept);
+        p.append(a.0, a.1).unwrap();
+        p.append(b.0, b.1).unwrap();
+    }
+    // `gc` drops `a`: its pack goes, the copy of `b` is in a new one.
+    packs(dir.path()).compact(|h| *h != a.0).unwrap();
+    {
+        let p = kept_packs(dir.path(), &kept);
+        assert_eq!(p.find(&a.0), None);
+        assert_eq!(p.read(p.find(&b.0).unwrap()).unwrap(), b.1);
+        assert_eq!(p.find(&b.0).unwrap().pack, 2);
+    }
+    // `clean`, then a build storing other blobs under the same numbers.
+    fs::remove_dir_all(dir.path()).unwrap();
+    {
+        let other = packs(dir.path());
+        other.append(a.0, a.1).unwrap();
+        other.flush().unwrap();
+    }
+    let p = kept_packs(dir.path(), &kept);
+    assert_eq!(p.find(&b.0), None, "what the cache held before is gone");
+    assert_eq!(p.read(p.find(&a.0).unwrap()).unwrap(), a.1);
 }
