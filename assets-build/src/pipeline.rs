@@ -395,13 +395,13 @@ impl Pipeline {
         let walk = walk.map_err(BuildError::Discovery)?;
         let records = records?;
         let target = o.target.as_deref();
-        let (plan, reused) = match kept_plan {
+        let (plan, reused, verdicts) = match kept_plan {
             Some((plan, verdicts)) => {
-                let reused = match verdicts {
+                let reused = match &verdicts {
                     Some(v) => v.reusable(&plan, Some(&records)),
                     None => Vec::new(),
                 };
-                (plan, reused)
+                (plan, reused, verdicts)
             }
             None => (
                 plan(
@@ -413,6 +413,7 @@ impl Pipeline {
                     target,
                 )?,
                 Vec::new(),
+                None,
             ),
         };
         events(&Event::Planned {
@@ -547,8 +548,10 @@ impl Pipeline {
                         .map(|s| s.asset.clone()),
                 );
                 w.verdicts = Some(Verdicts::after_build(
+                    &plan,
                     &steps,
                     &reused,
+                    verdicts,
                     &w.stats,
                     &manifest.package_dir,
                 ));

@@ -55,28 +55,50 @@ use crate::stat_cache::StatCache;
 /// Per step of a kept plan, in plan order: its last report, if trusted.
 pub(crate) struct Verdicts {
     reports: Vec<Option<Arc<StepReport>>>,
+    /// Per step, the plan indices of what its report's record depends on
+    /// (`None` if one is not in the plan). Carried from build to build with
+    /// the report, so that only the steps that ran look their
+    /// dependencies up by name: at 100k assets, looking up every step's
+    /// was a tenth of a watched edit.
+    dependencies: Vec<Option<Box<[usize]>>>,
 }
 
 impl Verdicts {
-    /// The verdicts of a build that produced `steps` (in plan order),
-    /// reusing the reports in `reused` ([`Verdicts::reusable`]): those stay
-    /// trusted. Every other step's inputs are looked up in `stats`.
+    /// The verdicts of a build of `plan` that produced `steps` (in plan
+    /// order), reusing the reports in `reused` ([`Verdicts::reusable`] of
+    /// `previous`): those stay trusted. Every other step's inputs are
+    /// looked up in `stats`.
     pub fn after_build(
+        plan: &Plan,
         steps: &[Arc<StepReport>],
         reused: &[Option<Arc<StepReport>>],
+        previous: Option<Verdicts>,
         stats: &StatCache,
         package_dir: &Path,
     ) -> Verdicts {
-        let reports = (steps.iter().enumerate())
-            .map(|(i, step)| {
-                let reused = reused
-                    .get(i)
-                    .and_then(Option::as_ref)
-                    .is_some_and(|r| Arc::ptr_eq(r, step));
-                (reused || trusted(step, stats, package_dir)).then(|| Arc::clone(step))
-            })
-            .collect();
-        Verdicts { reports }
+        let mut carried = previous
+            .map(|v| v.dependencies)
+            .filter(|d| d.len() == steps.len())
+            .unwrap_or_default();
+        let mut reports = Vec::with_capacity(steps.len());
+        let mut dependencies = Vec::with_capacity(steps.len());
+        for (i, step) in steps.iter().enumerate() {
+            let reused = reused
+                .get(i)
+                .and_then(Option::as_ref)
+                .is_some_and(|r| Arc::ptr_eq(r, step));
+            let trusted = reused || trusted(step, stats, package_dir);
+            reports.push(trusted.then(|| Arc::clone(step)));
+            dependencies.push(match carried.get_mut(i) {
+                Some(d) if reused => d.take(),
+                _ if trusted => indices(step, plan),
+                _ => None,
+            });
+        }
+        Verdicts {
+            reports,
+            dependencies,
+        }
     }
 
     /// Stops trusting each step with an input at a path in `changed`, or
@@ -160,34 +182,18 @@ impl Verdicts {
                 })
             })
             .collect();
-        // A step is reused only if all it depends on is: walk back from
-        // each step that is not, along "is used by" edges.
-        let mut used_by: Vec<Vec<usize>> = vec![Vec::new(); n];
-        let mut not_reused: Vec<usize> = Vec::new();
-        for (i, report) in self.reports.iter().enumerate() {
-            if !ok[i] {
-                continue;
-            }
-            let dependencies = (report.as_ref())
-                .and_then(|r| r.record.as_ref())
-                .map_or(&[][..], |r| &r.dependencies);
-            for dependency in dependencies {
-                match plan.index.get(&dependency.asset) {
-                    Some(&d) => used_by[d].push(i),
-                    None => {
-                        ok[i] = false;
-                        not_reused.push(i);
-                        break;
-                    }
-                }
-            }
-        }
-        not_reused.extend((0..n).filter(|&i| !ok[i]));
-        while let Some(d) = not_reused.pop() {
-            for &i in &used_by[d] {
-                if ok[i] {
+        // A step is reused only if all it depends on is (a dependency
+        // outside the plan is not): passes until nothing changes, as many
+        // as the longest chain of dependencies (a sprite and its atlas:
+        // two). A step's users were a list each: half a million
+        // allocations at 1M assets.
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (i, dependencies) in self.dependencies.iter().enumerate() {
+                if ok[i] && dependencies.as_ref().is_none_or(|d| d.iter().any(|&d| !ok[d])) {
                     ok[i] = false;
-                    not_reused.push(i);
+                    changed = true;
                 }
             }
         }
@@ -206,6 +212,15 @@ impl Verdicts {
             })
             .collect()
     }
+}
+
+/// The plan indices of what `step`'s record depends on; `None` if one is
+/// not in `plan`, or there is no record.
+fn indices(step: &StepReport, plan: &Plan) -> Option<Box<[usize]>> {
+    let record = step.record.as_ref()?;
+    (record.dependencies.iter())
+        .map(|d| plan.index.get(&d.asset).copied())
+        .collect()
 }
 
 /// Whether `step` may be kept: it succeeded, no input is unsettled, and the
