@@ -161,7 +161,7 @@ impl Verdicts {
         // that set (or all of them, when the log was read whole).
         let maybe_changed: Option<Vec<bool>> = match records {
             Some(records) => records.changed_since_previous().map(|changed| {
-            let mut maybe = vec![false; n];
+                let mut maybe = vec![false; n];
                 for &i in changed.iter().filter_map(|asset| plan.index.get(asset)) {
                     maybe[i] = true;
                 }

@@ -223,20 +223,22 @@ impl Held {
 
     /// Its `.sums` file.
     fn sums_path(&self) -> PathBuf {
-        let mut name = self.path.as_os_str().to_owned();
-        name.push(".sums");
-        match self.patch {
-            true => PathBuf::from(name),
-            false => self.path.with_extension("parcel.sums"),
+        if self.patch {
+            let mut name = self.path.as_os_str().to_owned();
+            name.push(".sums");
+            PathBuf::from(name)
+        } else {
+            self.path.with_extension("parcel.sums")
         }
     }
 }
 
 /// The parcel (or a parcel's `patch`) at `path`, opened.
 fn open(path: &Path, patch: bool) -> Result<ParcelBuf, assets_runtime::ParcelError> {
-    match patch {
-        true => ParcelBuf::open_patch(path),
-        false => ParcelBuf::open(path),
+    if patch {
+        ParcelBuf::open_patch(path)
+    } else {
+        ParcelBuf::open(path)
     }
 }
 

@@ -143,15 +143,6 @@ impl Mark {
             pack_end: PACK_MAGIC.len() as u64,
         }
     }
-
-    /// The mark after `read`, or `None` where the index is not valid at all.
-    fn of(read: &ReadIndex) -> Option<Mark> {
-        (read.valid_index_len > 0).then_some(Mark {
-            index_len: read.valid_index_len,
-            last: read.last,
-            pack_end: read.pack_end,
-        })
-    }
 }
 
 /// The packs of one cache: the index of every packed blob (read on first
@@ -303,7 +294,7 @@ impl Packs {
         let mut marks = BTreeMap::new();
         for number in numbers(&self.layout) {
             let read = self.read_index(number, None);
-            marks.extend(Mark::of(&read).map(|m| (number, m)));
+            marks.extend(read.end.map(|m| (number, m)));
             apply(&mut map, read.entries);
         }
         (map, marks)
@@ -323,12 +314,12 @@ impl Packs {
             let read = self.read_index(number, mark);
             let unchanged = read.entries.is_empty();
             if (mark.is_none() && older)
-                || (mark.is_some() && read.valid_index_len == 0)
+                || (mark.is_some() && read.end.is_none())
                 || (mark.is_some() && older && !unchanged)
             {
                 return None;
             }
-            if let Some(m) = Mark::of(&read) {
+            if let Some(m) = read.end {
                 kept.marks.insert(number, m);
             }
             apply(&mut kept.map, read.entries);
@@ -486,10 +477,11 @@ impl Packs {
         for number in numbers(&self.layout) {
             let read = self.read_index(number, None);
             let pack_len = fs::metadata(self.layout.pack(number)).map_or(0, |m| m.len());
+            let (pack_end, index_len) = read.end.map_or((0, 0), |m| (m.pack_end, m.index_len));
             let mut keep = Vec::new();
             let entries = read.entries.len();
             // A pack with no entry (its build stored nothing) goes too.
-            let mut clean = pack_len == read.pack_end && !read.entries.is_empty();
+            let mut clean = pack_len == pack_end && !read.entries.is_empty();
             for (hash, slot) in read.entries {
                 if winners.get(&hash) == Some(&slot) && live(&hash) {
                     keep.push((hash, slot));
@@ -507,17 +499,17 @@ impl Packs {
             // Every entry live and only unindexed bytes after them (a batch
             // a kill tore): cut in place, which needs no free space, where
             // a copy would (and a disk just freed may not have it).
-            if keep.len() == entries && entries > 0 && pack_len > read.pack_end {
+            if keep.len() == entries && entries > 0 && pack_len > pack_end {
                 OpenOptions::new()
                     .write(true)
                     .open(self.layout.pack(number))?
-                    .set_len(read.pack_end)?;
+                    .set_len(pack_end)?;
                 OpenOptions::new()
                     .write(true)
                     .open(self.layout.pack_index(number))?
-                    .set_len(read.valid_index_len)?;
+                    .set_len(index_len)?;
                 done.kept += keep.len() as u64;
-                done.bytes_freed += pack_len - read.pack_end;
+                done.bytes_freed += pack_len - pack_end;
                 continue;
             }
             doomed.push((number, pack_len, keep));
@@ -581,16 +573,15 @@ impl Packs {
         fs::create_dir_all(&dir)?;
         if let Some(&number) = numbers(&self.layout).last() {
             let read = self.read_index(number, None);
-            if read.valid_index_len > 0 && read.pack_end < self.target {
+            if let Some(at) = read.end.filter(|m| m.pack_end < self.target) {
                 let pack = OpenOptions::new()
                     .append(true)
                     .open(self.layout.pack(number))?;
-                pack.set_len(read.pack_end)?;
+                pack.set_len(at.pack_end)?;
                 let index = OpenOptions::new()
                     .append(true)
                     .open(self.layout.pack_index(number))?;
-                index.set_len(read.valid_index_len)?;
-                let at = Mark::of(&read).expect("a valid index");
+                index.set_len(at.index_len)?;
                 return Ok(Writer::new(number, pack, index, at));
             }
         }
@@ -618,15 +609,18 @@ impl Packs {
 
     /// Pack `number`'s valid entries, in order (see the module docs); with
     /// `after`, only those after that mark, and an invalid read (no entry,
-    /// `valid_index_len` 0) if the index no longer ends the marked prefix
-    /// with the marked entry.
+    /// no end) if the index no longer ends the marked prefix with the
+    /// marked entry.
     fn read_index(&self, number: u32, after: Option<Mark>) -> ReadIndex {
-        let mut read = ReadIndex::default();
+        let invalid = ReadIndex {
+            entries: Vec::new(),
+            end: None,
+        };
         let Ok(pack_len) = fs::metadata(self.layout.pack(number)).map(|m| m.len()) else {
-            return read;
+            return invalid;
         };
         if pack_len < PACK_MAGIC.len() as u64 {
-            return read;
+            return invalid;
         }
         // From the marked entry (or the magic, if the mark has no entry).
         let (start, head): (u64, &[u8]) = match &after {
@@ -634,29 +628,30 @@ impl Packs {
             _ => (0, INDEX_MAGIC),
         };
         let Ok(bytes) = read_from(&self.layout.pack_index(number), start) else {
-            return read;
+            return invalid;
         };
         let Some(rest) = bytes.strip_prefix(head) else {
-            return read;
+            return invalid;
         };
-        let m = after.unwrap_or_else(Mark::start);
-        read.valid_index_len = m.index_len;
-        read.pack_end = m.pack_end;
-        read.last = m.last;
+        let mut at = after.unwrap_or_else(Mark::start);
+        let mut entries = Vec::new();
         for chunk in rest.chunks_exact(ENTRY) {
             let Some((hash, slot)) = decode_entry(chunk, number) else {
                 break;
             };
             let end = slot.offset + u64::from(slot.len);
-            if slot.offset < read.pack_end || end > pack_len {
+            if slot.offset < at.pack_end || end > pack_len {
                 break;
             }
-            read.pack_end = end;
-            read.valid_index_len += ENTRY as u64;
-            read.last.copy_from_slice(chunk);
-            read.entries.push((hash, slot));
+            at.pack_end = end;
+            at.index_len += ENTRY as u64;
+            at.last.copy_from_slice(chunk);
+            entries.push((hash, slot));
         }
-        read
+        ReadIndex {
+            entries,
+            end: Some(at),
+        }
     }
 }
 
@@ -674,23 +669,9 @@ pub(crate) struct Compacted {
 #[derive(Debug)]
 struct ReadIndex {
     entries: Vec<(ContentHash, Slot)>,
-    /// The index's valid prefix, magic included (0: no valid index).
-    valid_index_len: u64,
-    /// Where the last valid entry's bytes end in the pack.
-    pack_end: u64,
-    /// The last valid entry (all zeros if there is none).
-    last: [u8; ENTRY],
-}
-
-impl Default for ReadIndex {
-    fn default() -> ReadIndex {
-        ReadIndex {
-            entries: Vec::new(),
-            valid_index_len: 0,
-            pack_end: 0,
-            last: [0; ENTRY],
-        }
-    }
+    /// Where the index's valid prefix ends; `None` if it has none (no
+    /// magic, no pack, or not the marked prefix it was read after).
+    end: Option<Mark>,
 }
 
 /// `entries` applied to `map` in order: a later entry for a hash wins, and a
