@@ -157,10 +157,22 @@ impl Processor for AtlasPacker {
                 on_page[f.page as usize].push(i);
             }
         }
+        let keys = parallel::map(&indices, |&i| {
+            page_key(&layout, i, &on_page[i as usize], &identities, spec, encoding)
+        });
+        // Every kept page is looked up before any is drawn: drawing one
+        // may make room in the memory by dropping what this build has not
+        // used yet, which would be the kept pages still to be looked up
+        // (at 1M files half of a 190-page atlas was drawn again that way
+        // on every edit, where a re-packed group is three pages).
+        let kept: Vec<_> = keys.iter().map(|key| memo.kept(key)).collect();
         let pages = parallel::map(&indices, |&i| {
-            let key = page_key(&layout, i, &on_page[i as usize], &identities, spec, encoding);
+            let key = &keys[i as usize];
+            if let Some(page) = &kept[i as usize] {
+                return Ok(Arc::clone(page));
+            }
             memo.remembered(
-                &key,
+                key,
                 || {
                     let size = layout.pages[i as usize];
                     let buffers = memo.buffers();

@@ -17,9 +17,9 @@ use crate::hash::ContentHash;
 /// Bounded: blobs up to [`BlobMemory::MAX_BLOB`], at most
 /// [`BlobMemory::capacity_for`] the machine's memory in all: an eighth of
 /// it, between [`BlobMemory::CAPACITY`] and [`BlobMemory::MAX_CAPACITY`].
-/// Each build is a generation; when a blob does not fit, the blobs the
-/// current build has not used go first, and if it still does not fit it is
-/// not kept. A project whose largest atlas (its sprites and pages) does not
+/// Each build is a generation; when a blob does not fit, what the current
+/// build has not used goes, least recently used first, until it fits, and
+/// if it still does not fit it is not kept. A project whose largest atlas (its sprites and pages) does not
 /// fit decodes it again on every edit: 512 MiB held 1M files'
 /// 137,000-sprite atlas in part, and an edit took 6–8 s, 4.8–5 s with 3 GiB.
 #[derive(Debug)]
@@ -66,11 +66,11 @@ struct MemoryInner {
     /// Of `blobs` and `decoded` together.
     bytes: usize,
     generation: u64,
-    /// The generation whose sweep left nothing older: until the next
-    /// generation, sweeping again would free nothing. (Without it, a build
-    /// using more than the capacity swept every entry for each blob it
-    /// offered: a third of a watched edit's CPU at 1M files.)
-    swept: Option<u64>,
+    /// What this generation may drop to make room, the least recently
+    /// used last ([`MemoryInner::make_room`]), and the generation it was
+    /// listed for.
+    victims: Vec<Victim>,
+    victims_of: Option<u64>,
 }
 
 /// A blob decoded, shared with its readers.
@@ -87,35 +87,73 @@ impl std::fmt::Debug for MemoryInner {
     }
 }
 
+/// An entry the memory may drop: the generation that last used it,
+/// whether it is a decoded value (else bytes), its hash.
+type Victim = (u64, bool, ContentHash);
+
 impl MemoryInner {
     /// Makes room for `len` more bytes by dropping what the current
-    /// generation has not used; whether they now fit.
+    /// generation has not used, least recently used first (by generation;
+    /// bytes before what they decode to, which costs more to make again),
+    /// no more than that; whether `len` fits now.
+    ///
+    /// Only as much as that goes: a watched edit re-packs one group of an
+    /// atlas, and the pages the edit before made for it, now replaced, were
+    /// last used a generation before the pages still in the atlas. Dropping
+    /// every unused entry at once (as this did) dropped the pages the
+    /// running atlas step had not looked up yet, and at 1M files half the
+    /// atlas was drawn again on every edit.
+    ///
+    /// The entries are listed and sorted once a generation, when the
+    /// first blob does not fit; later ones take the next from that list.
+    /// (Sweeping every entry for each blob offered was a third of a
+    /// watched edit's CPU at 1M files.)
     fn make_room(&mut self, len: usize, capacity: usize) -> bool {
         if self.bytes + len <= capacity {
             return true;
         }
         let generation = self.generation;
-        if self.swept == Some(generation) {
-            return false;
+        if self.victims_of != Some(generation) {
+            self.victims_of = Some(generation);
+            let mut victims: Vec<Victim> = (self.blobs.iter())
+                .filter(|(_, (_, used))| *used != generation)
+                .map(|(hash, (_, used))| (*used, false, *hash))
+                .chain(
+                    (self.decoded.iter())
+                        .filter(|(_, (_, _, used))| *used != generation)
+                        .map(|(hash, (_, _, used))| (*used, true, *hash)),
+                )
+                .collect();
+            // The least recently used last, where `pop` takes it.
+            victims.sort_unstable_by(|a, b| b.cmp(a));
+            self.victims = victims;
         }
-        self.swept = Some(generation);
-        let mut freed = 0;
-        self.blobs.retain(|_, (b, used)| {
-            let keep = *used == generation;
-            if !keep {
-                freed += b.len();
-            }
-            keep
-        });
-        self.decoded.retain(|_, (_, size, used)| {
-            let keep = *used == generation;
-            if !keep {
-                freed += *size;
-            }
-            keep
-        });
-        self.bytes -= freed;
-        self.bytes + len <= capacity
+        while self.bytes + len > capacity {
+            let Some((_, decoded, hash)) = self.victims.pop() else {
+                return false;
+            };
+            // Gone since, or used since the list was made: not a victim.
+            let size = if decoded {
+                match self.decoded.get(&hash) {
+                    Some(&(_, size, used)) if used != generation => {
+                        self.decoded.remove(&hash);
+                        size
+                    }
+                    _ => continue,
+                }
+            } else {
+                match self.blobs.get(&hash) {
+                    Some((bytes, used)) if *used != generation => {
+                        let size = bytes.len();
+                        self.blobs.remove(&hash);
+                        size
+                    }
+                    _ => continue,
+                }
+            };
+            self.bytes -= size;
+        }
+        true
     }
 }
 
@@ -151,7 +189,9 @@ impl BlobMemory {
     /// Starts a generation: what the next build uses is kept before what
     /// earlier builds used.
     pub(super) fn next_generation(&self) {
-        self.lock().generation += 1;
+        let mut inner = self.lock();
+        inner.victims = Vec::new();
+        inner.generation += 1;
     }
 
     pub(super) fn get(&self, hash: &ContentHash) -> Option<Vec<u8>> {
@@ -283,10 +323,10 @@ mod tests {
         // Unused by this build, it goes when the bytes of another need room.
         drop(next);
         let last = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
-        let big = last.put(&[b'x'; 90]).unwrap();
+        let big = last.put(&[b'x'; 93]).unwrap();
         assert!(memory.get(&big).is_some());
         assert_eq!(*decode(&last, &a).unwrap(), "SPRITE A");
-        assert_eq!(calls.get(), 2, "dropped for the 90 bytes, so decoded again");
+        assert_eq!(calls.get(), 2, "dropped for the 93 bytes after its own bytes, so decoded again");
         // Without a memory nothing is kept.
         let plain = Store::open(dir.path()).unwrap();
         decode(&plain, &a).unwrap();
@@ -303,6 +343,39 @@ mod tests {
         assert_eq!(BlobMemory::capacity_for(Some(256 * gib)), BlobMemory::MAX_CAPACITY);
         #[cfg(target_os = "linux")]
         assert!(total_memory().is_some_and(|m| m > 1 << 28), "{:?}", total_memory());
+    }
+
+    /// Room is made from the least recently used, and no more than needed:
+    /// what the build before used stays while older entries can go.
+    #[test]
+    fn a_full_memory_drops_the_least_recently_used_first_and_only_what_it_needs() {
+        let memory = BlobMemory::with_capacity(100);
+        let hash = |n: u8| ContentHash::of(&[n]);
+        // Blob 0 used two builds ago, 1 by the last build, 2 and 3 decoded
+        // two builds ago and by the last.
+        memory.keep(hash(0), &[0; 20]);
+        memory.keep_decoded(hash(2), Arc::new(()), 20);
+        memory.next_generation();
+        memory.keep(hash(1), &[1; 20]);
+        memory.keep_decoded(hash(3), Arc::new(()), 20);
+        memory.next_generation();
+        // 80 held; 30 more need 10 freed: blob 0 goes (the oldest, and
+        // bytes before decoded values), nothing else.
+        memory.keep(hash(4), &[4; 30]);
+        assert!(memory.get(&hash(0)).is_none());
+        assert!(memory.decoded(&hash(2)).is_some());
+        assert!(memory.get(&hash(1)).is_some() && memory.decoded(&hash(3)).is_some());
+        assert!(memory.get(&hash(4)).is_some());
+        // Everything held is in use now: 11 more cannot be kept.
+        memory.keep(hash(5), &[5; 11]);
+        assert!(memory.get(&hash(5)).is_none());
+        // In the next build, 2 and 4 are used before 50 more come: 1 and 3,
+        // unused by it, go.
+        memory.next_generation();
+        assert!(memory.decoded(&hash(2)).is_some() && memory.get(&hash(4)).is_some());
+        memory.keep(hash(6), &[6; 50]);
+        assert!(memory.get(&hash(1)).is_none() && memory.decoded(&hash(3)).is_none());
+        assert!(memory.get(&hash(6)).is_some());
     }
 
     #[test]

@@ -456,10 +456,7 @@ impl Store {
     where
         T: Send + Sync + 'static,
     {
-        let kept = (self.memory.as_ref())
-            .and_then(|m| m.decoded(hash))
-            .and_then(|value| value.downcast::<T>().ok());
-        if let Some(value) = kept {
+        if let Some(value) = self.kept_decoded(hash) {
             return Ok(value);
         }
         let value = Arc::new(load()?);
@@ -467,6 +464,15 @@ impl Store {
             memory.keep_decoded(*hash, value.clone(), size(&value));
         }
         Ok(value)
+    }
+
+    /// What [`Store::decoded`] kept under `hash`, if a long-lived
+    /// pipeline's memory holds it as a `T`: looked up (and so marked as
+    /// used by this build) without making it.
+    pub(crate) fn kept_decoded<T: Send + Sync + 'static>(&self, hash: &ContentHash) -> Option<Arc<T>> {
+        (self.memory.as_ref())
+            .and_then(|m| m.decoded(hash))
+            .and_then(|value| value.downcast::<T>().ok())
     }
 
     /// The pool of large buffers this build's steps share (kept across

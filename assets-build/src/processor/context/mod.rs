@@ -677,6 +677,16 @@ impl<'a> Memo<'a> {
     /// ([`Store::decoded`]), and a later build takes it from there. It is
     /// made afresh otherwise, and always when the step runs again to have
     /// its outputs checked.
+    /// What [`Memo::remembered`] keeps under `key`, if a long-lived
+    /// pipeline still holds it: looked up without making it, which marks
+    /// it as used by this build. A step that makes several values looks
+    /// every one up before making any: making one may need room, and the
+    /// memory then drops what this build has not used yet (see
+    /// `BlobMemory`), which would be the values it was about to look up.
+    pub(crate) fn kept<T: Send + Sync + 'static>(&self, key: &ContentHash) -> Option<Arc<T>> {
+        self.remember.then(|| self.store.kept_decoded(key)).flatten()
+    }
+
     pub(crate) fn remembered<T: Send + Sync + 'static>(
         &self,
         key: &ContentHash,
