@@ -10,7 +10,6 @@
 //! [`Outcome::Failed`](crate::Outcome) in the report, and every other asset
 //! still builds.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -22,7 +21,7 @@ use crate::discover::{DiscoveryError, discover};
 use crate::event::{Event, EventHandler};
 use crate::manifest::{Manifest, ManifestError};
 use crate::parallel;
-use crate::parcels::{default_parcel_dir, parcel_bound, write_parcels};
+use crate::parcels::{Held, default_parcel_dir, parcel_bound, write_parcels};
 use crate::plan::plan;
 use crate::processor::Registry;
 use crate::record_log::RecordLog;
@@ -465,9 +464,10 @@ impl Pipeline {
             .collect();
         let mut retired = Retired::default();
         // The blobs the parcels hold whole, as the last round wrote them.
-        let mut held = HashSet::new();
+        let mut held = Held::of(&store);
         let mut write = |steps: &[Arc<StepReport>], retired: &mut Retired| {
-            held.clear();
+            // Asked anew each round: a second round's steps hold back more.
+            held = Held::of(&store);
             write_parcels(
                 &manifest,
                 &o.variant,

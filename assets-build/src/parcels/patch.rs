@@ -49,7 +49,7 @@ use assets_runtime::Compression;
 use assets_runtime::format::KIND_REMOVED;
 use assets_runtime::write::{ParcelWriter, Payload};
 
-use super::{FromStore, Planned, declare, place, remove_if_present, sums_describe};
+use super::{FromStore, Held, Planned, declare, place, remove_if_present, sums_describe};
 use crate::hash::ContentHash;
 use crate::parcel_sums;
 use crate::report::{ParcelOutcome, Retired};
@@ -157,7 +157,7 @@ pub(super) fn write(
     compression: Compression,
     key: &ContentHash,
     retired: &mut Retired,
-    held: &mut HashSet<ContentHash>,
+    held: &mut Held,
 ) -> Result<Written, StoreError> {
     let files = PatchFiles::of(path);
     let resources = planned.len();
@@ -271,7 +271,7 @@ pub(super) fn write(
         if !is_base {
             return Ok(Written::Whole);
         }
-        held.extend(planned.iter().filter_map(Planned::whole_blob));
+        held.add(planned);
         let had = files.remove()?;
         return Ok(Written::AsPatch(Patched {
             outcome: if had {
@@ -301,8 +301,7 @@ pub(super) fn write(
     .map(|replaced| retired.0.extend(replaced))
     .and_then(|()| store.write_atomic(&files.key, format!("{key}\n").as_bytes()))?;
     // What the patch does not take, the base holds.
-    held.reserve(planned.len());
-    held.extend(planned.iter().filter_map(Planned::whole_blob));
+    held.add(planned);
     Ok(Written::AsPatch(Patched {
         outcome: ParcelOutcome::Written { resources, changed },
         in_force: true,

@@ -329,6 +329,15 @@ impl Store {
         Ok(())
     }
 
+    /// The blobs [`Store::put_deferred`] holds back now.
+    pub(crate) fn deferred_hashes(&self) -> Vec<ContentHash> {
+        if !self.deferring.load(Ordering::Relaxed) {
+            return Vec::new();
+        }
+        let deferred = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
+        deferred.blobs.keys().copied().collect()
+    }
+
     /// The most bytes [`Store::put_deferred`] keeps in memory.
     pub(crate) const DEFERRED_CAPACITY: usize = 256 << 20;
 
