@@ -177,7 +177,7 @@ pub(super) fn write(
         // Unchanged, as the whole write's check finds at less cost.
         return Ok(Written::Whole);
     }
-    let Ok(base_sums) = fs::read_to_string(path.with_extension("parcel.sums")) else {
+    let Ok(base_sums) = store.read_text(&path.with_extension("parcel.sums")) else {
         return Ok(Written::Whole);
     };
     let Some((written_with, checksum)) = parcel_sums::header(&base_sums) else {

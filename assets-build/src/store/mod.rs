@@ -329,6 +329,16 @@ impl Store {
         Ok(())
     }
 
+    /// The text of the file at `path`, which is replaced by rename when
+    /// it changes: kept by a long-lived pipeline's memory, and read again
+    /// only when the path names another file (see `BlobMemory::text`).
+    pub(crate) fn read_text(&self, path: &Path) -> io::Result<Arc<str>> {
+        match &self.memory {
+            Some(memory) => memory.text(path),
+            None => fs::read_to_string(path).map(Arc::from),
+        }
+    }
+
     /// The blobs [`Store::put_deferred`] holds back now.
     pub(crate) fn deferred_hashes(&self) -> Vec<ContentHash> {
         if !self.deferring.load(Ordering::Relaxed) {
