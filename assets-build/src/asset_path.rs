@@ -35,6 +35,10 @@ const TEMP_PREFIX: &str = "temp:";
 /// collisions buys nothing here.
 pub(crate) type AssetMap<V> = std::collections::HashMap<AssetPath, V, foldhash::fast::RandomState>;
 
+/// A set of asset paths, hashed as [`AssetMap`] is: a step's dependencies
+/// (an atlas's 137,000 sprites at 1M assets).
+pub(crate) type AssetSet = std::collections::HashSet<AssetPath, foldhash::fast::RandomState>;
+
 /// A normalized path of an asset, relative to its asset root: `sprites/hero.png`.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]

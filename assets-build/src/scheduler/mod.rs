@@ -448,6 +448,36 @@ impl<'a> Scheduler<'a> {
         !damaged.is_empty()
     }
 
+    /// The plan index of `asset`.
+    fn index_of(&self, asset: &AssetPath) -> Result<usize, ProcessError> {
+        (self.plan.index.get(asset).copied()).ok_or_else(|| ProcessError::NoSuchAsset {
+            asset: asset.clone(),
+        })
+    }
+
+    /// The record of step `target` (`asset`) once it is built, for
+    /// `requester` (see [`Dependencies::record_of`]).
+    fn record_at(
+        &self,
+        requester: usize,
+        target: usize,
+        asset: &AssetPath,
+        stand_in: bool,
+    ) -> Result<Arc<Record>, ProcessError> {
+        let report = self
+            .ensure(requester, target)
+            .map_err(|cycle| ProcessError::Cycle { cycle })?;
+        let stand_in = || match self.on_failure {
+            OnFailure::StandIn if stand_in => report.stand_in.clone(),
+            _ => None,
+        };
+        (report.record.clone())
+            .or_else(stand_in)
+            .ok_or_else(|| ProcessError::DependencyFailed {
+                asset: asset.clone(),
+            })
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic never happens while the lock is held, so poison cannot hide a bug.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -691,25 +721,29 @@ impl Dependencies for Scheduler<'_> {
         asset: &AssetPath,
         stand_in: bool,
     ) -> Result<Arc<Record>, ProcessError> {
-        let &target = self
-            .plan
-            .index
-            .get(asset)
-            .ok_or_else(|| ProcessError::NoSuchAsset {
-                asset: asset.clone(),
-            })?;
-        let report = self
-            .ensure(requester, target)
-            .map_err(|cycle| ProcessError::Cycle { cycle })?;
-        let stand_in = || match self.on_failure {
-            OnFailure::StandIn if stand_in => report.stand_in.clone(),
-            _ => None,
+        let target = self.index_of(asset)?;
+        self.record_at(requester, target, asset, stand_in)
+    }
+
+    fn record_of_near(
+        &self,
+        requester: usize,
+        asset: &AssetPath,
+        stand_in: bool,
+        near: &mut usize,
+    ) -> Result<Arc<Record>, ProcessError> {
+        // The step after the one asked for last is tried first: an atlas
+        // asks for its sprites in name order, which is plan order, and a
+        // name compared next to the last one costs less than a lookup in
+        // the plan's index (at 1M assets, cache misses on a table of a
+        // million: a tenth of a watched edit, over an atlas's 137,000).
+        let next = near.wrapping_add(1);
+        let target = match self.plan.steps.get(next) {
+            Some(step) if step.asset == *asset => next,
+            _ => self.index_of(asset)?,
         };
-        (report.record.clone())
-            .or_else(stand_in)
-            .ok_or_else(|| ProcessError::DependencyFailed {
-                asset: asset.clone(),
-            })
+        *near = target;
+        self.record_at(requester, target, asset, stand_in)
     }
 
     fn temporary(

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 
 use super::ProcessError;
-use crate::asset_path::AssetPath;
+use crate::asset_path::{AssetPath, AssetSet};
 use crate::buffers::Buffers;
 use crate::hash::ContentHash;
 use crate::manifest::{AssetRoot, Manifest, Origin, Settings};
@@ -36,6 +36,20 @@ pub(crate) trait Dependencies: Sync {
     /// The record of the temporary build of `processor` with `settings`
     /// (see [`Context::generate`]), built first if needed, on behalf of
     /// the step `requester`.
+    /// [`Dependencies::record_of`], told the plan index of the asset the
+    /// requester asked for last in `near`, and setting it to this one's:
+    /// where assets are asked for in plan order, the next is found beside
+    /// the last.
+    fn record_of_near(
+        &self,
+        requester: usize,
+        asset: &AssetPath,
+        stand_in: bool,
+        near: &mut usize,
+    ) -> Result<Arc<Record>, ProcessError> {
+        let _ = near;
+        self.record_of(requester, asset, stand_in)
+    }
     fn temporary(
         &self,
         requester: usize,
@@ -112,7 +126,10 @@ pub struct Context<'a> {
     deps: &'a dyn Dependencies,
     recorded: Recorded,
     seen: HashSet<String>,
-    used: HashSet<AssetPath>,
+    used: AssetSet,
+    /// The plan index of the asset asked for last (see
+    /// [`Dependencies::record_of_near`]).
+    near: usize,
     temp_dir: Option<PathBuf>,
     /// Whether the step runs again to have its outputs checked: then
     /// nothing it makes may come from memory ([`Memo`]).
@@ -139,7 +156,8 @@ impl<'a> Context<'a> {
             deps,
             recorded: Recorded::default(),
             seen: HashSet::new(),
-            used: HashSet::new(),
+            used: AssetSet::default(),
+            near: usize::MAX,
             temp_dir: None,
             reproducing: false,
             reserved: Vec::new(),
@@ -482,7 +500,8 @@ impl<'a> Context<'a> {
                 self.step.asset
             )));
         }
-        let record = match self.deps.record_of(self.step.index, &asset, stand_in) {
+        let near = &mut self.near;
+        let record = match (self.deps).record_of_near(self.step.index, &asset, stand_in, near) {
             Ok(r) => r,
             Err(e) => {
                 if let ProcessError::DependencyFailed { asset } = &e {
