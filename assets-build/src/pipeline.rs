@@ -299,6 +299,7 @@ impl Pipeline {
             return 0;
         };
         let reused = verdicts.reusable(plan, None);
+        let reusable: Vec<bool> = reused.iter().map(Option::is_some).collect();
         let scheduler = Scheduler::new(
             plan,
             manifest,
@@ -310,13 +311,13 @@ impl Pipeline {
         )
         .with_memory_budget(self.options.memory_budget)
         .with_stats(Some(&w.stats))
-        .reusing(&reused);
+        .reusing(reused);
         let mut packed = 0;
         for i in atlases {
             if !go_on() {
                 break;
             }
-            if reused[i].is_some() && scheduler.warm(i) {
+            if reusable[i] && scheduler.warm(i) {
                 w.packed.insert(plan.steps[i].asset.clone());
                 packed += 1;
             }
@@ -449,7 +450,7 @@ impl Pipeline {
             .with_remote(remote.as_ref())
             .deferring(bound)
             .with_stats(warm.as_deref().map(|w| &w.stats))
-            .reusing(&reused);
+            .reusing(reused);
         let selected = match &o.only {
             Some(names) => Some(selected_steps(&plan, names)?),
             None => None,
@@ -510,6 +511,7 @@ impl Pipeline {
             }
         }
         let temporaries = scheduler.temporaries();
+        let reused = scheduler.reused();
         drop(scheduler);
         store.flush_deferred(|hash| held.contains(hash))?;
         let remote = remote.map(|remote| finish_remote(&remote, events));

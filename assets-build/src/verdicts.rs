@@ -65,40 +65,48 @@ pub(crate) struct Verdicts {
 
 impl Verdicts {
     /// The verdicts of a build of `plan` that produced `steps` (in plan
-    /// order), reusing the reports in `reused` ([`Verdicts::reusable`] of
-    /// `previous`): those stay trusted. Every other step's inputs are
+    /// order), where `reused` says which steps took their report from
+    /// [`Verdicts::reusable`] of `previous`: those stay trusted, with the
+    /// dependencies `previous` had for them. Every other step's inputs are
     /// looked up in `stats`.
+    ///
+    /// Made from `previous` in place: a reused step's report is written
+    /// only when it is not the kept one already (one that ran is reused as
+    /// fresh, a report of its own), so a build that reuses a million steps
+    /// touches none of them (rebuilding both lists was 50–65 ms of a
+    /// watched edit at 1M assets).
     pub fn after_build(
         plan: &Plan,
         steps: &[Arc<StepReport>],
-        reused: &[Option<Arc<StepReport>>],
+        reused: &[bool],
         previous: Option<Verdicts>,
         stats: &StatCache,
         package_dir: &Path,
     ) -> Verdicts {
-        let mut carried = previous
-            .map(|v| v.dependencies)
-            .filter(|d| d.len() == steps.len())
-            .unwrap_or_default();
-        let mut reports = Vec::with_capacity(steps.len());
-        let mut dependencies = Vec::with_capacity(steps.len());
+        let n = steps.len();
+        let (mut verdicts, carried) = match previous.filter(|v| v.reports.len() == n) {
+            Some(previous) => (previous, true),
+            None => (
+                Verdicts {
+                    reports: vec![None; n],
+                    dependencies: vec![None; n],
+                },
+                false,
+            ),
+        };
         for (i, step) in steps.iter().enumerate() {
-            let reused = reused
-                .get(i)
-                .and_then(Option::as_ref)
-                .is_some_and(|r| Arc::ptr_eq(r, step));
-            let trusted = reused || trusted(step, stats, package_dir);
-            reports.push(trusted.then(|| Arc::clone(step)));
-            dependencies.push(match carried.get_mut(i) {
-                Some(d) if reused => d.take(),
-                _ if trusted => indices(step, plan),
-                _ => None,
-            });
+            let kept = &mut verdicts.reports[i];
+            if carried && reused.get(i) == Some(&true) {
+                if !kept.as_ref().is_some_and(|k| Arc::ptr_eq(k, step)) {
+                    *kept = Some(Arc::clone(step));
+                }
+                continue;
+            }
+            let trusted = trusted(step, stats, package_dir);
+            *kept = trusted.then(|| Arc::clone(step));
+            verdicts.dependencies[i] = if trusted { indices(step, plan) } else { None };
         }
-        Verdicts {
-            reports,
-            dependencies,
-        }
+        verdicts
     }
 
     /// Stops trusting each step with an input at a path in `changed`, or

@@ -113,6 +113,9 @@ struct State {
     slots: Vec<Slot>,
     /// Step → the step it is waiting for (or running inline).
     waits_for: HashMap<usize, usize>,
+    /// Per step, whether its report is the one [`Scheduler::reusing`]
+    /// took (empty when it took none).
+    reused: Vec<bool>,
 }
 
 enum Slot {
@@ -162,6 +165,7 @@ impl<'a> Scheduler<'a> {
             state: Mutex::new(State {
                 slots,
                 waits_for: HashMap::new(),
+                reused: Vec::new(),
             }),
             done: Condvar::new(),
         }
@@ -229,15 +233,27 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Takes `kept[i]`, where there is one, as step `i`'s report without
-    /// checking it (see `verdicts.rs`).
-    pub fn reusing(mut self, kept: &[Option<Arc<StepReport>>]) -> Scheduler<'a> {
+    /// checking it (see `verdicts.rs`). Moved in, not copied: at 1M assets
+    /// each copy of a million reports is a million reference counts
+    /// touched in scattered memory.
+    pub fn reusing(mut self, kept: Vec<Option<Arc<StepReport>>>) -> Scheduler<'a> {
         let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        state.reused = kept.iter().map(Option::is_some).collect();
         for (slot, kept) in state.slots.iter_mut().zip(kept) {
             if let Some(report) = kept {
-                *slot = Slot::Done(Arc::clone(report));
+                *slot = Slot::Done(report);
             }
         }
         self
+    }
+
+    /// Per step, whether its report is the one [`Scheduler::reusing`]
+    /// took: not run, nor run again by [`Scheduler::rebuild`].
+    pub fn reused(&self) -> Vec<bool> {
+        let state = self.lock();
+        let mut reused = state.reused.clone();
+        reused.resize(state.slots.len(), false);
+        reused
     }
 
     /// Runs every step on `jobs` threads; returns reports in plan order.
@@ -259,18 +275,17 @@ impl<'a> Scheduler<'a> {
             let _ = self.result_keys.set(asking.into_iter().zip(keys).collect());
         }
         let mut order = self.plan.run_order();
-        let reused: Vec<Arc<StepReport>> = {
+        {
             let state = self.lock();
             order.retain(|&i| matches!(state.slots[i], Slot::Pending));
-            (state.slots.iter())
-                .filter_map(|slot| match slot {
-                    Slot::Done(step) => Some(Arc::clone(step)),
-                    _ => None,
-                })
-                .collect()
-        };
-        for step in &reused {
-            self.emit(&Event::Finished { step });
+            // Told under the lock, which no worker wants yet: copying the
+            // reports out first touched a million reference counts at 1M
+            // assets. The handler cannot reach the scheduler.
+            for slot in &state.slots {
+                if let Slot::Done(step) = slot {
+                    self.emit(&Event::Finished { step });
+                }
+            }
         }
         self.run_steps(&order, jobs);
         self.reports()
@@ -298,6 +313,9 @@ impl<'a> Scheduler<'a> {
             let mut state = self.lock();
             for &i in steps {
                 state.slots[i] = Slot::Pending;
+                if let Some(reused) = state.reused.get_mut(i) {
+                    *reused = false;
+                }
             }
         }
         self.run_steps(steps, jobs);
