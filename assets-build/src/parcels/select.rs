@@ -56,9 +56,22 @@ impl KeptChoices {
         selected: &[bool],
         steps: &[Arc<StepReport>],
     ) {
+        // The last choice's reports, where only those that changed are
+        // replaced: at 1M assets, a copy of every report (and the old
+        // copy dropped) touched two million reference counts per edit.
+        let mut kept_steps = chosen.steps;
+        if kept_steps.len() == steps.len() {
+            for (kept, step) in kept_steps.iter_mut().zip(steps) {
+                if !Arc::ptr_eq(kept, step) {
+                    *kept = Arc::clone(step);
+                }
+            }
+        } else {
+            kept_steps = steps.to_vec();
+        }
         let kept = Kept {
             selected: selected.to_vec(),
-            steps: steps.to_vec(),
+            steps: kept_steps,
             runs: chosen.runs,
             planned: chosen.planned,
         };
@@ -82,6 +95,9 @@ pub(super) struct Chosen {
     /// What each run brought (as [`Kept::runs`]).
     runs: Vec<(usize, BTreeSet<usize>)>,
     planned: Vec<Planned>,
+    /// The reports of the last choice it was made from, if any, to be
+    /// kept again where they are the same ([`KeptChoices::keep`]).
+    steps: Vec<Arc<StepReport>>,
     /// The failed assets whose last good outputs stand in, or that are
     /// left out, sorted ([`OnFailure::StandIn`]).
     pub stand_ins: Vec<StandIn>,
@@ -159,9 +175,9 @@ pub(super) fn choose(
         });
         (!reusable).then(|| select_run(selected, plan, steps, run.clone(), on_failure))
     });
-    let (before, before_runs) = match last {
-        Some(k) => (k.planned, k.runs),
-        None => (Vec::new(), Vec::new()),
+    let (before, before_runs, last_steps) = match last {
+        Some(k) => (k.planned, k.runs, k.steps),
+        None => (Vec::new(), Vec::new(), Vec::new()),
     };
     // When every run chosen again brings as many resources as before (an
     // edit: the same assets, other contents), they take their old places
@@ -244,6 +260,7 @@ pub(super) fn choose(
     Ok(Chosen {
         runs: kept_runs,
         planned,
+        steps: last_steps,
         stand_ins,
     })
 }
