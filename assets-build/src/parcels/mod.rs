@@ -31,7 +31,6 @@
 //! its resource is its frame, cut from its atlas's frame table; the atlas's
 //! pages join every parcel holding one of its sprites (see [`crate::unstable::atlas`]).
 
-use std::borrow::Cow;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs;
@@ -442,18 +441,18 @@ impl Planned {
     fn write_content(&self, out: &mut String) {
         use std::fmt::Write as _;
         match self.source {
-            Source::Blob { hash, .. } => out.push_str(&hash.to_hex()),
+            Source::Blob { hash, .. } => out.push_str(&hash.hex()),
             Source::Slice { hash, start, len } => {
-                let _ = write!(out, "{}:{start}:{len}", hash.to_hex());
+                let _ = write!(out, "{}:{start}:{len}", &*hash.hex());
             }
             Source::Frame { digest, .. } => {
                 out.push_str(parcel_sums::FRAME);
-                out.push_str(&digest.to_hex());
+                out.push_str(&digest.hex());
             }
         }
         if let Some(shows) = self.shows {
             out.push('+');
-            out.push_str(&shows.to_hex());
+            out.push_str(&shows.hex());
         }
         if let Some(c) = self.compression {
             out.push('@');
@@ -581,7 +580,7 @@ fn remove_if_present(path: &Path) -> Result<bool, StoreError> {
 /// what each of its resources held (its `.sums` lines, name to content).
 struct Previous<'m, 's> {
     buf: ParcelBuf,
-    contents: &'m HashMap<Cow<'s, str>, &'s str>,
+    contents: &'m parcel_sums::Contents<'s>,
 }
 
 impl<'m, 's> Previous<'m, 's> {
@@ -591,7 +590,7 @@ impl<'m, 's> Previous<'m, 's> {
     fn open(
         path: &Path,
         sums: &str,
-        contents: &'m HashMap<Cow<'s, str>, &'s str>,
+        contents: &'m parcel_sums::Contents<'s>,
         compression: Compression,
     ) -> Option<Previous<'m, 's>> {
         let (written_with, table_checksum) = parcel_sums::header(sums)?;
@@ -677,7 +676,7 @@ fn with_users(changed: &mut Vec<String>, planned: &[Planned], steps: &[Arc<StepR
 /// name to content) and the resources now planned (with their `now`
 /// contents), or that are in only one of them; sorted.
 fn changed_names(
-    before: &HashMap<Cow<'_, str>, &str>,
+    before: &parcel_sums::Contents<'_>,
     planned: &[Planned],
     now: &[String],
 ) -> Vec<String> {

@@ -39,7 +39,6 @@
 //! script, `watch` once idle) leaves the base alone, byte for byte what a
 //! cold build writes.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::Write as _;
@@ -105,9 +104,9 @@ pub(super) fn remove(parcel: &Path) -> Result<bool, StoreError> {
 /// What a game holds of a parcel whose base holds `base` (its `.sums`
 /// contents) and whose patch's `.sums` text is `patch`: name to content.
 pub(super) fn seen_through<'s>(
-    base: &HashMap<Cow<'s, str>, &'s str>,
+    base: &parcel_sums::Contents<'s>,
     patch: &'s str,
-) -> HashMap<Cow<'s, str>, &'s str> {
+) -> parcel_sums::Contents<'s> {
     let mut seen = base.clone();
     for (name, content) in parcel_sums::contents(patch) {
         match content {
