@@ -33,9 +33,6 @@ pub(crate) trait Dependencies: Sync {
         asset: &AssetPath,
         stand_in: bool,
     ) -> Result<Arc<Record>, ProcessError>;
-    /// The record of the temporary build of `processor` with `settings`
-    /// (see [`Context::generate`]), built first if needed, on behalf of
-    /// the step `requester`.
     /// [`Dependencies::record_of`], told the plan index of the asset the
     /// requester asked for last in `near`, and setting it to this one's:
     /// where assets are asked for in plan order, the next is found beside
@@ -50,6 +47,9 @@ pub(crate) trait Dependencies: Sync {
         let _ = near;
         self.record_of(requester, asset, stand_in)
     }
+    /// The record of the temporary build of `processor` with `settings`
+    /// (see [`Context::generate`]), built first if needed, on behalf of
+    /// the step `requester`.
     fn temporary(
         &self,
         requester: usize,
@@ -691,21 +691,22 @@ impl<'a> Memo<'a> {
         self.store.buffers()
     }
 
+    /// What [`Memo::remembered`] keeps under `key`, if a long-lived
+    /// pipeline still holds it: looked up without making it, which marks
+    /// it as used by this build. A step that makes several values looks
+    /// every one up before making any: making one may need room, and the
+    /// memory then drops what this build has not used yet, least recently
+    /// used first (see `BlobMemory`), which may be the values it was about
+    /// to look up.
+    pub(crate) fn kept<T: Send + Sync + 'static>(&self, key: &ContentHash) -> Option<Arc<T>> {
+        self.remember.then(|| self.store.kept_decoded(key)).flatten()
+    }
+
     /// What `make` makes, which must be a pure function of what `key`
     /// hashes: a long-lived pipeline keeps it as it keeps decoded blobs
     /// ([`Store::decoded`]), and a later build takes it from there. It is
     /// made afresh otherwise, and always when the step runs again to have
     /// its outputs checked.
-    /// What [`Memo::remembered`] keeps under `key`, if a long-lived
-    /// pipeline still holds it: looked up without making it, which marks
-    /// it as used by this build. A step that makes several values looks
-    /// every one up before making any: making one may need room, and the
-    /// memory then drops what this build has not used yet (see
-    /// `BlobMemory`), which would be the values it was about to look up.
-    pub(crate) fn kept<T: Send + Sync + 'static>(&self, key: &ContentHash) -> Option<Arc<T>> {
-        self.remember.then(|| self.store.kept_decoded(key)).flatten()
-    }
-
     pub(crate) fn remembered<T: Send + Sync + 'static>(
         &self,
         key: &ContentHash,
