@@ -465,7 +465,9 @@ impl Pipeline {
             .collect();
         let mut retired = Retired::default();
         // The blobs the parcels hold whole, as the last round wrote them.
-        let mut held = Held::of(&store);
+        // None until a round of parcels is written (a build of chosen
+        // assets writes none).
+        let mut held = Held::default();
         let mut write = |steps: &[Arc<StepReport>], retired: &mut Retired| {
             // Asked anew each round: a second round's steps hold back more.
             held = Held::of(&store);

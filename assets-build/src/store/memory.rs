@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::pack::KeptIndex;
+use crate::record::FileStamp;
 use crate::buffers::Buffers;
 use crate::hash::ContentHash;
 
@@ -35,36 +36,7 @@ pub struct BlobMemory {
     /// "Kept between builds").
     pub(super) pack_index: Arc<Mutex<Option<KeptIndex>>>,
     /// Text files read whole on every build, by path ([`BlobMemory::text`]).
-    texts: Mutex<HashMap<PathBuf, (FileId, Arc<str>)>>,
-}
-
-/// Which file a path named when it was read: its device, inode, length
-/// and modification time. The files kept this way are replaced by rename,
-/// never written in place, so another file is another inode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FileId {
-    dev: u64,
-    ino: u64,
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-}
-
-impl FileId {
-    fn of(meta: &fs::Metadata) -> FileId {
-        #[cfg(unix)]
-        let (dev, ino) = {
-            use std::os::unix::fs::MetadataExt;
-            (meta.dev(), meta.ino())
-        };
-        #[cfg(not(unix))]
-        let (dev, ino) = (0, 0);
-        FileId {
-            dev,
-            ino,
-            len: meta.len(),
-            modified: meta.modified().ok(),
-        }
-    }
+    texts: Mutex<HashMap<PathBuf, (FileStamp, Arc<str>)>>,
 }
 
 impl Default for BlobMemory {
@@ -273,14 +245,16 @@ impl BlobMemory {
     }
 
     /// The text of the file at `path`, read again only when the path names
-    /// another file than last time (see [`FileId`]): the parcel stage of a
-    /// watched build reads a base parcel's `.sums` on every edit, and it
-    /// changes only when the parcel is written whole (140 MB at 1M files,
+    /// another file than last time (by its [`FileStamp`]: device, inode,
+    /// length and times; these files are replaced by rename, never written
+    /// in place): the parcel stage of a watched build reads a base
+    /// parcel's `.sums` on every edit, and it changes only when the parcel
+    /// is written whole (140 MB at 1M files,
     /// a tenth of an edit). One text is kept per path, outside the
     /// capacity: it is one file per parcel, and what it replaces is gone.
     pub(super) fn text(&self, path: &Path) -> io::Result<Arc<str>> {
         let mut file = fs::File::open(path)?;
-        let id = FileId::of(&file.metadata()?);
+        let id = FileStamp::of(&file.metadata()?);
         let mut texts = self.texts.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((kept, text)) = texts.get(path)
             && *kept == id
@@ -290,7 +264,7 @@ impl BlobMemory {
         texts.remove(path);
         drop(texts);
         // Read from the file whose identity was taken, not the path again.
-        let mut text = String::with_capacity(id.len as usize);
+        let mut text = String::with_capacity(id.size as usize);
         file.read_to_string(&mut text)?;
         let text: Arc<str> = Arc::from(text);
         let mut texts = self.texts.lock().unwrap_or_else(|p| p.into_inner());
