@@ -279,7 +279,17 @@ fn a_kept_index_reads_only_what_was_appended_since() {
     assert_eq!(p.read(p.find(&x.0).expect("kept")).unwrap(), x.1);
     assert_eq!(p.read(p.find(&b.0).expect("appended since")).unwrap(), b.1);
     assert_eq!(p.find(&c.0), None, "its tombstone was read too");
+    // Nor does its first append, which reads the index only from its mark
+    // on: a whole read would end the valid prefix at the damaged entry and
+    // cut the index back to it.
+    let d = ContentHash::of(b"delta");
+    p.append(d, b"delta").unwrap();
     drop(p);
+    assert_eq!(
+        fs::metadata(&index).unwrap().len(),
+        (INDEX_MAGIC.len() + 6 * ENTRY) as u64,
+        "ex, alpha, beta, gamma, its tombstone, delta"
+    );
     // A fresh handle reads every index: the damaged entry ends pack 1.
     assert_eq!(packs(dir.path()).find(&a.0), None);
 }
