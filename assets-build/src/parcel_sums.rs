@@ -196,6 +196,20 @@ impl<'s> InOrder<'s> {
     }
 }
 
+/// Where `content`, a content [`InOrder::get`] found in `text`, starts in
+/// it: with [`content_at`], a way back to it once the text is kept.
+pub(crate) fn offset_of(text: &str, content: &str) -> usize {
+    let at = (content.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+    debug_assert!(text.get(at..).is_some_and(|rest| rest.starts_with(content)));
+    at
+}
+
+/// The content of the resource line whose content starts at `at` in
+/// `text` ([`offset_of`]).
+pub(crate) fn content_at(text: &str, at: usize) -> Option<&str> {
+    text.get(at..)?.split_once(' ').map(|(content, _)| content)
+}
+
 /// The line of `text` that starts at `at`, and where the next one starts.
 fn line_at(text: &str, at: usize) -> Option<(&str, usize)> {
     let rest = text.get(at..).filter(|r| !r.is_empty())?;

@@ -58,6 +58,9 @@ struct Game {
     /// Whether each patched build is followed by the whole write `watch`
     /// makes once idle.
     settle: bool,
+    /// Whether each build is checked by a fresh pipeline too
+    /// ([`Game::check_fresh`]).
+    check_fresh: bool,
 }
 
 impl Game {
@@ -78,6 +81,7 @@ impl Game {
             last_patched: false,
             seen: BTreeMap::new(),
             settle: true,
+            check_fresh: true,
         };
         if patches {
             let noise = (0..400_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8);
@@ -147,13 +151,11 @@ impl Game {
 
     /// A watched build told `changed`, then the oracle's fresh build; the
     /// number of steps the watched one ran.
-    fn build_after(&mut self, changed: &[PathBuf]) -> usize {
-        let changed: HashSet<PathBuf> = changed.iter().cloned().collect();
-        self.build(Changes::At(&changed))
-    }
-
-    fn build(&mut self, changes: Changes<'_>) -> usize {
-        let watched = succeed(self.watched.build_after(changes, &|_: &Event<'_>| {}));
+    /// A fresh pipeline on the same cache finds nothing to do. (Its build
+    /// reads the record log the watched one keeps, which then reads it
+    /// again and checks every step: a game whose builds must reuse the
+    /// watched state skips this.)
+    fn check_fresh(&self) {
         let patches = self.watched.options().patch_parcels;
         let mut fresh = options(self.dir.path());
         fresh.patch_parcels = patches;
@@ -172,6 +174,18 @@ impl Game {
                 .all(|p| matches!(p.outcome, ParcelOutcome::Unchanged { .. })),
             "the watched build left a parcel to rewrite"
         );
+    }
+
+    fn build_after(&mut self, changed: &[PathBuf]) -> usize {
+        let changed: HashSet<PathBuf> = changed.iter().cloned().collect();
+        self.build(Changes::At(&changed))
+    }
+
+    fn build(&mut self, changes: Changes<'_>) -> usize {
+        let watched = succeed(self.watched.build_after(changes, &|_: &Event<'_>| {}));
+        if self.check_fresh {
+            self.check_fresh();
+        }
         let cold_cache = tempfile::tempdir().unwrap();
         let mut cold = BuildOptions::new(self.path("Cargo.toml"), cold_cache.path());
         cold.jobs = 2;
@@ -338,6 +352,59 @@ fn an_edit_undone_before_the_parcel_is_written_whole_leaves_no_patch() {
         "the sprite, its atlas, the text"
     );
     assert!(!game.last_patched, "the base is the parcel again");
+}
+
+/// Patches written one after another, never written whole between: from
+/// the second on, a build compares with the base only the resources it
+/// chose again (`parcels/patch.rs`, `PatchMemo`), across runs of steps
+/// (600 sprites: three runs), and each is checked by the oracle (seen
+/// through its patch, the parcel is a cold build's; the notice names what
+/// the game holds differently), including a resource edited back to what
+/// the base holds and one whose patch was removed behind the pipeline.
+#[test]
+fn patches_one_after_another_compare_only_what_was_chosen_again() {
+    let mut game = Game::with_patches(true);
+    game.watched.keep_state_in_memory();
+    game.settle = false;
+    // Only cold builds check: a fresh pipeline's build on the same cache
+    // would make every next watched build choose every run again.
+    game.check_fresh = false;
+    let sprites: Vec<PathBuf> = (0..600u32)
+        .map(|i| game.sprite(&format!("sprites/many/s{i:03}.png"), 4, 1 + (i % 7) as u8))
+        .collect();
+    game.build(Changes::Unknown);
+    game.build_after(&[]);
+    let notes = game.write("notes.txt", "one, edited");
+    assert_eq!(game.build_after(std::slice::from_ref(&notes)), 1);
+    assert!(game.last_patched);
+    // Larger: every frame after it moves, in every run.
+    game.sprite("sprites/many/s000.png", 9, 3);
+    assert_eq!(game.build_after(&sprites[..1]), 2);
+    assert!(game.last_patched, "the patch holds the text and the atlas");
+    // Back to the base's text: the patch no longer holds it.
+    game.build_after(&[]);
+    let notes = game.write("notes.txt", "one");
+    assert_eq!(game.build_after(std::slice::from_ref(&notes)), 1);
+    assert!(game.last_patched);
+    // The same size, in the last run.
+    game.sprite("sprites/many/s599.png", 4, 6);
+    assert_eq!(game.build_after(&sprites[599..]), 2);
+    // The patch's files removed behind the pipeline's back: what it kept
+    // of them no longer holds, and every resource is compared again.
+    let mut removed = 0;
+    for entry in walkdir::WalkDir::new(game.dir.path().join("target/assets")) {
+        let path = entry.unwrap().into_path();
+        let name = path.file_name().unwrap().to_string_lossy();
+        if name.ends_with(".parcel.patch") || name.ends_with(".parcel.patch.sums") {
+            fs::remove_file(&path).unwrap();
+            removed += 1;
+        }
+    }
+    assert_eq!(removed, 2, "a patch and its `.sums`");
+    let hero = game.sprite("sprites/hero.png", 12, 4);
+    assert_eq!(game.build_after(&[hero]), 2);
+    assert!(game.last_patched);
+    game.check_fresh();
 }
 
 /// The watched builds of every kind of change, each checked by the oracle.

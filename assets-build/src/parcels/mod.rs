@@ -108,6 +108,7 @@ pub(crate) fn write_parcels(
                     if let Err(error) = frames.resolve(chosen.planned_mut()) {
                         break 'chosen (ParcelOutcome::Failed { error }, false);
                     }
+                    let last_patch = chosen.patch.take();
                     let aliased = aliases::with_aliases(chosen.planned(), &manifest.aliases, store);
                     let aliased = match aliased {
                         Ok(aliased) => aliased,
@@ -116,11 +117,30 @@ pub(crate) fn write_parcels(
                     let selection = aliased.as_deref().unwrap_or(chosen.planned());
                     let compression = spec.compression_for(variant);
                     let key = parcel_key(selection, compression);
+                    // A memo of the last patch describes the chosen list,
+                    // not one with aliases added.
+                    let unaliased = aliased.is_none();
+                    let mut next_patch = None;
                     let as_patch = if patches {
-                        let r =
-                            patch::write(store, &path, selection, compression, &key, retired, held);
+                        let recall = patch::Recall {
+                            memo: last_patch.filter(|_| unaliased),
+                            fresh: chosen.fresh().filter(|_| unaliased),
+                        };
+                        let r = patch::write(
+                            store,
+                            &path,
+                            selection,
+                            compression,
+                            &key,
+                            retired,
+                            held,
+                            recall,
+                        );
                         match r {
-                            Ok(patch::Written::AsPatch(p)) => Some(Ok((p.outcome, p.in_force))),
+                            Ok(patch::Written::AsPatch(p)) => {
+                                next_patch = p.memo.filter(|_| unaliased);
+                                Some(Ok((p.outcome, p.in_force)))
+                            }
                             Ok(patch::Written::Whole) => None,
                             Err(e) => Some(Err(e)),
                         }
@@ -150,6 +170,7 @@ pub(crate) fn write_parcels(
                     if let Some(choices) = choices.as_deref_mut()
                         && stand_ins.is_empty()
                     {
+                        chosen.patch = next_patch;
                         choices.keep(&spec.name, chosen, selected, steps);
                     }
                     written

@@ -42,6 +42,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::Write as _;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use assets_runtime::Compression;
@@ -51,6 +52,7 @@ use assets_runtime::write::{ParcelWriter, Payload};
 use super::{FromStore, Held, Planned, declare, place, remove_if_present, sums_describe};
 use crate::hash::ContentHash;
 use crate::parcel_sums;
+use crate::record::FileStamp;
 use crate::report::{ParcelOutcome, Retired};
 use crate::store::{Store, StoreError};
 
@@ -127,11 +129,40 @@ fn through<'s>(patch: Option<&'s str>, base: Option<&'s str>) -> Option<&'s str>
     }
 }
 
+/// What a watched pipeline keeps of the patch it last wrote for a
+/// parcel, with that parcel's choice of resources (`select.rs`): which
+/// resources differ from the base, and where each one's line is in the
+/// base's `.sums`. The next build compares only the resources it chose
+/// again ([`super::select::Chosen::fresh`]) with the base, instead of every
+/// resource (and reads no patch `.sums` back): the rest are the same
+/// resources, so they differ from the base as they did, and the game holds
+/// them as they are. It holds while the base's `.sums` and the patch's
+/// are the files it was made with (by their stamps) and the patch's key
+/// is the one written with it; anything else compares every resource.
+pub(crate) struct PatchMemo {
+    key: ContentHash,
+    compression: Compression,
+    base_sums: FileStamp,
+    /// The patch's own files, as written.
+    patch_sums: FileStamp,
+    patch_file: FileStamp,
+    /// For each resource, by its place in the parcel's list: where its
+    /// content starts in the base's `.sums`, if the base holds it.
+    base_lines: Vec<Option<usize>>,
+    /// The resources whose content differs from the base's (the patch's),
+    /// by place, in order, with that content.
+    taken: Vec<(usize, String)>,
+    /// The names the base holds and the parcel does not, sorted.
+    removed: Vec<String>,
+}
+
 /// What [`write`] did.
 pub(super) struct Patched {
     pub(super) outcome: ParcelOutcome,
     /// Whether a patch is in force after it.
     pub(super) in_force: bool,
+    /// What to keep of the patch in force, for the next build.
+    pub(super) memo: Option<Box<PatchMemo>>,
 }
 
 /// How [`write`] left the parcel.
@@ -146,9 +177,29 @@ pub(super) enum Written {
     Whole,
 }
 
+/// The last patch written for a parcel, and which of its resources were
+/// chosen again since ([`super::select::Chosen::fresh`]).
+pub(super) struct Recall<'r> {
+    pub(super) memo: Option<Box<PatchMemo>>,
+    pub(super) fresh: Option<&'r [Range<usize>]>,
+}
+
+/// How the resources compare with the base and with what the game holds.
+struct Compared {
+    /// Where each resource's content starts in the base's `.sums`.
+    base_lines: Vec<Option<usize>>,
+    /// Those that differ from the base, by place, with their contents.
+    taken: Vec<(usize, String)>,
+    /// The names the base holds and the parcel does not, sorted.
+    removed: Vec<String>,
+    /// The names whose content differs from what the game holds.
+    changed: Vec<String>,
+}
+
 /// Writes the parcel at `path`, whose contents are `planned` and whose key
 /// is `key`, as a patch over the base there, unless it is to be written
 /// whole. Adds to `held` the blobs the base still holds for it.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn write(
     store: &Store,
     path: &Path,
@@ -157,15 +208,17 @@ pub(super) fn write(
     key: &ContentHash,
     retired: &mut Retired,
     held: &mut Held,
+    recall: Recall<'_>,
 ) -> Result<Written, StoreError> {
     let files = PatchFiles::of(path);
     let resources = planned.len();
-    if fs::read_to_string(&files.key).is_ok_and(|k| k.trim() == key.to_hex())
-        && sums_describe(&files.sums, &files.patch)
-    {
+    let key_on_disk = fs::read_to_string(&files.key).ok();
+    let key_on_disk = key_on_disk.as_deref().map(str::trim);
+    if key_on_disk == Some(&*key.to_hex()) && sums_describe(&files.sums, &files.patch) {
         return Ok(Written::AsPatch(Patched {
             outcome: ParcelOutcome::Unchanged { resources },
             in_force: true,
+            memo: recall.memo,
         }));
     }
     let base_key = fs::read_to_string(path.with_extension("parcel.key")).ok();
@@ -176,7 +229,9 @@ pub(super) fn write(
         // Unchanged, as the whole write's check finds at less cost.
         return Ok(Written::Whole);
     }
-    let Ok(base_sums) = store.read_text(&path.with_extension("parcel.sums")) else {
+    let Ok((base_stamp, base_sums)) =
+        store.read_text(&path.with_extension("parcel.sums"))
+    else {
         return Ok(Written::Whole);
     };
     let Some((written_with, checksum)) = parcel_sums::header(&base_sums) else {
@@ -185,12 +240,88 @@ pub(super) fn write(
     if written_with != compression.name() || !parcel_sums::describes(checksum, path) {
         return Ok(Written::Whole);
     }
+    let recalled = recall.memo.zip(recall.fresh).filter(|(m, _)| {
+        m.compression == compression
+            && m.base_sums == base_stamp
+            && m.base_lines.len() == planned.len()
+            && key_on_disk == Some(&*m.key.to_hex())
+            && stamp(&files.sums) == Some(m.patch_sums)
+            && stamp(&files.patch) == Some(m.patch_file)
+    });
+    let compared = match recalled {
+        Some((memo, fresh)) => compare_fresh(&base_sums, planned, memo, fresh),
+        None => compare_all(&base_sums, planned, files.sums().as_deref()),
+    };
+    let Compared {
+        base_lines,
+        taken,
+        removed,
+        changed,
+    } = compared;
+    if taken.is_empty() && removed.is_empty() {
+        // The base is the parcel again (an edit undone, say): no patch. Its
+        // key must agree, or what differs is not in the contents (a kind).
+        if !is_base {
+            return Ok(Written::Whole);
+        }
+        held.add(planned);
+        let had = files.remove()?;
+        return Ok(Written::AsPatch(Patched {
+            outcome: if had {
+                ParcelOutcome::Written { resources, changed }
+            } else {
+                ParcelOutcome::Unchanged { resources }
+            },
+            in_force: false,
+            memo: None,
+        }));
+    }
+    // Measured against the parcel's resources, not its file: in a small
+    // parcel the header and table are most of the file.
+    let bytes: u64 = taken.iter().map(|&(i, _)| planned[i].len()).sum();
+    let all: u64 = planned.iter().map(Planned::len).sum();
+    if bytes.saturating_mul(4) > all.saturating_mul(MAX_QUARTERS) {
+        return Ok(Written::Whole);
+    }
+    write_files(store, &files, planned, &taken, &removed, compression)
+        .map(|replaced| retired.0.extend(replaced))
+        .and_then(|()| store.write_atomic(&files.key, format!("{key}\n").as_bytes()))?;
+    // What the patch does not take, the base holds.
+    held.add(planned);
+    let written = stamp(&files.sums).zip(stamp(&files.patch));
+    let memo = written.map(|(patch_sums, patch_file)| {
+        Box::new(PatchMemo {
+        key: *key,
+        compression,
+        base_sums: base_stamp,
+        patch_sums,
+        patch_file,
+        base_lines,
+            taken,
+            removed,
+        })
+    });
+    Ok(Written::AsPatch(Patched {
+        outcome: ParcelOutcome::Written { resources, changed },
+        in_force: true,
+        memo,
+    }))
+}
+
+/// The stamp of the file at `path`, if there is one.
+fn stamp(path: &Path) -> Option<FileStamp> {
+    fs::metadata(path).ok().map(|m| FileStamp::of(&m))
+}
+
+/// Every resource compared with the base (its `.sums` text `base_sums`)
+/// and with what the game holds: the base through the patch whose `.sums`
+/// text is `patch_sums`, if there is one.
+fn compare_all(base_sums: &str, planned: &[Planned], patch_sums: Option<&str>) -> Compared {
     // In the order the base's resources were written, which is the order
     // they are planned in again (see `InOrder`).
-    let mut base = parcel_sums::InOrder::new(&base_sums);
+    let mut base = parcel_sums::InOrder::new(base_sums);
     // What the game holds now: the base through the patch, if any.
-    let before = files.sums();
-    let before = before.as_deref().map(parcel_sums::contents);
+    let before = patch_sums.map(parcel_sums::contents);
     // What the patch says of `name`: a content, `REMOVED`, or nothing.
     let in_patch = |name: &str| before.as_ref().and_then(|b| b.get(name)).copied();
     // Whether the base holds each name the patch does, as found below.
@@ -199,8 +330,8 @@ pub(super) fn write(
     // 10k assets, each line a hash or two in hex): which resources differ
     // from the base (the patch, with their contents for its `.sums`), and
     // which from what the game holds (the notice).
+    let mut base_lines = Vec::with_capacity(planned.len());
     let mut taken = Vec::new();
-    let mut taken_contents = Vec::new();
     let mut changed = Vec::new();
     let (mut in_base, mut in_seen) = (0, 0);
     let mut content = String::with_capacity(192);
@@ -208,10 +339,10 @@ pub(super) fn write(
         content.clear();
         p.write_content(&mut content);
         let was = base.get(&p.name);
+        base_lines.push(was.map(|was| parcel_sums::offset_of(base_sums, was)));
         in_base += usize::from(was.is_some());
         if was != Some(content.as_str()) {
-            taken.push(i);
-            taken_contents.push(content.clone());
+            taken.push((i, content.clone()));
         }
         let patched = in_patch(&p.name);
         if patched.is_some() {
@@ -224,12 +355,12 @@ pub(super) fn write(
         }
     }
     // Counted now: when every resource was found in order, that is all.
-    let base_lines = base.len();
+    let base_lines_held = base.len();
     // Names gone since the base, or since what the game holds: counted on
     // the way, and only then looked for in a set of the planned names.
     let seen_len = match &before {
-        None => base_lines,
-        Some(b) => b.iter().fold(base_lines, |n, (name, &content)| {
+        None => base_lines_held,
+        Some(b) => b.iter().fold(base_lines_held, |n, (name, &content)| {
             let held = match patched_in_base.get(name.as_ref()) {
                 Some(&held) => held,
                 None => base.contains(name),
@@ -242,7 +373,7 @@ pub(super) fn write(
         }),
     };
     let mut removed = Vec::new();
-    if in_base != base_lines || in_seen != seen_len {
+    if in_base != base_lines_held || in_seen != seen_len {
         let planned_names: HashSet<&str> = planned.iter().map(|p| p.name.as_str()).collect();
         let gone = |name: &&str| !planned_names.contains(name);
         removed.extend(base.names().filter(gone).map(str::to_owned));
@@ -264,47 +395,63 @@ pub(super) fn write(
     removed.sort_unstable();
     changed.sort_unstable();
     changed.dedup();
-    if taken.is_empty() && removed.is_empty() {
-        // The base is the parcel again (an edit undone, say): no patch. Its
-        // key must agree, or what differs is not in the contents (a kind).
-        if !is_base {
-            return Ok(Written::Whole);
+    Compared {
+        base_lines,
+        taken,
+        removed,
+        changed,
+    }
+}
+
+/// [`compare_all`] after a patch this pipeline wrote (`memo`), where only
+/// the resources in `fresh` were chosen again: each is compared with the
+/// base's line the memo points at, and with what the game holds (the
+/// memo's content for it if the patch holds it, else the base's); every
+/// other resource stays as the memo says. Names are the memo's, so the
+/// base's names missing from the parcel are too.
+fn compare_fresh(
+    base_sums: &str,
+    planned: &[Planned],
+    memo: Box<PatchMemo>,
+    fresh: &[Range<usize>],
+) -> Compared {
+    let PatchMemo {
+        base_lines,
+        taken: before,
+        removed,
+        ..
+    } = *memo;
+    let mut taken = Vec::with_capacity(before.len());
+    let mut before = before.into_iter().peekable();
+    let mut changed = Vec::new();
+    let mut content = String::with_capacity(192);
+    for range in fresh {
+        while let Some(kept) = before.next_if(|(i, _)| *i < range.start) {
+            taken.push(kept);
         }
-        held.add(planned);
-        let had = files.remove()?;
-        return Ok(Written::AsPatch(Patched {
-            outcome: if had {
-                ParcelOutcome::Written { resources, changed }
-            } else {
-                ParcelOutcome::Unchanged { resources }
-            },
-            in_force: false,
-        }));
+        for i in range.clone() {
+            let patched = before.next_if(|(j, _)| *j == i).map(|(_, c)| c);
+            let p = &planned[i];
+            content.clear();
+            p.write_content(&mut content);
+            let was = base_lines[i].and_then(|at| parcel_sums::content_at(base_sums, at));
+            if patched.as_deref().or(was) != Some(content.as_str()) {
+                changed.push(p.name.clone());
+            }
+            if was != Some(content.as_str()) {
+                taken.push((i, content.clone()));
+            }
+        }
     }
-    // Measured against the parcel's resources, not its file: in a small
-    // parcel the header and table are most of the file.
-    let bytes: u64 = taken.iter().map(|&i| planned[i].len()).sum();
-    let all: u64 = planned.iter().map(Planned::len).sum();
-    if bytes.saturating_mul(4) > all.saturating_mul(MAX_QUARTERS) {
-        return Ok(Written::Whole);
+    taken.extend(before);
+    changed.sort_unstable();
+    changed.dedup();
+    Compared {
+        base_lines,
+        taken,
+        removed,
+        changed,
     }
-    write_files(
-        store,
-        &files,
-        planned,
-        &taken,
-        &taken_contents,
-        &removed,
-        compression,
-    )
-    .map(|replaced| retired.0.extend(replaced))
-    .and_then(|()| store.write_atomic(&files.key, format!("{key}\n").as_bytes()))?;
-    // What the patch does not take, the base holds.
-    held.add(planned);
-    Ok(Written::AsPatch(Patched {
-        outcome: ParcelOutcome::Written { resources, changed },
-        in_force: true,
-    }))
 }
 
 /// Writes the patch file holding `planned[taken]` (whose contents are
@@ -317,8 +464,7 @@ fn write_files(
     store: &Store,
     files: &PatchFiles,
     planned: &[Planned],
-    taken: &[usize],
-    contents: &[String],
+    taken: &[(usize, String)],
     removed: &[String],
     compression: Compression,
 ) -> Result<Vec<PathBuf>, StoreError> {
@@ -326,17 +472,16 @@ fn write_files(
     // Readable to the store after it is replaced, as a parcel is.
     store.keep_open(&files.patch);
     let mut writer = ParcelWriter::compressed(compression).patch();
-    declare(&mut writer, taken.iter().map(|&i| &planned[i]));
+    declare(&mut writer, taken.iter().map(|&(i, _)| &planned[i]));
     for name in removed {
         writer.add_later(name, KIND_REMOVED, 0);
     }
     let fetch = |from_store: &mut FromStore<'_>, i: usize| match taken.get(i) {
-        Some(&p) => from_store.fetch(&planned[p]),
+        Some(&(p, _)) => from_store.fetch(&planned[p]),
         None => Ok(Payload::Bytes(Vec::new())),
     };
     let (written, replaced) = place(store, &files.patch, writer, fetch)?;
-    let names = taken.iter().map(|&i| planned[i].name.as_str());
-    let held = contents.iter().map(String::as_str).zip(names);
+    let held = (taken.iter()).map(|(i, content)| (content.as_str(), planned[*i].name.as_str()));
     let marks = removed.iter().map(|name| (REMOVED, name.as_str()));
     let sums = parcel_sums::write(
         compression.name(),

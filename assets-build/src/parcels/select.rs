@@ -12,6 +12,11 @@
 //! again. After a one-sprite edit at 10k that is every run but those
 //! holding the atlas's sprites.
 //!
+//! A choice made in place says which resources it chose again
+//! ([`Chosen::fresh`]): every other one is the same resource as last time,
+//! so the patch of a watched build compares only those with its base
+//! (`patch.rs`, [`PatchMemo`]), not every resource.
+//!
 //! A parcel's steps are those its globs select and those they refer to
 //! ([`with_references`]): a model's textures are resources of their own,
 //! which the model names, so they go wherever the model goes.
@@ -24,6 +29,7 @@ use std::sync::Arc;
 use assets_runtime::format::{KIND_IMAGE, KIND_SPRITE};
 use assets_runtime::sprite::SPRITE_LEN;
 
+use super::patch::PatchMemo;
 use super::{Planned, Source, resource_name};
 use crate::atlas::{FRAMES_LABEL, SPRITES_LABEL, member_label};
 use crate::parallel;
@@ -74,6 +80,7 @@ impl KeptChoices {
             steps: kept_steps,
             runs: chosen.runs,
             planned: chosen.planned,
+            patch: chosen.patch,
         };
         self.0.insert(name.to_owned(), kept);
     }
@@ -88,6 +95,8 @@ pub(super) struct Kept {
     runs: Vec<(usize, BTreeSet<usize>)>,
     /// The resources, in order (the atlases' pages last).
     planned: Vec<Planned>,
+    /// The patch last written for these resources, if any.
+    patch: Option<Box<PatchMemo>>,
 }
 
 /// A parcel's resources, as [`choose`] chose them.
@@ -101,6 +110,13 @@ pub(super) struct Chosen {
     /// The failed assets whose last good outputs stand in, or that are
     /// left out, sorted ([`OnFailure::StandIn`]).
     pub stand_ins: Vec<StandIn>,
+    /// The ranges of `planned` chosen again, in order; `None` when the
+    /// list was made anew (see [`Chosen::fresh`]).
+    fresh: Option<Vec<Range<usize>>>,
+    /// The patch last written for the parcel, kept with the choice: it
+    /// describes the same resources where `fresh` is known, and is taken
+    /// and replaced by the parcel stage.
+    pub patch: Option<Box<PatchMemo>>,
 }
 
 impl Chosen {
@@ -112,6 +128,14 @@ impl Chosen {
     /// The resources, to read their frames ([`super::FromStore::resolve`]).
     pub(super) fn planned_mut(&mut self) -> &mut [Planned] {
         &mut self.planned
+    }
+
+    /// Which resources may differ from the last choice's, if it was made
+    /// in place: the runs chosen again (same names, at the same places)
+    /// and the atlases' pages. Every resource outside them is the last
+    /// choice's, unchanged. `None` when the list was made anew.
+    pub(super) fn fresh(&self) -> Option<&[Range<usize>]> {
+        self.fresh.as_deref()
     }
 }
 
@@ -175,9 +199,9 @@ pub(super) fn choose(
         });
         (!reusable).then(|| select_run(selected, plan, steps, run.clone(), on_failure))
     });
-    let (before, before_runs, last_steps) = match last {
-        Some(k) => (k.planned, k.runs, k.steps),
-        None => (Vec::new(), Vec::new(), Vec::new()),
+    let (before, before_runs, last_steps, last_patch) = match last {
+        Some(k) => (k.planned, k.runs, k.steps, k.patch),
+        None => (Vec::new(), Vec::new(), Vec::new(), None),
     };
     // When every run chosen again brings as many resources as before (an
     // edit: the same assets, other contents), they take their old places
@@ -196,6 +220,8 @@ pub(super) fn choose(
     } else {
         (Vec::with_capacity(before.len().max(steps.len())), before.into_iter())
     };
+    // With `in_place`: the ranges chosen again, while every name stays.
+    let mut fresh = in_place.then(Vec::new);
     let mut kept_runs = Vec::with_capacity(picked.len());
     let mut failed = Vec::new();
     let mut stand_ins = Vec::new();
@@ -216,8 +242,15 @@ pub(super) fn choose(
             Some(p) => {
                 kept_runs.push((p.planned.len(), p.atlases.clone()));
                 if in_place {
+                    let mut renamed = false;
                     for (slot, new) in planned[at..at + was].iter_mut().zip(p.planned) {
+                        renamed |= slot.name != new.name;
                         *slot = new;
+                    }
+                    match &mut fresh {
+                        Some(_) if renamed => fresh = None,
+                        Some(ranges) => ranges.push(at..at + was),
+                        None => {}
                     }
                 } else {
                     before.by_ref().take(was).for_each(drop);
@@ -230,6 +263,7 @@ pub(super) fn choose(
         }
         at += was;
     }
+    let pages_at = planned.len();
     for atlas in atlases {
         let Some(r) = built(&steps[atlas], on_failure) else {
             continue;
@@ -257,11 +291,16 @@ pub(super) fn choose(
     }
     stand_ins.sort();
     stand_ins.dedup();
+    if let Some(ranges) = &mut fresh {
+        ranges.push(pages_at..planned.len());
+    }
     Ok(Chosen {
         runs: kept_runs,
         planned,
         steps: last_steps,
         stand_ins,
+        patch: last_patch.filter(|_| fresh.is_some()),
+        fresh,
     })
 }
 

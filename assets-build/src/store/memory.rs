@@ -252,14 +252,14 @@ impl BlobMemory {
     /// is written whole (140 MB at 1M files,
     /// a tenth of an edit). One text is kept per path, outside the
     /// capacity: it is one file per parcel, and what it replaces is gone.
-    pub(super) fn text(&self, path: &Path) -> io::Result<Arc<str>> {
+    pub(super) fn text(&self, path: &Path) -> io::Result<(FileStamp, Arc<str>)> {
         let mut file = fs::File::open(path)?;
         let id = FileStamp::of(&file.metadata()?);
         let mut texts = self.texts.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((kept, text)) = texts.get(path)
             && *kept == id
         {
-            return Ok(Arc::clone(text));
+            return Ok((id, Arc::clone(text)));
         }
         texts.remove(path);
         drop(texts);
@@ -269,7 +269,7 @@ impl BlobMemory {
         let text: Arc<str> = Arc::from(text);
         let mut texts = self.texts.lock().unwrap_or_else(|p| p.into_inner());
         texts.insert(path.to_owned(), (id, Arc::clone(&text)));
-        Ok(text)
+        Ok((id, text))
     }
 
     /// What blob `hash` decoded to, if kept.
@@ -388,14 +388,17 @@ mod tests {
         let path = dir.path().join("main.parcel.sums");
         fs::write(&path, "first").unwrap();
         let memory = BlobMemory::with_capacity(100);
-        let first = memory.text(&path).unwrap();
+        let (stamp, first) = memory.text(&path).unwrap();
         assert_eq!(&*first, "first");
-        assert!(Arc::ptr_eq(&first, &memory.text(&path).unwrap()), "kept");
+        let (again, kept) = memory.text(&path).unwrap();
+        assert!(Arc::ptr_eq(&first, &kept) && again == stamp, "kept");
         // Replaced as the parcel stage replaces it: a new file renamed over.
         let next = dir.path().join("next");
         fs::write(&next, "second, longer").unwrap();
         fs::rename(&next, &path).unwrap();
-        assert_eq!(&*memory.text(&path).unwrap(), "second, longer");
+        let (other, text) = memory.text(&path).unwrap();
+        assert_eq!(&*text, "second, longer");
+        assert_ne!(other, stamp);
         fs::remove_file(&path).unwrap();
         assert!(memory.text(&path).is_err(), "gone, not served from memory");
     }

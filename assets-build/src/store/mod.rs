@@ -58,6 +58,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::buffers::Buffers;
 use crate::cache_layout::CacheLayout;
 use crate::hash::ContentHash;
+use crate::record::FileStamp;
 
 mod atomic;
 mod in_parcels;
@@ -332,10 +333,18 @@ impl Store {
     /// The text of the file at `path`, which is replaced by rename when
     /// it changes: kept by a long-lived pipeline's memory, and read again
     /// only when the path names another file (see `BlobMemory::text`).
-    pub(crate) fn read_text(&self, path: &Path) -> io::Result<Arc<str>> {
+    /// With the stamp of the file it was read from: what is derived from
+    /// the text holds while the path has that stamp.
+    pub(crate) fn read_text(&self, path: &Path) -> io::Result<(FileStamp, Arc<str>)> {
         match &self.memory {
             Some(memory) => memory.text(path),
-            None => fs::read_to_string(path).map(Arc::from),
+            None => {
+                let mut file = fs::File::open(path)?;
+                let stamp = FileStamp::of(&file.metadata()?);
+                let mut text = String::new();
+                io::Read::read_to_string(&mut file, &mut text)?;
+                Ok((stamp, Arc::from(text)))
+            }
         }
     }
 
