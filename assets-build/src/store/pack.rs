@@ -54,7 +54,9 @@
 //! every marked index still ends its marked prefix with the same entry
 //! and only the newest marked pack, or packs numbered after it, gained
 //! entries (the only ones a build appends to). Anything else (a `gc`, a
-//! `clean`, a pack gone) reads every index, as a fresh process does.
+//! `clean`, a pack gone) reads every index, as a fresh process does. A
+//! build's first append, which cuts the newest pack back to its valid
+//! prefix, finds that prefix's end from the same marks.
 //!
 //! # Garbage
 //!
