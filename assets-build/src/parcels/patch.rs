@@ -192,7 +192,8 @@ struct Compared {
     taken: Vec<(usize, String)>,
     /// The names the base holds and the parcel does not, sorted.
     removed: Vec<String>,
-    /// The names whose content differs from what the game holds.
+    /// The names whose content differs from what the game holds (in no
+    /// order, perhaps twice).
     changed: Vec<String>,
 }
 
@@ -256,8 +257,10 @@ pub(super) fn write(
         base_lines,
         taken,
         removed,
-        changed,
+        mut changed,
     } = compared;
+    changed.sort_unstable();
+    changed.dedup();
     if taken.is_empty() && removed.is_empty() {
         // The base is the parcel again (an edit undone, say): no patch. Its
         // key must agree, or what differs is not in the contents (a kind).
@@ -393,8 +396,6 @@ fn compare_all(base_sums: &str, planned: &[Planned], patch_sums: Option<&str>) -
         }
     }
     removed.sort_unstable();
-    changed.sort_unstable();
-    changed.dedup();
     Compared {
         base_lines,
         taken,
@@ -444,8 +445,6 @@ fn compare_fresh(
         }
     }
     taken.extend(before);
-    changed.sort_unstable();
-    changed.dedup();
     Compared {
         base_lines,
         taken,
