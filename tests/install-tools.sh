@@ -10,6 +10,8 @@
 # - ktx-parse and fzstd (npm, pinned): a KTX2 reader and writer
 #   (glTF-Transform's) and a zstd decoder, both JavaScript, under
 #   `target/tools/`, for the supercompressed texture test;
+# - ase-parser (npm, pinned), an Aseprite file reader in JavaScript, under
+#   `target/tools/`, for the Aseprite slices test;
 # - in a virtualenv at `target/tools/venv` (PyPI, pinned): CairoSVG, an SVG
 #   rasterizer other than resvg (it draws with the system's cairo), for the
 #   SVG tests; imagecodecs, whose BCn codec is bcdec, a BC6H decoder other
@@ -81,5 +83,6 @@ npm_tool gltf-validator 2.0.0-dev.3.10 "the glTF tests skip the Khronos validato
 npm_tool free-tex-packer-core 0.3.9 "the sheet tests skip packed sheets" || status=1
 npm_tool ktx-parse 2.0.0 "the supercompressed texture test skips its independent reader" || status=1
 npm_tool fzstd 0.1.1 "the supercompressed texture test skips its independent reader" || status=1
+npm_tool ase-parser 0.0.19 "the Aseprite slices test skips its independent reader" || status=1
 python_tools || status=1
 exit $status

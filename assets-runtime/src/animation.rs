@@ -13,23 +13,39 @@
 //! ```text
 //! offset     size  field
 //!      0        4  magic "AANM"
-//!      4        2  layout version, 1
+//!      4        2  layout version: 1, or 2 when it has slices
 //!      6        2  flags: zero
 //!      8        4  F: frames (at least 1)
 //!     12        4  T: tags
 //!     16        4  N: bytes of names
 //!     20        8  canvas width, height: every frame's size as authored
-//!     28        4  zero
+//!     28        4  K: slice keys (zero in layout 1)
 //!     32    F × 8  frames: duration in milliseconds, where its name ends
 //!                  in the names (u32 each; `""` for an unnamed frame)
 //!      …   T × 16  tags, as authored: first frame, last frame (u32, first
 //!                  <= last < F), direction (u8: 0 forward, 1 reverse,
 //!                  2 ping-pong, 3 ping-pong reverse), a zero byte, repeat
 //!                  (u16, 0 = forever), where its name ends in the names
-//!      …        N  the names, UTF-8, one after another: the frames', then
-//!                  the tags'; each starts where the one before ends
+//!      …   K × 56  slice keys, each slice's together in frame order: the
+//!                  frame it starts at (u32, < F), where its slice's name
+//!                  ends in the names (u32); its bounds on the canvas: x, y
+//!                  (i32), width, height (u32); its 9-slice centre,
+//!                  relative to the bounds and inside them: x, y (i32),
+//!                  width, height (u32); its pivot, relative to the bounds:
+//!                  x, y (i32); flags (u32: 1 has a centre, 2 has a pivot;
+//!                  what it lacks is zero); four zero bytes
+//!      …        N  the names, UTF-8, one after another: the frames', the
+//!                  tags', then each slice key's slice; each starts where
+//!                  the one before ends
 //!      …   F × 72  each frame's sprite frame ([`crate::sprite`] layout)
 //! ```
+//!
+//! **Slices** are Aseprite's named regions of the canvas (a hitbox, an
+//! attachment point, a button's 9-slice borders), each keyed by frame: a
+//! key holds from its frame until the slice's next key.
+//! [`Animation::slice`] gives the key a slice shows at a frame. Their
+//! coordinates are the canvas's, as authored, where a frame's trim offset
+//! puts its pixels too.
 //!
 //! **Drawing a frame.** A frame is trimmed like any sprite: draw it at its
 //! trim offset inside a `width × height` box ([`AnimationFrame::sprite`]),
@@ -56,6 +72,10 @@ pub const ANIMATION_MAGIC: [u8; 4] = *b"AANM";
 const HEADER_LEN: usize = 32;
 const FRAME_LEN: usize = 8;
 const TAG_LEN: usize = 16;
+const SLICE_LEN: usize = 56;
+/// A slice key's flags: it has a 9-slice centre, a pivot.
+const HAS_CENTER: u32 = 1;
+const HAS_PIVOT: u32 = 2;
 
 /// Which way a tag's frames play.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -211,12 +231,48 @@ pub struct AnimationFrame<'a> {
     pub sprite: SpriteFrame,
 }
 
+/// Where a slice is from one frame on (see the [module docs](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SliceKey<'a> {
+    /// Its slice's name (not necessarily unique).
+    pub name: &'a str,
+    /// The first frame it holds for; it holds until its slice's next key.
+    pub from: u32,
+    /// Its bounds' left edge on the canvas.
+    pub x: i32,
+    /// Its bounds' top edge on the canvas.
+    pub y: i32,
+    /// Its bounds' width.
+    pub width: u32,
+    /// Its bounds' height.
+    pub height: u32,
+    /// The centre of a 9-slice, relative to the bounds, if it is one.
+    pub center: Option<SliceCenter>,
+    /// Its pivot, relative to the bounds, if it has one.
+    pub pivot: Option<(i32, i32)>,
+}
+
+/// The centre of a 9-slice, relative to its key's bounds and inside them:
+/// the borders around it keep their size when the slice is stretched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SliceCenter {
+    /// Left edge.
+    pub x: i32,
+    /// Top edge.
+    pub y: i32,
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+}
+
 /// A validated animation resource. See the [module docs](self).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Animation<'a> {
     bytes: &'a [u8],
     frames: usize,
     tags: usize,
+    slices: usize,
     names: usize,
 }
 
@@ -225,22 +281,30 @@ impl<'a> Animation<'a> {
     /// range with UTF-8 names, well-formed frames. Whether each frame's page
     /// exists is the parcel's check (see [`Animation::sprite_frames`]).
     pub fn parse(bytes: &'a [u8]) -> Option<Animation<'a>> {
-        if bytes.len() < HEADER_LEN || bytes[..4] != ANIMATION_MAGIC || u16_at(bytes, 4) != 1 {
+        if bytes.len() < HEADER_LEN || bytes[..4] != ANIMATION_MAGIC {
             return None;
         }
-        if u16_at(bytes, 6) != 0 || u32_at(bytes, 28) != 0 {
-            return None;
-        }
-        let (frames, tags, names) = (
+        let (frames, tags, slices, names) = (
             u32_at(bytes, 8) as usize,
             u32_at(bytes, 12) as usize,
+            u32_at(bytes, 28) as usize,
             u32_at(bytes, 16) as usize,
         );
+        // Layout 1 has no slices; layout 2 is layout 1 with them.
+        let version_ok = match u16_at(bytes, 4) {
+            1 => slices == 0,
+            2 => true,
+            _ => false,
+        };
+        if !version_ok || u16_at(bytes, 6) != 0 {
+            return None;
+        }
         let len = tables_len(
             HEADER_LEN,
             &[
                 (frames, FRAME_LEN + SPRITE_LEN),
                 (tags, TAG_LEN),
+                (slices, SLICE_LEN),
                 (names, 1),
             ],
         )?;
@@ -251,11 +315,12 @@ impl<'a> Animation<'a> {
             bytes,
             frames,
             tags,
+            slices,
             names,
         };
         // Names end in order, the last where the names do.
         let mut last = 0;
-        for i in 0..frames + tags {
+        for i in 0..frames + tags + slices {
             let end = animation.name_end(i);
             if end < last || end > names {
                 return None;
@@ -266,8 +331,9 @@ impl<'a> Animation<'a> {
             return None;
         }
         let tags_ok = (0..tags).all(|t| animation.tag_at(t).is_some());
+        let slices_ok = (0..slices).all(|k| animation.slice_key_at(k).is_some());
         let frames_ok = (0..frames).all(|f| animation.frame(f).is_some());
-        (tags_ok && frames_ok).then_some(animation)
+        (tags_ok && slices_ok && frames_ok).then_some(animation)
     }
 
     /// Every frame's size as authored, `(width, height)`.
@@ -339,6 +405,72 @@ impl<'a> Animation<'a> {
         tag.frame_at(elapsed, |f| self.duration(f as usize))
     }
 
+    /// Every slice key, slice by slice, each slice's in frame order.
+    pub fn slice_keys(&self) -> impl Iterator<Item = SliceKey<'a>> + '_ {
+        (0..self.slices).filter_map(|k| self.slice_key_at(k))
+    }
+
+    /// The key the slice named `name` holds at `frame`: of its keys, the
+    /// last that starts at or before `frame`. `None` if no slice has that
+    /// name, or its first key starts later.
+    pub fn slice(&self, name: &str, frame: u32) -> Option<SliceKey<'a>> {
+        self.slice_keys()
+            .filter(|k| k.name == name && k.from <= frame)
+            .max_by_key(|k| k.from)
+    }
+
+    fn slice_key_at(&self, k: usize) -> Option<SliceKey<'a>> {
+        let at = self.slices_at() + k * SLICE_LEN;
+        let b = self.bytes;
+        let i32_at = |at: usize| u32_at(b, at) as i32;
+        let (from, flags) = (u32_at(b, at), u32_at(b, at + 48));
+        if from as usize >= self.frames || flags & !(HAS_CENTER | HAS_PIVOT) != 0 {
+            return None;
+        }
+        let (width, height) = (u32_at(b, at + 16), u32_at(b, at + 20));
+        let center = SliceCenter {
+            x: i32_at(at + 24),
+            y: i32_at(at + 28),
+            width: u32_at(b, at + 32),
+            height: u32_at(b, at + 36),
+        };
+        let pivot = (i32_at(at + 40), i32_at(at + 44));
+        // What a key lacks is zero; a centre lies inside the bounds.
+        let inside = |start: i32, len: u32, within: u32| {
+            u32::try_from(start).is_ok_and(|s| u64::from(s) + u64::from(len) <= u64::from(within))
+        };
+        let fits = inside(center.x, center.width, width) && inside(center.y, center.height, height);
+        let none = SliceCenter {
+            x: 0,
+            y: 0,
+            width: 0,
+            height: 0,
+        };
+        let center = match flags & HAS_CENTER != 0 {
+            true if fits => Some(center),
+            false if center == none => None,
+            _ => return None,
+        };
+        let pivot = match (flags & HAS_PIVOT != 0, pivot) {
+            (true, p) => Some(p),
+            (false, (0, 0)) => None,
+            (false, _) => return None,
+        };
+        if u32_at(b, at + 52) != 0 {
+            return None;
+        }
+        Some(SliceKey {
+            name: self.name(self.frames + self.tags + k)?,
+            from,
+            x: i32_at(at + 8),
+            y: i32_at(at + 12),
+            width,
+            height,
+            center,
+            pivot,
+        })
+    }
+
     fn tag_at(&self, t: usize) -> Option<Tag<'a>> {
         let at = self.tags_at() + t * TAG_LEN;
         let b = self.bytes;
@@ -360,21 +492,25 @@ impl<'a> Animation<'a> {
         u32_at(self.bytes, HEADER_LEN + f * FRAME_LEN)
     }
 
-    /// Where name `i` ends: frames' names first, then tags'.
+    /// Where name `i` ends: frames' names first, then tags', then slice
+    /// keys'.
     fn name_end(&self, i: usize) -> usize {
-        let at = match i.checked_sub(self.frames) {
-            None => HEADER_LEN + i * FRAME_LEN + 4,
-            Some(t) => self.tags_at() + t * TAG_LEN + 12,
+        let at = if i < self.frames {
+            HEADER_LEN + i * FRAME_LEN + 4
+        } else if i < self.frames + self.tags {
+            self.tags_at() + (i - self.frames) * TAG_LEN + 12
+        } else {
+            self.slices_at() + (i - self.frames - self.tags) * SLICE_LEN + 4
         };
         u32_at(self.bytes, at) as usize
     }
 
-    /// Name `i` (frames' first, then tags'), if it is UTF-8 (checked at
-    /// parse for every name that matters).
+    /// Name `i` (frames' first, then tags', then slice keys'), if it is
+    /// UTF-8 (checked at parse for every name that matters).
     fn name(&self, i: usize) -> Option<&'a str> {
         let start = i.checked_sub(1).map_or(0, |p| self.name_end(p));
         let end = self.name_end(i);
-        let names_at = self.tags_at() + self.tags * TAG_LEN;
+        let names_at = self.slices_at() + self.slices * SLICE_LEN;
         let bytes: &'a [u8] = self.bytes;
         std::str::from_utf8(bytes.get(names_at + start..names_at.checked_add(end)?)?).ok()
     }
@@ -383,8 +519,12 @@ impl<'a> Animation<'a> {
         HEADER_LEN + self.frames * FRAME_LEN
     }
 
+    fn slices_at(&self) -> usize {
+        self.tags_at() + self.tags * TAG_LEN
+    }
+
     fn sprites_at(&self) -> usize {
-        self.tags_at() + self.tags * TAG_LEN + self.names
+        self.slices_at() + self.slices * SLICE_LEN + self.names
     }
 }
 
@@ -409,6 +549,21 @@ pub mod write {
         pub repeat: u16,
     }
 
+    /// One slice key, as the processor read it.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct SliceKeySpec {
+        /// Its slice's name.
+        pub name: String,
+        /// The frame it starts at.
+        pub from: u32,
+        /// Its bounds on the canvas: x, y, width, height.
+        pub bounds: (i32, i32, u32, u32),
+        /// Its 9-slice centre, relative to the bounds: x, y, width, height.
+        pub center: Option<(i32, i32, u32, u32)>,
+        /// Its pivot, relative to the bounds.
+        pub pivot: Option<(i32, i32)>,
+    }
+
     /// Everything of an animation resource but its frames.
     #[derive(Debug, Clone, PartialEq, Eq, Default)]
     pub struct AnimationTables {
@@ -420,6 +575,8 @@ pub mod write {
         pub names: Vec<String>,
         /// The tags, as authored.
         pub tags: Vec<TagSpec>,
+        /// The slices' keys, each slice's together in frame order.
+        pub slices: Vec<SliceKeySpec>,
     }
 
     impl AnimationTables {
@@ -430,17 +587,21 @@ pub mod write {
             let frame_names =
                 (0..self.durations.len()).map(|f| self.names.get(f).map_or("", String::as_str));
             let names: usize = frame_names.clone().map(str::len).sum::<usize>()
-                + self.tags.iter().map(|t| t.name.len()).sum::<usize>();
+                + self.tags.iter().map(|t| t.name.len()).sum::<usize>()
+                + self.slices.iter().map(|k| k.name.len()).sum::<usize>();
+            // Layout 1 without slices: the bytes of animations made before
+            // slices were read are unchanged.
+            let version: u16 = if self.slices.is_empty() { 1 } else { 2 };
             let mut out = Vec::new();
             out.extend_from_slice(&ANIMATION_MAGIC);
-            out.extend_from_slice(&1u16.to_le_bytes());
+            out.extend_from_slice(&version.to_le_bytes());
             out.extend_from_slice(&0u16.to_le_bytes());
             word(&mut out, self.durations.len() as u32);
             word(&mut out, self.tags.len() as u32);
             word(&mut out, names as u32);
             word(&mut out, self.canvas.0);
             word(&mut out, self.canvas.1);
-            word(&mut out, 0);
+            word(&mut out, self.slices.len() as u32);
             let mut end = 0;
             for (&d, name) in self.durations.iter().zip(frame_names.clone()) {
                 end += name.len();
@@ -455,11 +616,40 @@ pub mod write {
                 out.extend_from_slice(&t.repeat.to_le_bytes());
                 word(&mut out, end as u32);
             }
+            let signed = |out: &mut Vec<u8>, v: i32| out.extend_from_slice(&v.to_le_bytes());
+            for k in &self.slices {
+                end += k.name.len();
+                word(&mut out, k.from);
+                word(&mut out, end as u32);
+                let (x, y, w, h) = k.bounds;
+                let (cx, cy, cw, ch) = k.center.unwrap_or_default();
+                let (px, py) = k.pivot.unwrap_or_default();
+                for (signed_part, unsigned_part) in [((x, y), (w, h)), ((cx, cy), (cw, ch))] {
+                    signed(&mut out, signed_part.0);
+                    signed(&mut out, signed_part.1);
+                    word(&mut out, unsigned_part.0);
+                    word(&mut out, unsigned_part.1);
+                }
+                signed(&mut out, px);
+                signed(&mut out, py);
+                let mut flags = 0;
+                if k.center.is_some() {
+                    flags |= super::HAS_CENTER;
+                }
+                if k.pivot.is_some() {
+                    flags |= super::HAS_PIVOT;
+                }
+                word(&mut out, flags);
+                word(&mut out, 0);
+            }
             for name in frame_names {
                 out.extend_from_slice(name.as_bytes());
             }
             for t in &self.tags {
                 out.extend_from_slice(t.name.as_bytes());
+            }
+            for k in &self.slices {
+                out.extend_from_slice(k.name.as_bytes());
             }
             out
         }
@@ -468,7 +658,7 @@ pub mod write {
 
 #[cfg(all(test, feature = "write"))]
 mod tests {
-    use super::write::{AnimationTables, TagSpec};
+    use super::write::{AnimationTables, SliceKeySpec, TagSpec};
     use super::*;
 
     fn frame(x: u32) -> SpriteFrame {
@@ -487,11 +677,17 @@ mod tests {
 
     /// Five frames of 100, 200, 100, 100, 50 ms.
     fn sample(tags: Vec<TagSpec>) -> Vec<u8> {
+        sample_with(tags, Vec::new())
+    }
+
+    /// [`sample`] with slice keys.
+    fn sample_with(tags: Vec<TagSpec>, slices: Vec<SliceKeySpec>) -> Vec<u8> {
         let tables = AnimationTables {
             canvas: (16, 16),
             durations: vec![100, 200, 100, 100, 50],
             names: ["idle", "", "run 1", "run 2", "ö"].map(String::from).into(),
             tags,
+            slices,
         };
         let mut bytes = tables.encode();
         for f in 0..tables.durations.len() {
@@ -525,6 +721,83 @@ mod tests {
         assert_eq!(hit.direction, Direction::PingPongReverse);
         assert!(a.tag("run").is_none());
         assert_eq!(a.sprite_frames().count(), 5);
+    }
+
+    fn key(name: &str, from: u32, bounds: (i32, i32, u32, u32)) -> SliceKeySpec {
+        SliceKeySpec {
+            name: name.to_owned(),
+            from,
+            bounds,
+            center: None,
+            pivot: None,
+        }
+    }
+
+    /// A hitbox keyed at frames 0 and 2 with a pivot, and a 9-slice panel.
+    fn slices() -> Vec<SliceKeySpec> {
+        vec![
+            SliceKeySpec {
+                pivot: Some((4, -2)),
+                ..key("hit box", 0, (-3, 2, 8, 10))
+            },
+            SliceKeySpec {
+                pivot: Some((4, 10)),
+                ..key("hit box", 2, (5, 2, 8, 10))
+            },
+            SliceKeySpec {
+                center: Some((3, 3, 2, 2)),
+                ..key("panel é", 1, (2, 1, 8, 8))
+            },
+        ]
+    }
+
+    #[test]
+    fn slices_round_trip_and_each_frame_shows_the_key_it_is_in() {
+        let plain = sample(vec![tag("walk", 0, 2, Direction::Forward, 0)]);
+        assert_eq!(u16_at(&plain, 4), 1, "layout 1 without slices");
+        let bytes = sample_with(vec![tag("walk", 0, 2, Direction::Forward, 0)], slices());
+        assert_eq!(u16_at(&bytes, 4), 2);
+        let a = Animation::parse(&bytes).expect("valid");
+        assert_eq!(a.tag("walk").unwrap().to, 2);
+        assert_eq!(a.frame(4).unwrap().name, "ö");
+        assert_eq!(a.slice_keys().count(), 3);
+        let at = |name: &str, frame: u32| a.slice(name, frame).map(|k| (k.from, k.x, k.pivot));
+        assert_eq!(at("hit box", 0), Some((0, -3, Some((4, -2)))));
+        assert_eq!(at("hit box", 1), Some((0, -3, Some((4, -2)))));
+        assert_eq!(at("hit box", 4), Some((2, 5, Some((4, 10)))));
+        assert_eq!(at("panel é", 0), None, "before its first key");
+        let panel = a.slice("panel é", 3).unwrap();
+        assert_eq!((panel.width, panel.height, panel.pivot), (8, 8, None));
+        assert_eq!(
+            panel.center,
+            Some(SliceCenter {
+                x: 3,
+                y: 3,
+                width: 2,
+                height: 2
+            })
+        );
+        assert_eq!(a.slice("nothing", 0), None);
+    }
+
+    #[test]
+    fn a_slice_centre_outside_its_bounds_or_a_stray_flag_is_refused() {
+        let at = 32 + 5 * 8;
+        let third = at + 2 * SLICE_LEN;
+        let good = sample_with(Vec::new(), slices());
+        assert!(Animation::parse(&good).is_some());
+        let mut wide = good.clone();
+        wide[third + 32..third + 36].copy_from_slice(&6u32.to_le_bytes());
+        assert!(Animation::parse(&wide).is_none(), "centre past the bounds");
+        let mut stray = good.clone();
+        stray[at + 48] |= 4;
+        assert!(Animation::parse(&stray).is_none(), "unknown flag");
+        let mut late = good.clone();
+        late[at..at + 4].copy_from_slice(&5u32.to_le_bytes());
+        assert!(Animation::parse(&late).is_none(), "key past the last frame");
+        let mut old = good.clone();
+        old[4] = 1;
+        assert!(Animation::parse(&old).is_none(), "layout 1 with slices");
     }
 
     #[test]
@@ -579,10 +852,13 @@ mod tests {
 
     #[test]
     fn every_truncation_and_many_byte_flips_are_refused_or_read_safely() {
-        let bytes = sample(vec![
-            tag("a", 0, 4, Direction::PingPong, 3),
-            tag("bc", 2, 3, Direction::Reverse, 0),
-        ]);
+        let bytes = sample_with(
+            vec![
+                tag("a", 0, 4, Direction::PingPong, 3),
+                tag("bc", 2, 3, Direction::Reverse, 0),
+            ],
+            slices(),
+        );
         for len in 0..bytes.len() {
             assert!(
                 Animation::parse(&bytes[..len]).is_none(),
@@ -595,6 +871,10 @@ mod tests {
                 b[at] ^= flip;
                 if let Some(a) = Animation::parse(&b) {
                     // Whatever survives still reads without panicking.
+                    for k in a.slice_keys() {
+                        assert!((k.from as usize) < a.frame_count());
+                        assert_eq!(a.slice(k.name, k.from).map(|k| k.from), Some(k.from));
+                    }
                     for t in a.tags().chain([a.whole()]) {
                         for ms in [0, 1, 333, 10_000, u64::MAX] {
                             let f = a.frame_at(&t, Duration::from_millis(ms));

@@ -247,3 +247,193 @@ fn an_edit_reruns_its_file_and_atlas_only_and_a_broken_file_fails_by_name() {
     let message = run.failure_message("a.aseprite");
     assert!(message.starts_with("not an Aseprite file"), "{message}");
 }
+
+/// One slice key: slice name, frame it starts at, bounds, centre, pivot.
+type Key = (
+    String,
+    u32,
+    (i32, i32, u32, u32),
+    Option<(i32, i32, u32, u32)>,
+    Option<(i32, i32)>,
+);
+
+/// The slice keys of `animation`, as [`Key`]s.
+fn keys_of(animation: &Animation<'_>) -> Vec<Key> {
+    (animation.slice_keys())
+        .map(|k| {
+            let center = k.center.map(|c| (c.x, c.y, c.width, c.height));
+            let bounds = (k.x, k.y, k.width, k.height);
+            (k.name.to_owned(), k.from, bounds, center, k.pivot)
+        })
+        .collect()
+}
+
+/// The slice keys of the Aseprite file `file` as ase-parser (npm, an
+/// Aseprite reader in JavaScript, installed by `tests/install-tools.sh`)
+/// reads them, each slice's keys in frame order; `None` when node or the
+/// package is not installed.
+fn ase_parser_keys(file: &std::path::Path) -> Option<Vec<Key>> {
+    let modules = assets_test_support::cargo_crate::workspace().join("target/tools/node_modules");
+    let reader = modules.join("ase-parser");
+    if !reader.join("package.json").is_file() {
+        return None;
+    }
+    // One line per key: name, frame, x, y, w, h, then the centre's four
+    // numbers or `-`, the pivot's two or `-`.
+    let script = r#"
+const [reader, file] = process.argv.slice(1);
+const Aseprite = require(reader);
+const ase = new Aseprite(require('fs').readFileSync(file), file);
+ase.parse();
+for (const slice of ase.slices) {
+  const keys = [...slice.keys].sort((a, b) => a.frameNumber - b.frameNumber);
+  for (const k of keys) {
+    const center = k.patch ? [k.patch.x, k.patch.y, k.patch.width, k.patch.height].join(',') : '-';
+    const pivot = k.pivot ? [k.pivot.x, k.pivot.y].join(',') : '-';
+    console.log([slice.name, k.frameNumber, k.x, k.y, k.width, k.height, center, pivot].join('\t'));
+  }
+}
+"#;
+    let out = std::process::Command::new("node")
+        .args(["-e", script])
+        .arg(&reader)
+        .arg(file)
+        .output()
+        .ok()?;
+    assert!(
+        out.status.success(),
+        "ase-parser failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let numbers = |s: &str| -> Option<Vec<i64>> {
+        (s != "-").then(|| s.split(',').map(|n| n.parse().unwrap()).collect())
+    };
+    let text = String::from_utf8(out.stdout).unwrap();
+    let keys = text
+        .lines()
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            let n = |i: usize| f[i].parse::<i64>().unwrap();
+            let center =
+                numbers(f[6]).map(|c| (c[0] as i32, c[1] as i32, c[2] as u32, c[3] as u32));
+            let pivot = numbers(f[7]).map(|p| (p[0] as i32, p[1] as i32));
+            let bounds = (n(2) as i32, n(3) as i32, n(4) as u32, n(5) as u32);
+            (f[0].to_owned(), n(1) as u32, bounds, center, pivot)
+        })
+        .collect();
+    Some(keys)
+}
+
+#[test]
+fn slices_are_kept_with_every_key_as_an_independent_reader_reads_them() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.file(
+        "assets/characters/Slime Jump.aseprite",
+        fixture("slice_advanced.aseprite"),
+    );
+    p.file("assets/ui/panel.aseprite", fixture("user_data.aseprite"));
+    let run = p.build_ok();
+    let buf = ParcelBuf::open(&run.parcel("main")).unwrap();
+    let parcel = buf.parcel();
+    let slime = parcel
+        .animation(ResourceId::of_runtime("characters/Slime Jump.aseprite"))
+        .unwrap();
+    let panel = parcel
+        .animation(ResourceId::of_runtime("ui/panel.aseprite"))
+        .unwrap();
+
+    // As ase-parser reads them (the fixtures' README has these values).
+    let hop = |from, x, y| {
+        (
+            "Slice 1".to_owned(),
+            from,
+            (x, y, 8, 10),
+            None,
+            Some((4, 10)),
+        )
+    };
+    let expected: Vec<Key> = vec![
+        hop(0, 12, 11),
+        hop(1, 18, 5),
+        hop(2, 24, 11),
+        hop(3, 15, 21),
+        (
+            "Slice 2".to_owned(),
+            0,
+            (2, 1, 8, 8),
+            Some((3, 3, 2, 2)),
+            None,
+        ),
+    ];
+    assert_eq!(keys_of(&slime), expected);
+    let one: Vec<Key> = vec![("Slice 1".to_owned(), 0, (1, 1, 2, 2), None, None)];
+    assert_eq!(keys_of(&panel), one);
+    for (name, animation) in [
+        ("slice_advanced.aseprite", &slime),
+        ("user_data.aseprite", &panel),
+    ] {
+        match ase_parser_keys(std::path::Path::new(&format!("{FIXTURES}/{name}"))) {
+            Some(theirs) => assert_eq!(keys_of(animation), theirs, "{name}"),
+            None => eprintln!(
+                "ase-parser not installed: {name}'s slices checked against the README's values only"
+            ),
+        }
+    }
+
+    // The key each frame is in.
+    let at = |frame| slime.slice("Slice 1", frame).map(|k| (k.x, k.y));
+    assert_eq!(
+        [at(0), at(1), at(2), at(3)],
+        [
+            Some((12, 11)),
+            Some((18, 5)),
+            Some((24, 11)),
+            Some((15, 21))
+        ]
+    );
+    assert_eq!(
+        slime.slice("Slice 2", 3).unwrap().from,
+        0,
+        "one key holds on"
+    );
+    assert!(slime.slice("Slice 3", 0).is_none());
+
+    // A key moved past the last frame fails the file by the slice's name;
+    // the last good parcel stays.
+    let good = std::fs::read(run.parcel("main")).unwrap();
+    let mut damaged = fixture("slice_advanced.aseprite");
+    let at = slice_key_frame(&damaged, "Slice 2");
+    damaged[at..at + 4].copy_from_slice(&9u32.to_le_bytes());
+    p.file("assets/characters/Slime Jump.aseprite", &damaged);
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    let message = run.failure_message("characters/Slime Jump.aseprite");
+    assert!(
+        message.contains("slice `Slice 2` has a key at frame 9 past its last frame"),
+        "{message}"
+    );
+    assert_eq!(std::fs::read(run.parcel("main")).unwrap(), good);
+}
+
+/// Where the first key of the slice `name` stores its frame number in an
+/// Aseprite file (a slice chunk, 0x2022: key count, flags, a reserved
+/// dword, the name, then the keys, each starting with its frame).
+fn slice_key_frame(file: &[u8], name: &str) -> usize {
+    let word = |at: usize| u16::from_le_bytes([file[at], file[at + 1]]) as usize;
+    let dword = |at: usize| u32::from_le_bytes(file[at..at + 4].try_into().unwrap()) as usize;
+    let mut frame = 128;
+    for _ in 0..word(6) {
+        let mut chunk = frame + 16;
+        while chunk < frame + dword(frame) {
+            if word(chunk + 4) == 0x2022 {
+                let len = word(chunk + 18);
+                if &file[chunk + 20..chunk + 20 + len] == name.as_bytes() {
+                    return chunk + 20 + len;
+                }
+            }
+            chunk += dword(chunk);
+        }
+        frame += dword(frame);
+    }
+    panic!("no slice named {name}");
+}

@@ -22,8 +22,14 @@
 //! `asefile` crate does the reading and blending). The frames are sprites
 //! of the atlas like any other; the main output is the animation's tables
 //! ([`assets_runtime::animation`]: the canvas size, each frame's duration,
-//! the tags), which the atlas completes with each frame's place, and
-//! `Parcel::animation` reads the result.
+//! the tags, the slices), which the atlas completes with each frame's
+//! place, and `Parcel::animation` reads the result.
+//!
+//! Slices (a hitbox, an attachment point, a button's 9-slice borders) are
+//! kept with every key: the frame it starts at, its bounds on the canvas,
+//! its 9-slice centre and pivot if it has them, read through `asefile`.
+//! A key past the last frame or a centre outside its bounds fails the
+//! file by the slice's name. Their user data is not kept.
 //!
 //! Tags are read here, from the file's tags chunk, rather than through
 //! `asefile`: its release takes only three directions and refuses a file
@@ -33,7 +39,7 @@
 use std::borrow::Cow;
 
 use assets_runtime::animation::Direction;
-use assets_runtime::animation::write::AnimationTables;
+use assets_runtime::animation::write::{AnimationTables, SliceKeySpec};
 use assets_runtime::format::KIND_ANIMATION;
 use serde::Deserialize;
 
@@ -71,7 +77,8 @@ impl Processor for Aseprite {
     }
 
     fn version(&self) -> u32 {
-        1
+        // 2: slices read.
+        2
     }
 
     fn packs_into_atlas(&self) -> bool {
@@ -138,7 +145,7 @@ fn bake(
     // The walk checked what the reader trusts; a panic it still finds is
     // this file's error, not the build's.
     let flattened = std::panic::catch_unwind(|| flatten(&readable, &layout, trim));
-    let (durations, sprites) = flattened.unwrap_or_else(|panic| {
+    let (durations, sprites, slices) = flattened.unwrap_or_else(|panic| {
         Err(ProcessError::msg(format!(
             "the Aseprite reader (asefile) failed on it: {}; \
              the file is damaged, or uses something asefile does not read",
@@ -150,17 +157,18 @@ fn bake(
         durations,
         names: Vec::new(),
         tags: layout.tags,
+        slices,
     };
     Ok((tables, sprites))
 }
 
+/// What [`flatten`] reads: each frame's duration and sprite, and the
+/// slices' keys.
+type Flattened = (Vec<u32>, Vec<SpriteSource>, Vec<SliceKeySpec>);
+
 /// Each frame's duration, and its flattened pixels as a sprite (trimmed
-/// when `trim`, so only one canvas is held at a time).
-fn flatten(
-    bytes: &[u8],
-    layout: &chunks::Layout,
-    trim: bool,
-) -> Result<(Vec<u32>, Vec<SpriteSource>), ProcessError> {
+/// when `trim`, so only one canvas is held at a time); and the slices.
+fn flatten(bytes: &[u8], layout: &chunks::Layout, trim: bool) -> Result<Flattened, ProcessError> {
     let file = asefile::AsepriteFile::read(bytes)
         .map_err(|e| ProcessError::msg(format!("Aseprite file cannot be read: {e}")))?;
     let canvas = (layout.width as usize, layout.height as usize);
@@ -181,5 +189,47 @@ fn flatten(
             .ok_or_else(|| ProcessError::msg(format!("frame {f} has a malformed image")))?;
         sprites.push(SpriteSource::new(image, trim));
     }
-    Ok((durations, sprites))
+    Ok((durations, sprites, slices(&file)?))
+}
+
+/// The file's slices' keys, each slice's in frame order, as the
+/// animation resource holds them; a key past the last frame, or a 9-slice
+/// centre outside its bounds, is an error naming the slice.
+fn slices(file: &asefile::AsepriteFile) -> Result<Vec<SliceKeySpec>, ProcessError> {
+    let mut keys = Vec::new();
+    for slice in file.slices() {
+        let mut own: Vec<&asefile::SliceKey> = slice.keys.iter().collect();
+        own.sort_by_key(|k| k.from_frame);
+        for key in own {
+            let damaged = |what: &str| {
+                ProcessError::msg(format!(
+                    "slice `{}` has a key at frame {} {what}: the file is damaged",
+                    slice.name, key.from_frame
+                ))
+            };
+            if key.from_frame >= file.num_frames() {
+                return Err(damaged("past its last frame"));
+            }
+            let (w, h) = key.size;
+            let center = key.slice9.as_ref().map(|c| {
+                (c.center_x, c.center_y, c.center_width, c.center_height)
+            });
+            let inside = |start: i32, len: u32, within: u32| {
+                u32::try_from(start).is_ok_and(|s| u64::from(s) + u64::from(len) <= u64::from(within))
+            };
+            if let Some((cx, cy, cw, ch)) = center
+                && !(inside(cx, cw, w) && inside(cy, ch, h))
+            {
+                return Err(damaged("whose 9-slice centre lies outside its bounds"));
+            }
+            keys.push(SliceKeySpec {
+                name: slice.name.clone(),
+                from: key.from_frame,
+                bounds: (key.origin.0, key.origin.1, w, h),
+                center,
+                pivot: key.pivot,
+            });
+        }
+    }
+    Ok(keys)
 }
