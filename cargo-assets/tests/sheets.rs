@@ -52,7 +52,10 @@ const ASEPRITE_JSON: &str = r##"{ "frames": {
    { "name": "swing", "from": 0, "to": 2, "direction": "pingpong", "repeat": "2", "color": "#000000ff" }
   ],
   "layers": [ { "name": "Layer 1", "opacity": 255, "blendMode": "normal" } ],
-  "slices": []
+  "slices": [
+   { "name": "blade", "color": "#0000ffff", "keys": [{ "frame": 0, "bounds": {"x": 4, "y": 1, "w": 2, "h": 2 }, "pivot": {"x": 0, "y": 1 } }, { "frame": 2, "bounds": {"x": -1, "y": 0, "w": 3, "h": 2 }, "pivot": {"x": 2, "y": 1 } }] },
+   { "name": "frame", "color": "#ff0000ff", "data": "ui", "keys": [{ "frame": 0, "bounds": {"x": 0, "y": 0, "w": 6, "h": 4 }, "center": {"x": 1, "y": 1, "w": 4, "h": 2 } }] }
+  ]
  }
 }
 "##;
@@ -100,6 +103,16 @@ fn an_aseprite_sheet_keeps_its_frame_order_durations_and_tags() {
     let at = |ms| hero.frame_at(&swing, std::time::Duration::from_millis(ms));
     let seen = [0, 100, 250, 300, 350, 450, 10_000].map(at);
     assert_eq!(seen, [0, 1, 2, 1, 1, 0, 0]);
+    // `meta.slices`, keyed by frame as Aseprite exports them.
+    let blade = |frame| {
+        hero.slice("blade", frame)
+            .map(|k| (k.x, k.y, k.width, k.pivot))
+    };
+    assert_eq!(blade(1), Some((4, 1, 2, Some((0, 1)))));
+    assert_eq!(blade(2), Some((-1, 0, 3, Some((2, 1)))));
+    let panel = hero.slice("frame", 2).unwrap();
+    let center = panel.center.map(|c| (c.x, c.y, c.width, c.height));
+    assert_eq!((center, panel.pivot), (Some((1, 1, 4, 2)), None));
 
     // Editing the image reruns the sheet and its atlas.
     let mut edited = sheet.clone();
@@ -120,6 +133,19 @@ fn an_aseprite_sheet_keeps_its_frame_order_durations_and_tags() {
     let message = run.failure_message("sheets/hero.json");
     assert!(
         message.contains("frame `hero 11.aseprite` at 14,0 6x4 lies outside the 18x4 image"),
+        "{message}"
+    );
+    // A slice centre wider than its bounds, too.
+    p.file(
+        "assets/sheets/hero.json",
+        ASEPRITE_JSON.replace("\"w\": 4, \"h\": 2 } }", "\"w\": 6, \"h\": 2 } }"),
+    );
+    let run = p.run(&["build"]);
+    let message = run.failure_message("sheets/hero.json");
+    assert!(
+        message.contains(
+            "slice `frame` has a key at frame 0 whose 9-slice centre lies outside its bounds"
+        ),
         "{message}"
     );
     p.file("assets/sheets/hero.json", ASEPRITE_JSON);

@@ -46,6 +46,7 @@ pub(crate) mod image;
 pub(crate) mod ktx2;
 pub(crate) mod shader;
 pub(crate) mod sheet;
+mod slices;
 pub(crate) mod sprite;
 pub(crate) mod sprite_source;
 pub(crate) mod svg;

@@ -25,8 +25,9 @@
 //! TexturePacker writes it) and put back at its place in its source
 //! (`spriteSourceSize` inside `sourceSize`), so a frame keeps the offset
 //! the exporter trimmed away. Frames keep the JSON's order (a hash's keys
-//! as written) and names, and Aseprite's `duration` and `meta.frameTags`
-//! become the animation's durations and tags. The output is an
+//! as written) and names, and Aseprite's `duration`, `meta.frameTags` and
+//! `meta.slices` become the animation's durations, tags and slices. The
+//! output is an
 //! [`assets_runtime::animation`] resource, as the `aseprite` processor's;
 //! its canvas is the frames' source size, or 0×0 when they differ.
 //!
@@ -69,7 +70,8 @@ impl Processor for Sheet {
     }
 
     fn version(&self) -> u32 {
-        1
+        // 2: `meta.slices` read.
+        2
     }
 
     fn packs_into_atlas(&self) -> bool {
@@ -183,6 +185,21 @@ fn cut(
     for tag in &sheet.meta.frame_tags {
         tables.tags.push(tag.spec(frames.len())?);
     }
+    for slice in &sheet.meta.slices {
+        let mut keys: Vec<&SliceKeyJson> = slice.keys.iter().collect();
+        keys.sort_by_key(|k| k.frame);
+        for k in keys {
+            let b = k.bounds;
+            tables.slices.push(super::slices::key(
+                &slice.name,
+                k.frame,
+                (b.x, b.y, b.w, b.h),
+                k.center.map(|c| (c.x, c.y, c.w, c.h)),
+                k.pivot.map(|p| (p.x, p.y)),
+                frames.len(),
+            )?);
+        }
+    }
     Ok((tables, sprites))
 }
 
@@ -199,6 +216,39 @@ struct Meta {
     image: Option<String>,
     #[serde(default)]
     frame_tags: Vec<FrameTag>,
+    #[serde(default)]
+    slices: Vec<SliceJson>,
+}
+
+/// A slice of Aseprite's `meta.slices`: its name and keys.
+#[derive(Debug, Deserialize)]
+struct SliceJson {
+    name: String,
+    keys: Vec<SliceKeyJson>,
+}
+
+#[derive(Debug, Deserialize)]
+struct SliceKeyJson {
+    frame: u32,
+    bounds: SignedRect,
+    center: Option<SignedRect>,
+    pivot: Option<Point>,
+}
+
+/// A rectangle whose corner may lie off the canvas (a slice's bounds; a
+/// centre, which the check keeps inside them).
+#[derive(Debug, Clone, Copy, Deserialize)]
+struct SignedRect {
+    x: i32,
+    y: i32,
+    w: u32,
+    h: u32,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+struct Point {
+    x: i32,
+    y: i32,
 }
 
 #[derive(Debug, Deserialize)]

@@ -193,42 +193,24 @@ fn flatten(bytes: &[u8], layout: &chunks::Layout, trim: bool) -> Result<Flattene
 }
 
 /// The file's slices' keys, each slice's in frame order, as the
-/// animation resource holds them; a key past the last frame, or a 9-slice
-/// centre outside its bounds, is an error naming the slice.
+/// animation resource holds them (checked by [`super::slices::key`]).
 fn slices(file: &asefile::AsepriteFile) -> Result<Vec<SliceKeySpec>, ProcessError> {
     let mut keys = Vec::new();
     for slice in file.slices() {
         let mut own: Vec<&asefile::SliceKey> = slice.keys.iter().collect();
         own.sort_by_key(|k| k.from_frame);
         for key in own {
-            let damaged = |what: &str| {
-                ProcessError::msg(format!(
-                    "slice `{}` has a key at frame {} {what}: the file is damaged",
-                    slice.name, key.from_frame
-                ))
-            };
-            if key.from_frame >= file.num_frames() {
-                return Err(damaged("past its last frame"));
-            }
             let (w, h) = key.size;
-            let center = key.slice9.as_ref().map(|c| {
-                (c.center_x, c.center_y, c.center_width, c.center_height)
-            });
-            let inside = |start: i32, len: u32, within: u32| {
-                u32::try_from(start).is_ok_and(|s| u64::from(s) + u64::from(len) <= u64::from(within))
-            };
-            if let Some((cx, cy, cw, ch)) = center
-                && !(inside(cx, cw, w) && inside(cy, ch, h))
-            {
-                return Err(damaged("whose 9-slice centre lies outside its bounds"));
-            }
-            keys.push(SliceKeySpec {
-                name: slice.name.clone(),
-                from: key.from_frame,
-                bounds: (key.origin.0, key.origin.1, w, h),
+            let center = (key.slice9.as_ref())
+                .map(|c| (c.center_x, c.center_y, c.center_width, c.center_height));
+            keys.push(super::slices::key(
+                &slice.name,
+                key.from_frame,
+                (key.origin.0, key.origin.1, w, h),
                 center,
-                pivot: key.pivot,
-            });
+                key.pivot,
+                file.num_frames() as usize,
+            )?);
         }
     }
     Ok(keys)
