@@ -212,13 +212,15 @@ pub(super) fn choose(
     let in_place = !before_runs.is_empty()
         && (picked.iter().zip(&before_runs))
             .all(|(p, (n, _))| p.as_ref().is_none_or(|p| p.planned.len() == *n));
-    let (mut planned, mut before) = if in_place {
+    let (mut planned, mut before, old_pages) = if in_place {
         let mut planned = before;
-        // Without the atlases' pages, which come last.
-        planned.truncate(before_runs.iter().map(|(n, _)| n).sum());
-        (planned, Vec::new().into_iter())
+        // Without the atlases' pages, which come last (kept aside to
+        // compare their names with the new ones').
+        let old_pages = planned.split_off(before_runs.iter().map(|(n, _)| n).sum());
+        (planned, Vec::new().into_iter(), old_pages)
     } else {
-        (Vec::with_capacity(before.len().max(steps.len())), before.into_iter())
+        let planned = Vec::with_capacity(before.len().max(steps.len()));
+        (planned, before.into_iter(), Vec::new())
     };
     // With `in_place`: the ranges chosen again, while every name stays.
     let mut fresh = in_place.then(Vec::new);
@@ -291,6 +293,14 @@ pub(super) fn choose(
     }
     stand_ins.sort();
     stand_ins.dedup();
+    // The pages, fresh too, unless they are other pages at those places
+    // (an atlas with one page more, another with one fewer).
+    fn name(p: &Planned) -> &str {
+        &p.name
+    }
+    if fresh.is_some() && planned[pages_at..].iter().map(name).ne(old_pages.iter().map(name)) {
+        fresh = None;
+    }
     if let Some(ranges) = &mut fresh {
         ranges.push(pages_at..planned.len());
     }
