@@ -491,3 +491,128 @@ fn write_files(
         store.replace_keeping_old(&files.sums, |out| out.write_all(sums.as_bytes()))?;
     Ok(replaced.into_iter().chain(old_sums).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::Source;
+    use super::*;
+
+    /// Resource `i` at `version` (0: as the base holds it): odd names,
+    /// as a package's files have them.
+    fn resource(i: usize, version: u64) -> Planned {
+        Planned {
+            name: format!("levels/r{i:03} é\\{}.txt", i % 3),
+            kind: "text".to_owned(),
+            source: Source::Blob {
+                hash: ContentHash::of(format!("{i}:{version}").as_bytes()),
+                len: 10 + i as u64,
+            },
+            shows: None,
+            compression: None,
+            alias_of: None,
+        }
+    }
+
+    /// The `.sums` text of `held` (content, name) and removal marks.
+    fn sums(held: &[(String, String)], removed: &[String]) -> String {
+        let held = held.iter().map(|(c, n)| (c.as_str(), n.as_str()));
+        let marks = removed.iter().map(|n| (REMOVED, n.as_str()));
+        parcel_sums::write("lz4", 0, held.chain(marks))
+    }
+
+    fn memo(compared: Compared) -> Box<PatchMemo> {
+        let stamp = FileStamp {
+            size: 0,
+            mtime_ns: 0,
+            ctime_ns: 0,
+            ino: 0,
+            dev: 0,
+        };
+        Box::new(PatchMemo {
+            key: ContentHash::of(b"key"),
+            compression: Compression::Lz4,
+            base_sums: stamp,
+            patch_sums: stamp,
+            patch_file: stamp,
+            base_lines: compared.base_lines,
+            taken: compared.taken,
+            removed: compared.removed,
+        })
+    }
+
+    /// Edits after edits, each compared both ways: every resource against
+    /// the base and the patch's `.sums` (`compare_all`), and only the runs
+    /// chosen again against the memo of the last comparison
+    /// (`compare_fresh`); both must find the same. Edits move resources
+    /// away from the base, to other contents, and back to the base's; the
+    /// base holds a name the parcel no longer does.
+    #[test]
+    fn comparing_only_what_was_chosen_again_finds_what_comparing_everything_does() {
+        const N: usize = 300;
+        const RUN: usize = 16;
+        let base_held: Vec<(String, String)> = (0..N)
+            .map(|i| resource(i, 0))
+            .map(|p| (p.content(), p.name))
+            .chain([("0".repeat(64), "gone.txt".to_owned())])
+            .collect();
+        let base = sums(&base_held, &[]);
+        let mut versions = vec![0u64; N];
+        let planned_at = |versions: &[u64]| -> Vec<Planned> {
+            versions.iter().enumerate().map(|(i, &v)| resource(i, v)).collect()
+        };
+        let first = compare_all(&base, &planned_at(&versions), None);
+        assert_eq!(first.removed, ["gone.txt"]);
+        let mut patch = sums(&[], &first.removed);
+        let mut last = memo(first);
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |below: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % below
+        };
+        for edit in 1..=60u64 {
+            let before = versions.clone();
+            let mut fresh_runs = std::collections::BTreeSet::new();
+            for _ in 0..1 + next(4) {
+                let i = next(N as u64) as usize;
+                versions[i] = match next(3) {
+                    0 => 0,
+                    1 => edit,
+                    _ => versions[i],
+                };
+                fresh_runs.insert(i / RUN);
+            }
+            // A run chosen again without a change in it, now and then.
+            if next(2) == 0 {
+                fresh_runs.insert(next((N / RUN) as u64) as usize);
+            }
+            let fresh: Vec<Range<usize>> = fresh_runs
+                .iter()
+                .map(|&r| r * RUN..((r + 1) * RUN).min(N))
+                .collect();
+            let planned = planned_at(&versions);
+            let all = compare_all(&base, &planned, Some(&patch));
+            let only = compare_fresh(&base, &planned, last, &fresh);
+            assert_eq!(only.taken, all.taken, "edit {edit}: what differs from the base");
+            assert_eq!(only.removed, all.removed, "edit {edit}");
+            assert_eq!(only.base_lines, all.base_lines, "edit {edit}");
+            let sorted = |mut v: Vec<String>| {
+                v.sort();
+                v.dedup();
+                v
+            };
+            let moved: Vec<String> = (0..N)
+                .filter(|&i| versions[i] != before[i])
+                .map(|i| planned[i].name.clone())
+                .collect();
+            assert_eq!(sorted(only.changed.clone()), sorted(all.changed), "edit {edit}");
+            assert_eq!(sorted(only.changed.clone()), sorted(moved), "edit {edit}: the notice");
+            let held: Vec<(String, String)> = (only.taken.iter())
+                .map(|(i, c)| (c.clone(), planned[*i].name.clone()))
+                .collect();
+            patch = sums(&held, &only.removed);
+            last = memo(only);
+        }
+    }
+}
