@@ -32,7 +32,7 @@ pub struct AtlasSprite {
     pub frame: assets_runtime::SpriteFrame,
 }
 
-use crate::source::{AnimationTag, AtlasSlot, Parcels, TurnedSprite};
+use crate::source::{AnimationSlice, AnimationTag, AtlasSlot, Parcels, TurnedSprite};
 
 /// An animation as Bevy draws it ([`ParcelAssets::atlas_animation`]): each
 /// frame an [`AtlasSprite`], with the durations and tags to play them.
@@ -44,12 +44,24 @@ pub struct AtlasAnimation {
     pub durations_ms: Vec<u32>,
     /// The tags, as authored.
     pub tags: Vec<AnimationTag>,
+    /// The slices' keys (hitboxes, attachment points, 9-slice borders),
+    /// each slice's in frame order.
+    pub slices: Vec<AnimationSlice>,
 }
 
 impl AtlasAnimation {
     /// The tag named `name`, if there is one.
     pub fn tag(&self, name: &str) -> Option<&AnimationTag> {
         self.tags.iter().find(|t| t.name == name)
+    }
+
+    /// The key the slice named `name` holds at `frame`: of its keys, the
+    /// last that starts at or before `frame` (as
+    /// [`assets_runtime::Animation::slice`]).
+    pub fn slice(&self, name: &str, frame: usize) -> Option<&AnimationSlice> {
+        (self.slices.iter())
+            .filter(|k| k.name == name && k.from as usize <= frame)
+            .max_by_key(|k| k.from)
     }
 
     /// The frame `tag` (every frame, forward, forever, for `None`) shows
@@ -153,6 +165,7 @@ impl ParcelAssets<'_> {
             frames,
             durations_ms: slots.durations_ms,
             tags: slots.tags,
+            slices: slots.slices,
         }))
     }
 

@@ -32,6 +32,7 @@ use std::sync::{Arc, RwLock};
 use assets_runtime::image::{Encoding, IMAGE_HEADER_LEN, ImageHeader};
 use assets_runtime::{Patched, PatchedBuf, ResourceId, SpriteFrame, StaticParcel};
 use bevy_asset::io::{AssetReader, AssetReaderError, PathStream, Reader, VecReader};
+use bevy_math::{IRect, IVec2, URect};
 
 use crate::image::ParcelImageLoader;
 
@@ -187,6 +188,7 @@ impl Parcels {
                     repeat: t.repeat,
                 })
                 .collect(),
+            slices: animation.slice_keys().map(AnimationSlice::of).collect(),
         }))
     }
 
@@ -351,6 +353,47 @@ pub struct AnimationSlots {
     pub durations_ms: Vec<u32>,
     /// The tags, as authored.
     pub tags: Vec<AnimationTag>,
+    /// The slices' keys, each slice's in frame order.
+    pub slices: Vec<AnimationSlice>,
+}
+
+/// A slice key of an animation, owned (see [`assets_runtime::SliceKey`]),
+/// in image coordinates: on the canvas, y down, as Aseprite has them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnimationSlice {
+    /// Its slice's name.
+    pub name: String,
+    /// The first frame it holds for; it holds until its slice's next key.
+    pub from: u32,
+    /// Its bounds on the canvas.
+    pub bounds: IRect,
+    /// The centre of a 9-slice, relative to the bounds, if it is one: the
+    /// borders around it are a `TextureSlicer`'s.
+    pub center: Option<URect>,
+    /// Its pivot, relative to the bounds, if it has one.
+    pub pivot: Option<IVec2>,
+}
+
+impl AnimationSlice {
+    fn of(key: assets_runtime::SliceKey<'_>) -> AnimationSlice {
+        let wide = |start: i32, len: u32| start.saturating_add_unsigned(len);
+        AnimationSlice {
+            name: key.name.to_owned(),
+            from: key.from,
+            bounds: IRect::new(
+                key.x,
+                key.y,
+                wide(key.x, key.width),
+                wide(key.y, key.height),
+            ),
+            // The reader keeps a centre inside its bounds: x, y >= 0.
+            center: (key.center).map(|c| {
+                let (x, y) = (c.x.unsigned_abs(), c.y.unsigned_abs());
+                URect::new(x, y, x.saturating_add(c.width), y.saturating_add(c.height))
+            }),
+            pivot: key.pivot.map(|(x, y)| IVec2::new(x, y)),
+        }
+    }
 }
 
 /// A tag of an animation, owned (see [`assets_runtime::Tag`]).

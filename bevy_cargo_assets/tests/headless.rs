@@ -16,6 +16,7 @@ use bevy_asset::{
 use bevy_cargo_assets::{CargoAssetsPlugin, ParcelAssets};
 use bevy_ecs::system::RunSystemOnce;
 use bevy_image::{CompressedImageFormats, Image, ImageLoader, ImagePlugin};
+use bevy_math::{IRect, IVec2, URect};
 
 /// A sprite with a clear border the atlas trims away (and the reader puts back).
 fn sprite(w: u32, h: u32, seed: u32) -> image::RgbaImage {
@@ -53,6 +54,11 @@ fn built_project() -> (tempfile::TempDir, PathBuf) {
     std::fs::copy(
         aseprite_fixture("layers_and_tags.aseprite"),
         root.join("assets/characters/Hero Run.aseprite"),
+    )
+    .unwrap();
+    std::fs::copy(
+        aseprite_fixture("slice_advanced.aseprite"),
+        root.join("assets/characters/Slime.aseprite"),
     )
     .unwrap();
     std::fs::create_dir_all(root.join("assets/textures")).unwrap();
@@ -539,14 +545,29 @@ fn an_aseprite_animation_draws_each_frame_from_its_page_and_plays_its_tags() {
     const RUN: assets_runtime::AnimationId =
         assets_runtime::AnimationId::of("characters/Hero Run.aseprite");
     const HERO: SpriteId = SpriteId::of("sprites/hero.png");
-    let (run, hero) = app
+    const SLIME: assets_runtime::AnimationId =
+        assets_runtime::AnimationId::of("characters/Slime.aseprite");
+    let (run, hero, slime) = app
         .world_mut()
         .run_system_once(|mut assets: ParcelAssets<'_>| {
             let run = assets.atlas_animation(RUN).unwrap().unwrap();
             let hero = assets.atlas_sprite(HERO).unwrap().unwrap();
-            (run, hero)
+            let slime = assets.atlas_animation(SLIME).unwrap().unwrap();
+            (run, hero, slime)
         })
         .unwrap();
+    // Its slices, in image coordinates (the fixtures' README says what
+    // ase-parser reads): `Slice 1` keyed at every frame with a pivot,
+    // `Slice 2` a 9-slice.
+    assert!(run.slices.is_empty());
+    let hop = slime.slice("Slice 1", 2).unwrap();
+    assert_eq!(
+        (hop.from, hop.bounds, hop.pivot),
+        (2, IRect::new(24, 11, 32, 21), Some(IVec2::new(4, 10)))
+    );
+    let panel = slime.slice("Slice 2", 3).unwrap();
+    assert_eq!(panel.center, Some(URect::new(3, 3, 5, 5)));
+    assert!(slime.slice("Slice 3", 0).is_none());
     assert_eq!(run.frames.len(), 4);
     assert_eq!(run.durations_ms, [100; 4]);
     let t3 = run.tag("T3").unwrap();
