@@ -422,6 +422,11 @@ fn compare_fresh(
         removed,
         ..
     } = *memo;
+    debug_assert!(
+        fresh.windows(2).all(|w| w[0].end <= w[1].start)
+            && fresh.last().is_none_or(|r| r.end <= planned.len()),
+        "fresh ranges in order, within the list"
+    );
     let mut taken = Vec::with_capacity(before.len());
     let mut before = before.into_iter().peekable();
     let mut changed = Vec::new();
