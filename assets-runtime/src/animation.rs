@@ -254,7 +254,7 @@ pub struct SliceKey<'a> {
 
 /// The centre of a 9-slice, relative to its key's bounds and inside them:
 /// the borders around it keep their size when the slice is stretched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SliceCenter {
     /// Left edge.
     pub x: i32,
@@ -264,6 +264,18 @@ pub struct SliceCenter {
     pub width: u32,
     /// Height.
     pub height: u32,
+}
+
+impl SliceCenter {
+    /// Whether it lies inside bounds of `width × height` (as a key's
+    /// centre must: the reader refuses one that does not, and the
+    /// processors a file that has one).
+    pub fn fits(&self, width: u32, height: u32) -> bool {
+        let inside = |start: i32, len: u32, within: u32| {
+            u32::try_from(start).is_ok_and(|s| u64::from(s) + u64::from(len) <= u64::from(within))
+        };
+        inside(self.x, self.width, width) && inside(self.y, self.height, height)
+    }
 }
 
 /// A validated animation resource. See the [module docs](self).
@@ -436,19 +448,9 @@ impl<'a> Animation<'a> {
         };
         let pivot = (i32_at(at + 40), i32_at(at + 44));
         // What a key lacks is zero; a centre lies inside the bounds.
-        let inside = |start: i32, len: u32, within: u32| {
-            u32::try_from(start).is_ok_and(|s| u64::from(s) + u64::from(len) <= u64::from(within))
-        };
-        let fits = inside(center.x, center.width, width) && inside(center.y, center.height, height);
-        let none = SliceCenter {
-            x: 0,
-            y: 0,
-            width: 0,
-            height: 0,
-        };
         let center = match flags & HAS_CENTER != 0 {
-            true if fits => Some(center),
-            false if center == none => None,
+            true if center.fits(width, height) => Some(center),
+            false if center == SliceCenter::default() => None,
             _ => return None,
         };
         let pivot = match (flags & HAS_PIVOT != 0, pivot) {
@@ -532,7 +534,7 @@ impl<'a> Animation<'a> {
 /// adds the frames (behind the `write` feature).
 #[cfg(feature = "write")]
 pub mod write {
-    use super::{ANIMATION_MAGIC, Direction};
+    use super::{ANIMATION_MAGIC, Direction, SliceCenter};
 
     /// One tag, as the processor read it.
     #[derive(Debug, Clone, PartialEq, Eq)]
@@ -558,8 +560,8 @@ pub mod write {
         pub from: u32,
         /// Its bounds on the canvas: x, y, width, height.
         pub bounds: (i32, i32, u32, u32),
-        /// Its 9-slice centre, relative to the bounds: x, y, width, height.
-        pub center: Option<(i32, i32, u32, u32)>,
+        /// Its 9-slice centre, relative to the bounds.
+        pub center: Option<SliceCenter>,
         /// Its pivot, relative to the bounds.
         pub pivot: Option<(i32, i32)>,
     }
@@ -622,9 +624,10 @@ pub mod write {
                 word(&mut out, k.from);
                 word(&mut out, end as u32);
                 let (x, y, w, h) = k.bounds;
-                let (cx, cy, cw, ch) = k.center.unwrap_or_default();
+                let c = k.center.unwrap_or_default();
                 let (px, py) = k.pivot.unwrap_or_default();
-                for (signed_part, unsigned_part) in [((x, y), (w, h)), ((cx, cy), (cw, ch))] {
+                let center = ((c.x, c.y), (c.width, c.height));
+                for (signed_part, unsigned_part) in [((x, y), (w, h)), center] {
                     signed(&mut out, signed_part.0);
                     signed(&mut out, signed_part.1);
                     word(&mut out, unsigned_part.0);
@@ -745,7 +748,12 @@ mod tests {
                 ..key("hit box", 2, (5, 2, 8, 10))
             },
             SliceKeySpec {
-                center: Some((3, 3, 2, 2)),
+                center: Some(SliceCenter {
+                    x: 3,
+                    y: 3,
+                    width: 2,
+                    height: 2,
+                }),
                 ..key("panel é", 1, (2, 1, 8, 8))
             },
         ]

@@ -36,8 +36,8 @@
 
 use std::fmt;
 
-use assets_runtime::animation::Direction;
-use assets_runtime::animation::write::{AnimationTables, TagSpec};
+use assets_runtime::animation::write::{AnimationTables, SliceKeySpec, TagSpec};
+use assets_runtime::animation::{Direction, SliceCenter};
 use assets_runtime::format::KIND_ANIMATION;
 use serde::Deserialize;
 use serde::de::{MapAccess, SeqAccess, Visitor};
@@ -186,19 +186,19 @@ fn cut(
         tables.tags.push(tag.spec(frames.len())?);
     }
     for slice in &sheet.meta.slices {
-        let mut keys: Vec<&SliceKeyJson> = slice.keys.iter().collect();
-        keys.sort_by_key(|k| k.frame);
-        for k in keys {
-            let b = k.bounds;
-            tables.slices.push(super::slices::key(
-                &slice.name,
-                k.frame,
-                (b.x, b.y, b.w, b.h),
-                k.center.map(|c| (c.x, c.y, c.w, c.h)),
-                k.pivot.map(|p| (p.x, p.y)),
-                frames.len(),
-            )?);
-        }
+        let keys = (slice.keys.iter()).map(|k| SliceKeySpec {
+            name: slice.name.clone(),
+            from: k.frame,
+            bounds: (k.bounds.x, k.bounds.y, k.bounds.w, k.bounds.h),
+            center: k.center.map(|c| SliceCenter {
+                x: c.x,
+                y: c.y,
+                width: c.w,
+                height: c.h,
+            }),
+            pivot: k.pivot.map(|p| (p.x, p.y)),
+        });
+        super::slices::push(keys.collect(), frames.len(), &mut tables.slices)?;
     }
     Ok((tables, sprites))
 }

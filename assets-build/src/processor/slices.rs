@@ -8,40 +8,32 @@ use assets_runtime::animation::write::SliceKeySpec;
 
 use super::ProcessError;
 
-/// A slice key of the slice `name`, starting at frame `from`, with its
-/// bounds on the canvas and its 9-slice centre and pivot (relative to the
-/// bounds) if it has them: the key, or why it cannot be one in an
-/// animation of `frames` frames.
-pub(super) fn key(
-    name: &str,
-    from: u32,
-    bounds: (i32, i32, u32, u32),
-    center: Option<(i32, i32, u32, u32)>,
-    pivot: Option<(i32, i32)>,
+/// Appends one slice's `keys` to `out` in frame order, as the animation
+/// resource holds them, or says why one cannot be a key of an animation
+/// of `frames` frames: it starts past the last frame, or its 9-slice
+/// centre lies outside its bounds.
+pub(super) fn push(
+    mut keys: Vec<SliceKeySpec>,
     frames: usize,
-) -> Result<SliceKeySpec, ProcessError> {
-    let refused = |what: &str| {
-        ProcessError::msg(format!(
-            "slice `{name}` has a key at frame {from} {what}"
-        ))
-    };
-    if from as usize >= frames {
-        return Err(refused(&format!("past its last frame ({})", frames.saturating_sub(1))));
+    out: &mut Vec<SliceKeySpec>,
+) -> Result<(), ProcessError> {
+    keys.sort_by_key(|k| k.from);
+    for key in &keys {
+        let refused = |what: &str| {
+            ProcessError::msg(format!(
+                "slice `{}` has a key at frame {} {what}",
+                key.name, key.from
+            ))
+        };
+        if key.from as usize >= frames {
+            let last = frames.saturating_sub(1);
+            return Err(refused(&format!("past its last frame ({last})")));
+        }
+        let (_, _, width, height) = key.bounds;
+        if key.center.is_some_and(|c| !c.fits(width, height)) {
+            return Err(refused("whose 9-slice centre lies outside its bounds"));
+        }
     }
-    let inside = |start: i32, len: u32, within: u32| {
-        u32::try_from(start).is_ok_and(|s| u64::from(s) + u64::from(len) <= u64::from(within))
-    };
-    let (_, _, w, h) = bounds;
-    if let Some((cx, cy, cw, ch)) = center
-        && !(inside(cx, cw, w) && inside(cy, ch, h))
-    {
-        return Err(refused("whose 9-slice centre lies outside its bounds"));
-    }
-    Ok(SliceKeySpec {
-        name: name.to_owned(),
-        from,
-        bounds,
-        center,
-        pivot,
-    })
+    out.append(&mut keys);
+    Ok(())
 }

@@ -38,7 +38,7 @@
 
 use std::borrow::Cow;
 
-use assets_runtime::animation::Direction;
+use assets_runtime::animation::{Direction, SliceCenter};
 use assets_runtime::animation::write::{AnimationTables, SliceKeySpec};
 use assets_runtime::format::KIND_ANIMATION;
 use serde::Deserialize;
@@ -193,25 +193,23 @@ fn flatten(bytes: &[u8], layout: &chunks::Layout, trim: bool) -> Result<Flattene
 }
 
 /// The file's slices' keys, each slice's in frame order, as the
-/// animation resource holds them (checked by [`super::slices::key`]).
+/// animation resource holds them (checked by [`super::slices::push`]).
 fn slices(file: &asefile::AsepriteFile) -> Result<Vec<SliceKeySpec>, ProcessError> {
     let mut keys = Vec::new();
     for slice in file.slices() {
-        let mut own: Vec<&asefile::SliceKey> = slice.keys.iter().collect();
-        own.sort_by_key(|k| k.from_frame);
-        for key in own {
-            let (w, h) = key.size;
-            let center = (key.slice9.as_ref())
-                .map(|c| (c.center_x, c.center_y, c.center_width, c.center_height));
-            keys.push(super::slices::key(
-                &slice.name,
-                key.from_frame,
-                (key.origin.0, key.origin.1, w, h),
-                center,
-                key.pivot,
-                file.num_frames() as usize,
-            )?);
-        }
+        let own = (slice.keys.iter()).map(|key| SliceKeySpec {
+            name: slice.name.clone(),
+            from: key.from_frame,
+            bounds: (key.origin.0, key.origin.1, key.size.0, key.size.1),
+            center: key.slice9.as_ref().map(|c| SliceCenter {
+                x: c.center_x,
+                y: c.center_y,
+                width: c.center_width,
+                height: c.center_height,
+            }),
+            pivot: key.pivot,
+        });
+        super::slices::push(own.collect(), file.num_frames() as usize, &mut keys)?;
     }
     Ok(keys)
 }
