@@ -299,7 +299,6 @@ impl Pipeline {
             return 0;
         };
         let reused = verdicts.reusable(plan, None);
-        let reusable: Vec<bool> = reused.iter().map(Option::is_some).collect();
         let scheduler = Scheduler::new(
             plan,
             manifest,
@@ -312,6 +311,7 @@ impl Pipeline {
         .with_memory_budget(self.options.memory_budget)
         .with_stats(Some(&w.stats))
         .reusing(reused);
+        let reusable = scheduler.reused();
         let mut packed = 0;
         for i in atlases {
             if !go_on() {

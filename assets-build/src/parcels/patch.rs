@@ -53,6 +53,7 @@ use super::{FromStore, Held, Planned, declare, place, remove_if_present, sums_de
 use crate::hash::ContentHash;
 use crate::parcel_sums;
 use crate::record::FileStamp;
+use crate::stat_cache::stat;
 use crate::report::{ParcelOutcome, Retired};
 use crate::store::{Store, StoreError};
 
@@ -246,8 +247,8 @@ pub(super) fn write(
             && m.base_sums == base_stamp
             && m.base_lines.len() == planned.len()
             && key_on_disk == Some(&*m.key.to_hex())
-            && stamp(&files.sums) == Some(m.patch_sums)
-            && stamp(&files.patch) == Some(m.patch_file)
+            && stat(&files.sums) == Some(m.patch_sums)
+            && stat(&files.patch) == Some(m.patch_file)
     });
     let compared = match recalled {
         Some((memo, fresh)) => compare_fresh(&base_sums, planned, memo, fresh),
@@ -291,15 +292,15 @@ pub(super) fn write(
         .and_then(|()| store.write_atomic(&files.key, format!("{key}\n").as_bytes()))?;
     // What the patch does not take, the base holds.
     held.add(planned);
-    let written = stamp(&files.sums).zip(stamp(&files.patch));
+    let written = stat(&files.sums).zip(stat(&files.patch));
     let memo = written.map(|(patch_sums, patch_file)| {
         Box::new(PatchMemo {
-        key: *key,
-        compression,
-        base_sums: base_stamp,
-        patch_sums,
-        patch_file,
-        base_lines,
+            key: *key,
+            compression,
+            base_sums: base_stamp,
+            patch_sums,
+            patch_file,
+            base_lines,
             taken,
             removed,
         })
@@ -309,11 +310,6 @@ pub(super) fn write(
         in_force: true,
         memo,
     }))
-}
-
-/// The stamp of the file at `path`, if there is one.
-fn stamp(path: &Path) -> Option<FileStamp> {
-    fs::metadata(path).ok().map(|m| FileStamp::of(&m))
 }
 
 /// Every resource compared with the base (its `.sums` text `base_sums`)

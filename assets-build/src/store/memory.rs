@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::pack::KeptIndex;
-use crate::record::FileStamp;
 use crate::buffers::Buffers;
 use crate::hash::ContentHash;
+use crate::record::FileStamp;
 
 /// Blobs' bytes by hash, kept in memory across builds by a long-lived
 /// pipeline (`watch`): an atlas re-pack after one edit reads its sprites and
