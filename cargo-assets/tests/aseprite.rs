@@ -273,11 +273,7 @@ fn keys_of(animation: &Animation<'_>) -> Vec<Key> {
 /// reads them, each slice's keys in frame order; `None` when node or the
 /// package is not installed.
 fn ase_parser_keys(file: &std::path::Path) -> Option<Vec<Key>> {
-    let modules = assets_test_support::cargo_crate::workspace().join("target/tools/node_modules");
-    let reader = modules.join("ase-parser");
-    if !reader.join("package.json").is_file() {
-        return None;
-    }
+    let reader = assets_test_support::npm_tool("ase-parser")?;
     // One line per key: name, frame, x, y, w, h, then the centre's four
     // numbers or `-`, the pivot's two or `-`.
     let script = r#"
@@ -294,21 +290,12 @@ for (const slice of ase.slices) {
   }
 }
 "#;
-    let out = std::process::Command::new("node")
-        .args(["-e", script])
-        .arg(&reader)
-        .arg(file)
-        .output()
-        .ok()?;
-    assert!(
-        out.status.success(),
-        "ase-parser failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let args = [reader.as_os_str(), file.as_os_str()];
+    let out = assets_test_support::run_node("ase-parser", script, false, &args)?;
     let numbers = |s: &str| -> Option<Vec<i64>> {
         (s != "-").then(|| s.split(',').map(|n| n.parse().unwrap()).collect())
     };
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = String::from_utf8(out).unwrap();
     let keys = text
         .lines()
         .map(|line| {

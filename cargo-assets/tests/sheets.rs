@@ -9,7 +9,6 @@
 //! pixel. Without `node` or the packer that part is skipped, and says so.
 
 use std::path::Path;
-use std::process::Command;
 
 use assets_runtime::{Animation, Direction, Parcel, ResourceId};
 use assets_test_support::pixels::{self, visible};
@@ -159,11 +158,9 @@ fn an_aseprite_sheet_keeps_its_frame_order_durations_and_tags() {
 /// writing `<dir>/sheet.json` and `<dir>/sheet.png` in `exporter`'s form;
 /// `false` when node or the packer is not installed.
 fn free_tex_packer(sprites: &[(String, image::RgbaImage)], exporter: &str, dir: &Path) -> bool {
-    let packer = assets_test_support::cargo_crate::workspace()
-        .join("target/tools/node_modules/free-tex-packer-core");
-    if !packer.join("package.json").is_file() {
+    let Some(packer) = assets_test_support::npm_tool("free-tex-packer-core") else {
         return false;
-    }
+    };
     let inputs = dir.join("inputs");
     std::fs::create_dir_all(&inputs).unwrap();
     for (name, image) in sprites {
@@ -183,22 +180,13 @@ pack(images, { textureName: 'sheet', width: 256, height: 256, fixedSize: false, 
     for (const f of files) fs.writeFileSync(path.join(out, f.name), f.buffer);
   });
 "#;
-    let out = Command::new("node")
-        .args(["-e", script])
-        .arg(&packer)
-        .arg(&inputs)
-        .arg(dir)
-        .arg(exporter)
-        .output();
-    let Ok(out) = out else {
-        return false;
-    };
-    assert!(
-        out.status.success(),
-        "the packer failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    true
+    let args = [
+        packer.as_os_str(),
+        inputs.as_os_str(),
+        dir.as_os_str(),
+        std::ffi::OsStr::new(exporter),
+    ];
+    assets_test_support::run_node("the packer", script, false, &args).is_some()
 }
 
 #[test]

@@ -497,12 +497,8 @@ fn a_ready_made_ktx2_file_is_a_checked_texture_and_a_broken_one_fails_by_name() 
 /// again with ktx-parse's own writer to `rewritten`. `None` when node or
 /// the packages are not installed.
 fn ktx_parse(file: &std::path::Path, rewritten: &std::path::Path) -> Option<(u32, Vec<Vec<u8>>)> {
-    let modules = assets_test_support::cargo_crate::workspace().join("target/tools/node_modules");
-    let reader = modules.join("ktx-parse/dist/index.mjs");
-    let zstd = modules.join("fzstd/esm/index.mjs");
-    if !reader.is_file() || !zstd.is_file() {
-        return None;
-    }
+    let reader = assets_test_support::npm_tool("ktx-parse")?.join("dist/index.mjs");
+    let zstd = assets_test_support::npm_tool("fzstd")?.join("esm/index.mjs");
     // Each level as a line of hex, after a line with the scheme.
     let script = r#"
 const [reader, zstd, file, rewritten] = process.argv.slice(1);
@@ -524,20 +520,14 @@ for (const level of container.levels) {
 fs.writeFileSync(rewritten, write(container));
 console.log(lines.join('\n'));
 "#;
-    let out = std::process::Command::new("node")
-        .args(["--input-type=module", "-e", script])
-        .arg(&reader)
-        .arg(&zstd)
-        .arg(file)
-        .arg(rewritten)
-        .output()
-        .ok()?;
-    assert!(
-        out.status.success(),
-        "ktx-parse failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let args = [
+        reader.as_os_str(),
+        zstd.as_os_str(),
+        file.as_os_str(),
+        rewritten.as_os_str(),
+    ];
+    let out = assets_test_support::run_node("ktx-parse", script, true, &args)?;
+    let text = String::from_utf8(out).unwrap();
     let mut lines = text.lines();
     let scheme = lines.next().unwrap().parse().unwrap();
     let hex = |s: &str| {

@@ -514,6 +514,40 @@ pub fn gltf_validator_dir() -> PathBuf {
     cargo_crate::workspace().join("target/tools/node_modules/gltf-validator")
 }
 
+/// The directory of the npm package `name`, one of the independent
+/// checkers `tests/install-tools.sh` installs under the workspace's
+/// `target/tools/`; `None` when it is not installed (the caller says what
+/// its test then skips).
+pub fn npm_tool(name: &str) -> Option<PathBuf> {
+    let dir = cargo_crate::workspace()
+        .join("target/tools/node_modules")
+        .join(name);
+    dir.join("package.json").is_file().then_some(dir)
+}
+
+/// Runs the JavaScript `script` with node (`node -e`, as an ES module when
+/// `module`), `args` after it: its standard output, or `None` when node
+/// cannot be started. A script that fails panics with its standard error,
+/// naming `what` ran.
+pub fn run_node(
+    what: &str,
+    script: &str,
+    module: bool,
+    args: &[&std::ffi::OsStr],
+) -> Option<Vec<u8>> {
+    let mut node = Command::new("node");
+    if module {
+        node.arg("--input-type=module");
+    }
+    let out = node.args(["-e", script]).args(args).output().ok()?;
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(out.stdout)
+}
+
 /// The Khronos glTF validator's report on a glTF or GLB file, as JSON:
 /// `None` when the validator (or `node`) is not installed, which the
 /// caller says. External URIs are loaded from `resources` (the model's
