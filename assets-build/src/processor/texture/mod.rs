@@ -20,11 +20,11 @@
 //!
 //! | key | default | meaning |
 //! |---|---|---|
-//! | `format` | `"bc7"` | `"rgba8"`, `"bc1"` (opaque, or 1-bit alpha where the source has pixels under half alpha, 4 bits a pixel), `"bc3"`, `"bc4"` (one channel), `"bc5"` (two channels: normal maps), `"bc7"` (best desktop quality), `"etc2"` (RGB, no alpha: mobile GPUs), `"etc2-rgba"` (RGBA, 8 bits a pixel), `"astc-4x4"`, `"astc-6x6"`, `"astc-8x8"` (RGBA at 8, 3.56 or 2 bits a pixel: phones and Apple GPUs; feature `astc`) |
+//! | `format` | `"bc7"` | `"uastc"` (Basis Universal: one file every GPU takes, the web's included, transcoded when loaded to ASTC, BC7, ETC2 or RGBA8; 8 bits a pixel, near BC7's quality; feature `basis`), `"rgba8"`, `"bc1"` (opaque, or 1-bit alpha where the source has pixels under half alpha, 4 bits a pixel), `"bc3"`, `"bc4"` (one channel), `"bc5"` (two channels: normal maps), `"bc7"` (best desktop quality), `"etc2"` (RGB, no alpha: mobile GPUs), `"etc2-rgba"` (RGBA, 8 bits a pixel), `"astc-4x4"`, `"astc-6x6"`, `"astc-8x8"` (RGBA at 8, 3.56 or 2 bits a pixel: phones and Apple GPUs; feature `astc`) |
 //! | `color` | `"srgb"` | `"srgb"` for color, `"linear"` for data (masks, roughness); `bc4` and `bc5` are always linear |
 //! | `normal-map` | `false` | tangent-space normals: linear, averaged as vectors and renormalized in the mips |
 //! | `mipmaps` | `true` | the full chain down to 1×1 |
-//! | `quality` | `"basic"` | `"fast"`, `"basic"` or `"slow"` (BC7 and ASTC encoder effort: astcenc's `fast`, `medium`, `thorough` presets; the other formats have one) |
+//! | `quality` | `"basic"` | `"fast"`, `"basic"` or `"slow"` (BC7, ASTC and UASTC encoder effort: astcenc's `fast`, `medium`, `thorough` presets, basisu's UASTC levels 1, 2, 3; the other formats have one) |
 //! | `max-dimension` | `16384` | width or height above this is an error |
 //! | `allow-optional-format` | `false` | build a format not every GPU of the target supports (the game checks the adapter's features) |
 //! | `supercompression` | `"none"` | `"zstd"`: each level one zstd frame (KTX2's scheme 2, as `toktx --zcmp` writes), for KTX2 files shipped or served as they are; the runtime and `bevy_cargo_assets` decompress a level when it is read, where a plain one is borrowed in place. Inside a parcel it saves 3–15% over the parcel's own compression and costs decompression when read (BENCHMARKS.md, "KTX2 supercompression"). Feature `zstd` |
@@ -33,7 +33,9 @@
 //! from Intel's ISPC kernels (`intel_tex_2`, whose ASTC path is
 //! unimplemented; BC1 with alpha from `texpresso`), ETC2 from etcpak
 //! (`ctt-etcpak`), ASTC from ARM's reference encoder (`ctt-astcenc`, behind
-//! the `astc` feature because it compiles C++; [`encode`]). Choosing
+//! the `astc` feature because it compiles C++; [`encode`]), UASTC from
+//! Binomial's Basis Universal encoder (`basis-universal`, feature `basis`,
+//! C++ too; `uastc`). Choosing
 //! an sRGB format for `bc4`/`bc5`, or `normal-map` with `color = "srgb"`,
 //! is an error that says why.
 //!
@@ -49,6 +51,11 @@
 pub mod encode;
 pub mod hdr;
 pub mod mips;
+// The encoder crate's calls are `unsafe` (its C++ checks few parameters):
+// the one module of assets-build that makes them, each with its reason.
+#[cfg(feature = "basis")]
+#[allow(unsafe_code)]
+pub mod uastc;
 
 use assets_runtime::TextureFormat;
 use serde::Deserialize;
@@ -96,6 +103,8 @@ pub enum FormatSetting {
     Bc6h,
     /// Four half floats a pixel: HDR everywhere.
     Rgba16f,
+    /// UASTC 4×4 (Basis Universal), transcoded for each GPU when loaded.
+    Uastc,
 }
 
 /// The `color` setting.
@@ -222,7 +231,8 @@ impl GpuFamily {
     pub fn lacks(self, format: FormatSetting) -> Option<(&'static str, &'static str)> {
         use FormatSetting as S;
         match (self, format) {
-            (_, S::Rgba8) => None,
+            // Transcoded when loaded to what the GPU takes.
+            (_, S::Rgba8 | S::Uastc) => None,
             (GpuFamily::Web | GpuFamily::Android, S::Rgba16f) => None,
             (GpuFamily::Web | GpuFamily::Android, S::Bc6h) => Some((
                 "BC6H is a desktop format: WebGPU, WebGL2 and most Android GPUs lack it",
@@ -258,6 +268,10 @@ impl GpuFamily {
 /// Why an ASTC format cannot be built here.
 const NEEDS_ASTC: &str =
     "the ASTC formats need assets-build's `astc` feature (`cargo assets` has it)";
+
+/// Why UASTC cannot be built here.
+const NEEDS_BASIS: &str =
+    "`uastc` needs assets-build's `basis` feature (`cargo assets` has it)";
 
 fn default_format() -> FormatSetting {
     FormatSetting::Bc7
@@ -324,6 +338,9 @@ impl TextureSettings {
             (S::Astc8x8, true) => F::Astc8x8UnormSrgb,
             (S::Bc6h, _) => F::Bc6hRgbUfloat,
             (S::Rgba16f, _) => F::Rgba16Float,
+            (S::Uastc, _) if !cfg!(feature = "basis") => return Err(NEEDS_BASIS.to_owned()),
+            (S::Uastc, false) => F::Uastc4x4Unorm,
+            (S::Uastc, true) => F::Uastc4x4UnormSrgb,
         };
         let texels = match (self.normal_map, srgb) {
             (true, _) => Texels::Normals,
@@ -348,6 +365,7 @@ impl TextureSettings {
             FormatSetting::Astc8x8 => "astc-8x8",
             FormatSetting::Bc6h => "bc6h",
             FormatSetting::Rgba16f => "rgba16f",
+            FormatSetting::Uastc => "uastc",
         }
     }
 }
