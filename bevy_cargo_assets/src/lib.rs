@@ -152,9 +152,19 @@ impl Plugin for CargoAssetsPlugin {
         app.init_resource::<PageLayouts>();
         app.init_asset::<ParcelTileMap>()
             .init_asset::<ParcelLdtkProject>();
+        let textures = ParcelTextureLoader::new(gpu_formats(app));
         app.register_asset_loader(ParcelImageLoader)
-            .register_asset_loader(ParcelTextureLoader)
+            .register_asset_loader(textures)
             .register_asset_loader(ParcelTileMapLoader)
             .register_asset_loader(ParcelLdtkLoader::new(self.parcels.clone()));
     }
+}
+
+/// The block formats the GPU takes, as Bevy's renderer publishes them
+/// (`CompressedImageFormatSupport`, in its `finish`); none without a
+/// renderer, or when this plugin finishes before it.
+fn gpu_formats(app: &App) -> bevy_image::CompressedImageFormats {
+    (app.world()
+        .get_resource::<bevy_image::CompressedImageFormatSupport>())
+    .map_or(bevy_image::CompressedImageFormats::NONE, |s| s.0)
 }

@@ -6,6 +6,14 @@
 //! file's levels are decompressed here (the runtime's pure-Rust zstd), so
 //! `bevy_image`'s `zstd` features are not needed for it.
 //!
+//! A UASTC texture (Basis Universal: `format = "uastc"`) is transcoded here,
+//! level by level, to what the GPU takes, as Bevy's own KTX2 loader does:
+//! ASTC 4×4 (losslessly), else BC7, else ETC2 RGBA, else RGBA8, by the
+//! `CompressedImageFormatSupport` the renderer publishes (RGBA8 without
+//! one). That needs this crate's `basis-universal` feature (Binomial's
+//! transcoder, compiled from C++, the crate Bevy's own feature of that
+//! name uses); without it such a texture is an error that says so.
+//!
 //! Bevy's own KTX2 loader needs `bevy_image`'s `ktx2` feature and takes the
 //! file by extension; a parcel's texture keeps its source's name
 //! (`textures/ground.png`), so the reader names this loader in the meta it
@@ -16,14 +24,24 @@ use assets_runtime::texture::Texture;
 use bevy_asset::io::Reader;
 use bevy_asset::meta::{AssetAction, AssetMeta, AssetMetaDyn};
 use bevy_asset::{AssetLoader, LoadContext, RenderAssetUsages};
-use bevy_image::Image;
+use bevy_image::{CompressedImageFormats, Image};
 use bevy_reflect::TypePath;
 use serde::{Deserialize, Serialize};
 use wgpu_types::{AstcBlock, AstcChannel, Extent3d, TextureDimension, TextureFormat};
 
 /// Loads a parcel `texture` resource as a Bevy [`Image`] in its GPU format.
-#[derive(Debug, Default, Clone, Copy, TypePath)]
-pub struct ParcelTextureLoader;
+#[derive(Debug, Clone, Copy, TypePath)]
+pub struct ParcelTextureLoader {
+    /// The block formats the GPU takes: what UASTC is transcoded to.
+    formats: CompressedImageFormats,
+}
+
+impl Default for ParcelTextureLoader {
+    /// A loader for no GPU in particular: UASTC becomes RGBA8.
+    fn default() -> Self {
+        ParcelTextureLoader::new(CompressedImageFormats::NONE)
+    }
+}
 
 /// How [`ParcelTextureLoader`] makes the image.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
@@ -39,6 +57,10 @@ pub enum ParcelTextureError {
     /// Reading the bytes failed.
     #[error("could not read the texture: {0}")]
     Io(#[from] std::io::Error),
+    /// A UASTC texture, in a build without the `basis-universal` feature,
+    /// or whose level the transcoder refused.
+    #[error("{0}")]
+    Transcoding(String),
     /// The bytes are not a texture the runtime reads.
     #[error("not a parcel texture: {0}")]
     NotATexture(String),
@@ -82,6 +104,12 @@ pub fn gpu_format(format: Parcel) -> Option<TextureFormat> {
 }
 
 impl ParcelTextureLoader {
+    /// A loader for a GPU that takes `formats` (Bevy's renderer publishes
+    /// them as `CompressedImageFormatSupport`; the plugin reads that).
+    pub fn new(formats: CompressedImageFormats) -> Self {
+        ParcelTextureLoader { formats }
+    }
+
     /// The meta (Bevy's `.meta` format) that names this loader.
     pub fn meta() -> Vec<u8> {
         let action = AssetAction::Load {
@@ -92,40 +120,175 @@ impl ParcelTextureLoader {
     }
 
     /// The Bevy image of `bytes`, a `texture` resource: every level, level
-    /// 0 first, as wgpu lays a mip chain out.
+    /// 0 first, as wgpu lays a mip chain out; a UASTC one transcoded for
+    /// this loader's GPU.
     pub fn image(
+        &self,
         bytes: &[u8],
         settings: &ParcelTextureSettings,
     ) -> Result<Image, ParcelTextureError> {
         let texture =
             Texture::check(bytes).map_err(|e| ParcelTextureError::NotATexture(e.to_string()))?;
-        let format = gpu_format(texture.format).ok_or_else(|| {
-            ParcelTextureError::NotATexture(format!("no wgpu format for {}", texture.format.name()))
-        })?;
-        let mut data = Vec::new();
+        let mut levels = Vec::with_capacity(texture.levels as usize);
         for i in 0..texture.levels {
-            let level = texture.level(i).ok_or_else(|| {
+            levels.push(texture.level(i).ok_or_else(|| {
                 ParcelTextureError::NotATexture(format!(
                     "level {i} is missing, or its zstd frame is damaged"
                 ))
-            })?;
-            data.extend_from_slice(&level);
+            })?);
         }
+        let (format, data) = if texture.format.needs_transcoding() {
+            transcode(&texture, &levels, self.formats)?
+        } else {
+            let format = gpu_format(texture.format).ok_or_else(|| {
+                ParcelTextureError::NotATexture(format!(
+                    "no wgpu format for {}",
+                    texture.format.name()
+                ))
+            })?;
+            (format, levels.concat())
+        };
         let size = Extent3d {
             width: texture.width,
             height: texture.height,
             depth_or_array_layers: 1,
         };
-        let mut image = Image::new(
-            size,
-            TextureDimension::D2,
-            data,
-            format,
-            settings.asset_usage,
-        );
+        // Not `Image::new`, which asserts that an uncompressed format's
+        // data is level 0 alone (an `rgba8` texture has its mips too).
+        let mut image = Image::new_uninit(size, TextureDimension::D2, format, settings.asset_usage);
+        image.data = Some(data);
         image.texture_descriptor.mip_level_count = texture.levels;
         Ok(image)
     }
+}
+
+/// The levels of a UASTC `texture` transcoded, one after another, to the
+/// best format of `formats` (see the module docs), and that format.
+#[cfg(feature = "basis-universal")]
+fn transcode(
+    texture: &Texture<'_>,
+    levels: &[std::borrow::Cow<'_, [u8]>],
+    formats: CompressedImageFormats,
+) -> Result<(TextureFormat, Vec<u8>), ParcelTextureError> {
+    use basis_universal::{
+        DecodeFlags, LowLevelUastcTranscoder, SliceParametersUastc, TranscoderBlockFormat as To,
+    };
+    let srgb = texture.format.is_srgb();
+    let pick = |linear, srgb_format| if srgb { srgb_format } else { linear };
+    let (to, format) = if formats.contains(CompressedImageFormats::ASTC_LDR) {
+        let channel = if srgb {
+            AstcChannel::UnormSrgb
+        } else {
+            AstcChannel::Unorm
+        };
+        let block = AstcBlock::B4x4;
+        (To::ASTC_4x4, TextureFormat::Astc { block, channel })
+    } else if formats.contains(CompressedImageFormats::BC) {
+        let format = pick(TextureFormat::Bc7RgbaUnorm, TextureFormat::Bc7RgbaUnormSrgb);
+        (To::BC7, format)
+    } else if formats.contains(CompressedImageFormats::ETC2) {
+        let format = pick(
+            TextureFormat::Etc2Rgba8Unorm,
+            TextureFormat::Etc2Rgba8UnormSrgb,
+        );
+        (To::ETC2_RGBA, format)
+    } else {
+        let format = pick(TextureFormat::Rgba8Unorm, TextureFormat::Rgba8UnormSrgb);
+        (To::RGBA32, format)
+    };
+    let transcoder = LowLevelUastcTranscoder::new();
+    let mut data = Vec::new();
+    for (i, level) in levels.iter().enumerate() {
+        let (width, height) = texture.level_size(i as u32);
+        let failed = || {
+            ParcelTextureError::Transcoding(format!(
+                "level {i} of a UASTC texture did not transcode to {to:?}"
+            ))
+        };
+        if to == To::RGBA32 {
+            data.extend_from_slice(&rgba8::transcode(level, width, height).ok_or_else(failed)?);
+            continue;
+        }
+        let slice = SliceParametersUastc {
+            num_blocks_x: width.div_ceil(4),
+            num_blocks_y: height.div_ceil(4),
+            has_alpha: true,
+            original_width: width,
+            original_height: height,
+        };
+        let out = transcoder
+            .transcode_slice(level, slice, DecodeFlags::HIGH_QUALITY, to)
+            .map_err(|_| failed())?;
+        data.extend_from_slice(&out);
+    }
+    Ok((format, data))
+}
+
+/// UASTC to RGBA8 pixels, for a GPU that takes no block format.
+///
+/// The `basis-universal` crate's `transcode_slice` (0.3.1) passes the
+/// transcoder a row pitch in blocks where an uncompressed target needs
+/// pixels, so the C++ writes past its buffer (a crash, seen here); this
+/// calls the transcoder with the pitch in pixels, as its header says.
+#[cfg(feature = "basis-universal")]
+#[allow(unsafe_code)]
+mod rgba8 {
+    use basis_universal::{DecodeFlags, TranscoderBlockFormat, sys};
+
+    /// The `width × height` RGBA8 pixels of a level's UASTC `blocks`;
+    /// `None` if they are too few or the transcoder fails.
+    pub fn transcode(blocks: &[u8], width: u32, height: u32) -> Option<Vec<u8>> {
+        let (across, down) = (width.div_ceil(4), height.div_ceil(4));
+        let need = u64::from(across) * u64::from(down) * 16;
+        if (blocks.len() as u64) < need {
+            return None;
+        }
+        let mut out = vec![0u8; width as usize * height as usize * 4];
+        basis_universal::transcoder_init();
+        // SAFETY: the transcoder is made, used and deleted here; it reads
+        // `across × down` 16-byte blocks of `blocks` (checked above) and
+        // writes `height` rows of `width` 4-byte pixels (the pitch and row
+        // count given) into `out`, which holds exactly that; no state.
+        let ok = unsafe {
+            let transcoder = sys::low_level_uastc_transcoder_new();
+            let ok = sys::low_level_uastc_transcoder_transcode_slice(
+                transcoder,
+                out.as_mut_ptr().cast(),
+                across,
+                down,
+                blocks.as_ptr(),
+                blocks.len() as u32,
+                TranscoderBlockFormat::RGBA32.into(),
+                4,
+                false,
+                true,
+                width,
+                height,
+                width,
+                std::ptr::null_mut(),
+                height,
+                0,
+                3,
+                DecodeFlags::HIGH_QUALITY.bits(),
+            );
+            sys::low_level_uastc_transcoder_delete(transcoder);
+            ok
+        };
+        ok.then_some(out)
+    }
+}
+
+#[cfg(not(feature = "basis-universal"))]
+fn transcode(
+    texture: &Texture<'_>,
+    _: &[std::borrow::Cow<'_, [u8]>],
+    _: CompressedImageFormats,
+) -> Result<(TextureFormat, Vec<u8>), ParcelTextureError> {
+    Err(ParcelTextureError::Transcoding(format!(
+        "a {} texture is transcoded for the GPU when loaded, which needs bevy_cargo_assets's \
+         `basis-universal` feature (Basis Universal's transcoder)",
+        texture.format.name()
+    )))
 }
 
 impl AssetLoader for ParcelTextureLoader {
@@ -141,6 +304,6 @@ impl AssetLoader for ParcelTextureLoader {
     ) -> Result<Image, ParcelTextureError> {
         let mut bytes = Vec::new();
         reader.read_to_end(&mut bytes).await?;
-        ParcelTextureLoader::image(&bytes, settings)
+        self.image(&bytes, settings)
     }
 }

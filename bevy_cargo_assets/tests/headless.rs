@@ -385,6 +385,90 @@ fn a_ktx2_texture_loads_in_its_gpu_format_with_its_mips() {
     }
 }
 
+/// A parcel holding `stone.png` (`photo`) as a UASTC texture.
+fn uastc_parcel(photo: &image::RgbaImage) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"bevy-game\"\nversion = \"0.1.0\"\n\n\
+         [[package.metadata.assets.rules]]\nmatch = \"*.png\"\nprocessor = \"texture\"\nformat = \"uastc\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("assets")).unwrap();
+    photo.save(root.join("assets/stone.png")).unwrap();
+    let parcel = build_parcel(root);
+    (dir, parcel)
+}
+
+#[test]
+fn a_uastc_texture_is_transcoded_to_what_the_gpu_takes() {
+    // Smooth colour with some detail, as photos and painted art are.
+    let photo = image::RgbaImage::from_fn(40, 24, |x, y| {
+        let detail = ((x * 7 + y * 13) % 11) as u8;
+        image::Rgba([(x * 6) as u8 + detail, (y * 10) as u8, 200 - detail, 255])
+    });
+    let (_project, parcel) = uastc_parcel(&photo);
+    use wgpu_types::{AstcBlock, AstcChannel, TextureFormat as F};
+    // (what the renderer says the GPU takes, the format the image gets)
+    for (gpu, want) in [
+        (None, F::Rgba8UnormSrgb),
+        (Some(CompressedImageFormats::BC), F::Bc7RgbaUnormSrgb),
+        (Some(CompressedImageFormats::ETC2), F::Etc2Rgba8UnormSrgb),
+        (
+            Some(CompressedImageFormats::ASTC_LDR | CompressedImageFormats::BC),
+            F::Astc {
+                block: AstcBlock::B4x4,
+                channel: AstcChannel::UnormSrgb,
+            },
+        ),
+    ] {
+        let mut app = App::new();
+        app.add_plugins(TaskPoolPlugin::default());
+        if let Some(formats) = gpu {
+            // As Bevy's renderer publishes it in its `finish`.
+            app.insert_resource(bevy_image::CompressedImageFormatSupport(formats));
+        }
+        app.add_plugins(CargoAssetsPlugin::file(&parcel).unwrap());
+        app.add_plugins((AssetPlugin::default(), ImagePlugin::default()));
+        app.finish();
+        app.cleanup();
+        let handle: Handle<Image> = app.world().resource::<AssetServer>().load("stone.png");
+        let states = settle(&mut app, &[handle.clone().untyped()]);
+        assert!(
+            matches!(states[0], LoadState::Loaded),
+            "{gpu:?}: {:?}",
+            states[0]
+        );
+        let images = app.world().resource::<Assets<Image>>();
+        let image = images.get(&handle).unwrap();
+        assert_eq!(image.texture_descriptor.format, want, "{gpu:?}");
+        assert_eq!(image.texture_descriptor.mip_level_count, 6, "40x24 to 1x1");
+        // Every level, as that format lays it out.
+        let bytes: u64 = (0..6)
+            .map(|i| {
+                let (w, h) = ((40u32 >> i).max(1), (24u32 >> i).max(1));
+                let blocks = u64::from(w.div_ceil(4) * h.div_ceil(4));
+                match want {
+                    F::Rgba8UnormSrgb => u64::from(w * h * 4),
+                    _ => blocks * 16,
+                }
+            })
+            .sum();
+        let data = image.data.as_deref().unwrap();
+        assert_eq!(data.len() as u64, bytes, "{gpu:?}");
+        if gpu.is_none() {
+            // RGBA8: level 0 within a stated PSNR of the source.
+            let sum: f64 = (photo.as_raw().iter().zip(data))
+                .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
+                .sum();
+            let mse = sum / photo.as_raw().len() as f64;
+            let psnr = 10.0 * (255.0f64 * 255.0 / mse).log10();
+            assert!(psnr > 35.0, "UASTC to RGBA8: PSNR {psnr:.1} dB");
+        }
+    }
+}
+
 #[test]
 fn a_sprite_draws_from_its_page_through_a_texture_atlas_layout() {
     let (project, parcel) = built_project();
