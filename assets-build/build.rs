@@ -53,7 +53,7 @@ const BUILTINS: &[(&str, &[&str])] = &[
             "processor/text.rs",
         ],
     ),
-    ("audio", &["processor/audio.rs"]),
+    ("audio", &["processor/audio"]),
     (
         "aseprite",
         &[

@@ -21,7 +21,8 @@
 #   than texture2ddecoder (whose BC6H decoding overflows on some modes), for
 #   the HDR texture tests; pytiled-parser, the Python Arcade project's Tiled
 #   map reader, for the tile map tests (and PyTMX, another, for
-#   bench/tilemaps.sh).
+#   bench/tilemaps.sh); soundfile (libsndfile, with libvorbis, in its
+#   wheel), a Vorbis decoder other than symphonia, for the transcoding test.
 # Without them those tests still check their outputs with readers of their
 # own (naga, the `gltf` crate, hand-written sheets), and say what was skipped.
 set -uo pipefail
@@ -64,18 +65,18 @@ npm_tool() {
 }
 
 python_tools() {
-    local venv="target/tools/venv" packages="cairosvg==2.9.1 imagecodecs==2026.3.6 numpy pytiled-parser==2.2.9 PyTMX==3.32"
-    local check="import cairosvg, imagecodecs, pytiled_parser, pytmx, sys; from importlib.metadata import version; sys.exit(cairosvg.__version__ != '2.9.1' or imagecodecs.__version__ != '2026.3.6' or version('pytiled-parser') != '2.2.9' or version('PyTMX') != '3.32')"
+    local venv="target/tools/venv" packages="cairosvg==2.9.1 imagecodecs==2026.3.6 numpy pytiled-parser==2.2.9 PyTMX==3.32 soundfile==0.14.0"
+    local check="import cairosvg, imagecodecs, pytiled_parser, pytmx, soundfile, sys; from importlib.metadata import version; sys.exit(cairosvg.__version__ != '2.9.1' or imagecodecs.__version__ != '2026.3.6' or version('pytiled-parser') != '2.2.9' or version('PyTMX') != '3.32' or soundfile.__version__ != '0.14.0')"
     if "$venv/bin/python" -c "$check" >/dev/null 2>&1; then
-        echo "CairoSVG, imagecodecs, pytiled-parser and PyTMX are installed in $venv"
+        echo "CairoSVG, imagecodecs, pytiled-parser, PyTMX and soundfile are installed in $venv"
         return 0
     fi
     if { [ -x "$venv/bin/pip" ] || python3 -m venv "$venv" >/dev/null 2>&1; } \
         && "$venv/bin/pip" install --quiet $packages >/dev/null 2>&1 \
         && "$venv/bin/python" -c "$check" >/dev/null 2>&1; then
-        echo "CairoSVG, imagecodecs, pytiled-parser and PyTMX installed in $venv"
+        echo "CairoSVG, imagecodecs, pytiled-parser, PyTMX and soundfile installed in $venv"
     else
-        echo "could not install CairoSVG, imagecodecs, pytiled-parser and PyTMX (python3-venv and the cairo library needed): the SVG, HDR and tile map tests skip their comparisons" >&2
+        echo "could not install CairoSVG, imagecodecs, pytiled-parser, PyTMX and soundfile (python3-venv and the cairo library needed): the SVG, HDR, tile map and Vorbis tests skip their comparisons" >&2
         return 1
     fi
 }

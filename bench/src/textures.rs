@@ -2,7 +2,10 @@
 //! one run, on the same images: textures per second (mip chain and
 //! encoding, one core, as each texture step runs), quality as PSNR of level
 //! 0 against the source (RGB; decoded by `texture2ddecoder`, an independent
-//! decoder), and GPU memory for the whole chain against RGBA8.
+//! decoder), and GPU memory for the whole chain against RGBA8. UASTC is
+//! first transcoded as a loader would (Binomial's transcoder): to BC7, what
+//! a desktop GPU is given, and to ASTC 4×4, a lossless step that shows
+//! UASTC's own quality.
 //!
 //! The `supercompression` group ([`supercompression`]): the same textures'
 //! files, plain and with each level a zstd frame at several levels, beside
@@ -22,7 +25,7 @@ use image::RgbaImage;
 use crate::measure::{self, Sample};
 
 /// The encoders compared, with the effort setting that applies.
-const CASES: [(TextureFormat, Quality); 12] = [
+const CASES: [(TextureFormat, Quality); 15] = [
     (TextureFormat::Rgba8UnormSrgb, Quality::Basic),
     (TextureFormat::Bc1RgbaUnormSrgb, Quality::Basic),
     (TextureFormat::Bc3RgbaUnormSrgb, Quality::Basic),
@@ -35,6 +38,9 @@ const CASES: [(TextureFormat, Quality); 12] = [
     (TextureFormat::Astc4x4UnormSrgb, Quality::Slow),
     (TextureFormat::Astc6x6UnormSrgb, Quality::Basic),
     (TextureFormat::Astc8x8UnormSrgb, Quality::Basic),
+    (TextureFormat::Uastc4x4UnormSrgb, Quality::Fast),
+    (TextureFormat::Uastc4x4UnormSrgb, Quality::Basic),
+    (TextureFormat::Uastc4x4UnormSrgb, Quality::Slow),
 ];
 
 /// The art in `dir` (PNG files) or a generated set, and what it is.
@@ -93,23 +99,46 @@ pub fn run(quick: bool, dir: Option<&Path>) -> String {
                 }
             })
         });
-        let errors: Vec<(f64, usize)> = images
-            .iter()
-            .map(|image| {
-                let levels = build(image);
-                let decoded = decode(format, &levels[0], image.width(), image.height());
-                squared_error(image, &decoded)
-            })
-            .collect();
-        // Over all images' pixels together, and the worst single image.
-        let all = psnr(
-            errors.iter().map(|e| e.0).sum(),
-            errors.iter().map(|e| e.1).sum(),
-        );
-        let worst = errors
-            .iter()
-            .map(|&(se, n)| psnr(se, n))
-            .fold(f64::INFINITY, f64::min);
+        let level0: Vec<Vec<u8>> = images.iter().map(|i| build(i).swap_remove(0)).collect();
+        // Over all images' pixels together, and the worst single image,
+        // as `format` is decoded (UASTC: transcoded to `to` first).
+        let psnr_as = |to: Option<basis_universal::TranscoderBlockFormat>| {
+            let errors: Vec<(f64, usize)> = (images.iter().zip(&level0))
+                .map(|(image, level)| {
+                    let (w, h) = (image.width(), image.height());
+                    let decoded = match to {
+                        Some(to) => decode_uastc(level, w, h, to),
+                        None => decode(format, level, w, h),
+                    };
+                    squared_error(image, &decoded)
+                })
+                .collect();
+            let all = psnr(
+                errors.iter().map(|e| e.0).sum(),
+                errors.iter().map(|e| e.1).sum(),
+            );
+            let worst = (errors.iter())
+                .map(|&(se, n)| psnr(se, n))
+                .fold(f64::INFINITY, f64::min);
+            (all, worst)
+        };
+        let shown = |(all, worst): (f64, f64)| {
+            if all.is_finite() {
+                format!("{all:.1} dB, {worst:.1} dB")
+            } else {
+                "lossless".into()
+            }
+        };
+        let psnr_cell = if format.needs_transcoding() {
+            use basis_universal::TranscoderBlockFormat as To;
+            format!(
+                "as BC7: {}; as ASTC 4x4: {}",
+                shown(psnr_as(Some(To::BC7))),
+                shown(psnr_as(Some(To::ASTC_4x4)))
+            )
+        } else {
+            shown(psnr_as(None))
+        };
         let bytes: u64 = images
             .iter()
             .map(|i| gpu_bytes(format, i.width(), i.height()))
@@ -131,13 +160,8 @@ pub fn run(quick: bool, dir: Option<&Path>) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {effort} | {per_second:.1} | {} | {:.2} MB | {:.3} |",
+            "| {} | {effort} | {per_second:.1} | {psnr_cell} | {:.2} MB | {:.3} |",
             format.name(),
-            if all.is_finite() {
-                format!("{all:.1} dB, {worst:.1} dB")
-            } else {
-                "lossless".into()
-            },
             bytes as f64 / 1e6,
             bytes as f64 / rgba8_bytes as f64,
         );
@@ -315,6 +339,32 @@ fn decode(format: TextureFormat, data: &[u8], w: u32, h: u32) -> Vec<[u8; 4]> {
             [r, g, b, a]
         })
         .collect()
+}
+
+/// Level 0 of UASTC `blocks` transcoded to the block format `to` (BC7 or
+/// ASTC 4×4) by Binomial's transcoder, then decoded by `texture2ddecoder`.
+fn decode_uastc(
+    blocks: &[u8],
+    w: u32,
+    h: u32,
+    to: basis_universal::TranscoderBlockFormat,
+) -> Vec<[u8; 4]> {
+    use basis_universal::{DecodeFlags, LowLevelUastcTranscoder, SliceParametersUastc};
+    let slice = SliceParametersUastc {
+        num_blocks_x: w.div_ceil(4),
+        num_blocks_y: h.div_ceil(4),
+        has_alpha: true,
+        original_width: w,
+        original_height: h,
+    };
+    let transcoded = LowLevelUastcTranscoder::new()
+        .transcode_slice(blocks, slice, DecodeFlags::HIGH_QUALITY, to)
+        .expect("transcodes");
+    let as_format = match to {
+        basis_universal::TranscoderBlockFormat::BC7 => TextureFormat::Bc7RgbaUnormSrgb,
+        _ => TextureFormat::Astc4x4UnormSrgb,
+    };
+    decode(as_format, &transcoded, w, h)
 }
 
 /// The summed squared error of the RGB channels where the source is not

@@ -10,6 +10,7 @@
 //! | `image` | the resource (its header and rows) | [`ParcelImageLoader`], named by the meta the reader supplies |
 //! | `sprite` | the sprite cut from its atlas page, trim undone, as an `image` resource | the same |
 //! | `texture` | the KTX2 file | [`ParcelTextureLoader`](crate::ParcelTextureLoader): a GPU-format image with its mips |
+//! | `audio` | the sound file, without the parcel's header | Bevy's audio loader: by extension where the name says the format, else (a `.wav` transcoded to Ogg Vorbis) named by the meta the reader supplies |
 //! | any other (`text`, `bytes`, `gltf`, `shader`, ...) | the resource's bytes, decompressed | Bevy's, by extension (no meta) |
 //!
 //! So `asset_server.load::<Image>("sprites/hero.png")` gives the sprite's
@@ -32,6 +33,7 @@ use std::sync::{Arc, RwLock};
 use assets_runtime::image::{Encoding, IMAGE_HEADER_LEN, ImageHeader};
 use assets_runtime::{Patched, PatchedBuf, ResourceId, SpriteFrame, StaticParcel};
 use bevy_asset::io::{AssetReader, AssetReaderError, PathStream, Reader, VecReader};
+use bevy_asset::meta::{AssetAction, AssetMeta, AssetMetaDyn};
 use bevy_math::{IRect, IVec2, URect};
 
 use crate::image::ParcelImageLoader;
@@ -219,9 +221,23 @@ impl Parcels {
             "text" if name.ends_with(".ldtk") && has_levels(&parcel, name) => {
                 Served::LdtkProject(resource.bytes().ok()?.into_owned())
             }
-            // The sound file as authored, for Bevy's audio loader (by its
-            // extension), without the header the parcel adds.
-            "audio" => Served::Bytes(resource.audio()?.data.to_vec()),
+            // The sound file, for Bevy's audio loader, without the header
+            // the parcel adds: by the extension where the name says what it
+            // holds, else named (a `.wav` the pipeline made Ogg Vorbis).
+            "audio" => {
+                let audio = resource.audio()?;
+                let stored = audio.info.format.extension();
+                let extension = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+                let says = extension.as_deref().is_some_and(|e| {
+                    e == stored || (stored == "ogg" && matches!(e, "oga" | "spx"))
+                });
+                let bytes = audio.data.to_vec();
+                if says {
+                    Served::Bytes(bytes)
+                } else {
+                    Served::Audio(bytes)
+                }
+            }
             _ => Served::Bytes(resource.bytes().ok()?.into_owned()),
         })
     }
@@ -474,6 +490,24 @@ enum Served {
     LdtkProject(Vec<u8>),
     /// Bytes for Bevy's loader of the extension.
     Bytes(Vec<u8>),
+    /// A sound whose name's extension is not its format (one the `audio`
+    /// processor transcoded), for Bevy's audio loader named in its meta.
+    Audio(Vec<u8>),
+}
+
+/// Bevy's audio loader (`bevy_audio`, which this crate does not depend
+/// on: a game that plays sounds has it), by its type path.
+const BEVY_AUDIO_LOADER: &str = "bevy_audio::audio_source::AudioLoader";
+
+/// The meta naming [`BEVY_AUDIO_LOADER`], whose settings are `()`. (The
+/// type parameter only types those settings: any loader taking `()` would
+/// do, and the tile map loader is one.)
+fn audio_meta() -> Vec<u8> {
+    let action = AssetAction::Load {
+        loader: BEVY_AUDIO_LOADER.to_owned(),
+        settings: (),
+    };
+    AssetMetaDyn::serialize(&AssetMeta::<crate::ParcelTileMapLoader, ()>::new(action))
 }
 
 /// The pixels of sprite `id`, cut from its page and put back at its source
@@ -554,7 +588,8 @@ impl AssetReader for ParcelReader {
                 | Served::Texture(bytes)
                 | Served::TileMap(bytes)
                 | Served::LdtkProject(bytes)
-                | Served::Bytes(bytes),
+                | Served::Bytes(bytes)
+                | Served::Audio(bytes),
             ) => Ok(VecReader::new(bytes)),
             None => Err(not_found(path)),
         }
@@ -569,6 +604,7 @@ impl AssetReader for ParcelReader {
             Some(Served::Texture(_)) => Ok(VecReader::new(crate::ParcelTextureLoader::meta())),
             Some(Served::TileMap(_)) => Ok(VecReader::new(crate::ParcelTileMapLoader::meta())),
             Some(Served::LdtkProject(_)) => Ok(VecReader::new(crate::ParcelLdtkLoader::meta())),
+            Some(Served::Audio(_)) => Ok(VecReader::new(audio_meta())),
             // Bevy's loader for the extension, with its default settings.
             Some(Served::Bytes(_)) | None => Err(not_found(path)),
         }

@@ -39,7 +39,8 @@ fn built_project() -> (tempfile::TempDir, PathBuf) {
     std::fs::write(
         root.join("Cargo.toml"),
         "[package]\nname = \"bevy-game\"\nversion = \"0.1.0\"\n\n\
-         [[package.metadata.assets.rules]]\nmatch = \"sprites/**/*.png\"\nprocessor = \"sprite\"\n",
+         [[package.metadata.assets.rules]]\nmatch = \"sprites/**/*.png\"\nprocessor = \"sprite\"\n\n\
+         [[package.metadata.assets.rules]]\nmatch = \"sounds/*.flac\"\nprocessor = \"audio\"\ntranscode = \"vorbis\"\n",
     )
     .unwrap();
     let write_png = |name: &str, img: &image::RgbaImage| {
@@ -69,6 +70,13 @@ fn built_project() -> (tempfile::TempDir, PathBuf) {
     std::fs::write(root.join("assets/textures/ground zstd.ktx2"), zstd.unwrap()).unwrap();
     std::fs::create_dir_all(root.join("assets/sounds")).unwrap();
     std::fs::write(root.join("assets/sounds/Door Slam.ogg"), sound_file()).unwrap();
+    // Shipped as Ogg Vorbis under its own name.
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../assets-build/tests/fixtures/audio/chirp.flac"),
+        root.join("assets/sounds/Theme.flac"),
+    )
+    .unwrap();
     std::fs::create_dir_all(root.join("assets/data")).unwrap();
     std::fs::write(
         root.join("assets/data/level.json"),
@@ -610,6 +618,26 @@ fn a_sound_is_served_as_its_file_for_bevys_audio_loader() {
     assert!(
         meta.is_err(),
         "no meta: Bevy's loader for the extension, with its defaults"
+    );
+    // A FLAC the pipeline made Ogg Vorbis keeps its name: the meta names
+    // `bevy_audio`'s loader, which would not be asked for `.flac` files
+    // without Bevy's `flac` feature (rodio tells the format by the bytes).
+    let (bytes, meta) = futures_lite::future::block_on(async {
+        let mut file = reader.read(Path::new("sounds/Theme.flac")).await.unwrap();
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).await.unwrap();
+        let mut meta = reader
+            .read_meta(Path::new("sounds/Theme.flac.meta"))
+            .await
+            .expect("a meta naming the loader");
+        let mut text = Vec::new();
+        meta.read_to_end(&mut text).await.unwrap();
+        (bytes, String::from_utf8(text).unwrap())
+    });
+    assert!(bytes.starts_with(b"OggS"));
+    assert!(
+        meta.contains("loader: \"bevy_audio::audio_source::AudioLoader\""),
+        "{meta}"
     );
 }
 

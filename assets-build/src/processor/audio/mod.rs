@@ -2,7 +2,12 @@
 //! it whole, stored as it was authored behind a header with its format,
 //! channels, sample rate and length ([`assets_runtime::audio`]). Default for
 //! `.wav`, `.ogg`, `.oga`, `.flac` and `.mp3` (cargo feature `audio`, on by
-//! default). No settings.
+//! default).
+//!
+//! | key | default | meaning |
+//! |---|---|---|
+//! | `transcode` | `"none"` | `"vorbis"`: a lossless source (WAV, FLAC) is stored as Ogg Vorbis instead, about a tenth of a WAV's bytes ([`vorbis`], feature `audio-vorbis`; `cargo assets` has it); a lossy one (Ogg, MP3) is kept as authored, with a warning, since encoding it again only loses more |
+//! | `quality` | `0.4` | Vorbis's quality, `0.0` (about 64 kbit/s for stereo at 44.1 kHz) to `1.0` (about 500 kbit/s); `0.4` is about 128 kbit/s. oggenc's `-q 4` is `0.4` |
 //!
 //! Decoding is symphonia's (pure Rust), packet by packet, so memory stays
 //! one packet's worth whatever the file's length. A file fails by name
@@ -23,14 +28,52 @@ use symphonia::core::io::{MediaSourceStream, MediaSourceStreamOptions};
 use symphonia::core::meta::MetadataOptions;
 use symphonia::core::probe::Hint;
 
-use super::{Context, NoSettings, ProcessError, Processor};
+use serde::Deserialize;
+use symphonia::core::audio::AudioBufferRef;
+
+use super::{Context, ProcessError, Processor};
+use crate::manifest::SettingsError;
+
+#[cfg(feature = "audio-vorbis")]
+pub mod vorbis;
 
 /// Checks a sound file and records what it holds.
 #[derive(Debug, Clone, Copy)]
 pub struct Audio;
 
+/// Settings of the `audio` processor.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AudioSettings {
+    /// What to store a lossless source as.
+    #[serde(default)]
+    pub transcode: Transcode,
+    /// Vorbis's quality, 0 to 1.
+    #[serde(default = "default_quality")]
+    pub quality: f32,
+}
+
+/// The `transcode` setting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transcode {
+    /// The file as authored.
+    #[default]
+    None,
+    /// Ogg Vorbis, from a lossless source.
+    Vorbis,
+}
+
+fn default_quality() -> f32 {
+    0.4
+}
+
+/// Why Vorbis cannot be built here.
+const NEEDS_VORBIS: &str =
+    "`transcode = \"vorbis\"` needs assets-build's `audio-vorbis` feature (`cargo assets` has it)";
+
 impl Processor for Audio {
-    type Settings = NoSettings;
+    type Settings = AudioSettings;
 
     fn name(&self) -> &str {
         "audio"
@@ -44,16 +87,90 @@ impl Processor for Audio {
         true
     }
 
-    fn process(&self, ctx: &mut Context<'_>, _: NoSettings) -> Result<(), ProcessError> {
-        let bytes = ctx.source()?;
-        let info = probe(&bytes, ctx.asset().extension())?;
-        ctx.emit(KIND_AUDIO, info.encode(&bytes))
+    fn check_settings(&self, s: &AudioSettings) -> Result<(), SettingsError> {
+        if !(0.0..=1.0).contains(&s.quality) {
+            return Err(SettingsError {
+                message: format!("`quality = {}` is outside Vorbis's 0.0 to 1.0", s.quality),
+                help: Some("0.4 (the default) is about 128 kbit/s for stereo".into()),
+                key: Some("quality".into()),
+            });
+        }
+        if s.transcode == Transcode::Vorbis && !cfg!(feature = "audio-vorbis") {
+            return Err(SettingsError {
+                message: NEEDS_VORBIS.to_owned(),
+                help: None,
+                key: Some("transcode".into()),
+            });
+        }
+        Ok(())
     }
+
+    fn process(&self, ctx: &mut Context<'_>, settings: AudioSettings) -> Result<(), ProcessError> {
+        let bytes = ctx.source()?;
+        let extension = ctx.asset().extension();
+        if settings.transcode == Transcode::None {
+            let info = probe(&bytes, extension)?;
+            return ctx.emit(KIND_AUDIO, info.encode(&bytes));
+        }
+        let info = probe(&bytes, extension)?;
+        if matches!(info.format, AudioFormat::OggVorbis | AudioFormat::Mp3) {
+            ctx.warn(format!(
+                "`transcode = \"vorbis\"` keeps this {} file as authored: it is lossy already, and \
+                 encoding it again would only lose more (transcode its lossless source instead)",
+                info.format.extension()
+            ));
+            return ctx.emit(KIND_AUDIO, info.encode(&bytes));
+        }
+        let (ogg, info) = transcode(&bytes, extension, info, settings.quality)?;
+        ctx.emit(KIND_AUDIO, info.encode(&ogg))
+    }
+}
+
+/// `bytes`, a lossless sound of `info`, as Ogg Vorbis at `quality`, with
+/// what that file holds (checked by decoding it, as any source is).
+#[cfg(feature = "audio-vorbis")]
+fn transcode(
+    bytes: &[u8],
+    extension: Option<&str>,
+    info: AudioInfo,
+    quality: f32,
+) -> Result<(Vec<u8>, AudioInfo), ProcessError> {
+    let ogg = vorbis::encode(bytes, extension, &info, quality)?;
+    let made = probe(&ogg, Some("ogg"))
+        .map_err(|e| ProcessError::msg(format!("the Vorbis encoder wrote a file that does not decode: {e}")))?;
+    if (made.frames, made.channels, made.sample_rate) != (info.frames, info.channels, info.sample_rate) {
+        return Err(ProcessError::msg(format!(
+            "the Vorbis encoder wrote {} frames of {} channels at {} Hz from {} frames of {} at {} Hz",
+            made.frames, made.channels, made.sample_rate, info.frames, info.channels, info.sample_rate
+        )));
+    }
+    Ok((ogg, made))
+}
+
+#[cfg(not(feature = "audio-vorbis"))]
+fn transcode(
+    _: &[u8],
+    _: Option<&str>,
+    _: AudioInfo,
+    _: f32,
+) -> Result<(Vec<u8>, AudioInfo), ProcessError> {
+    Err(ProcessError::msg(NEEDS_VORBIS))
 }
 
 /// Decodes `bytes` whole: what they hold, or why they cannot be played.
 /// `extension` is a hint; the bytes decide.
 pub fn probe(bytes: &[u8], extension: Option<&str>) -> Result<AudioInfo, ProcessError> {
+    decode(bytes, extension, |_, _| Ok(()))
+}
+
+/// [`probe`], handing each decoded packet to `each` with how many of its
+/// frames are the sound's (the rest, past the length the container
+/// declares, a player trims).
+pub fn decode(
+    bytes: &[u8],
+    extension: Option<&str>,
+    mut each: impl FnMut(&AudioBufferRef<'_>, usize) -> Result<(), ProcessError>,
+) -> Result<AudioInfo, ProcessError> {
     let source = std::io::Cursor::new(bytes.to_vec());
     let stream = MediaSourceStream::new(Box::new(source), MediaSourceStreamOptions::default());
     let mut hint = Hint::new();
@@ -103,6 +220,8 @@ pub fn probe(bytes: &[u8], extension: Option<&str>) -> Result<AudioInfo, Process
         let decoded = (decoder.decode(&packet))
             .map_err(|e| failed(&format!("does not decode after {frames} frames"), e))?;
         spec.get_or_insert(*decoded.spec());
+        let left = params.n_frames.map_or(u64::MAX, |n| n.saturating_sub(frames));
+        each(&decoded, decoded.frames().min(usize::try_from(left).unwrap_or(usize::MAX)))?;
         frames += decoded.frames() as u64;
     }
     // What the container declares is the sound's length: a codec may
