@@ -119,10 +119,6 @@ fn libsndfile_snr(
     source: &[i16],
     scratch: &std::path::Path,
 ) -> Option<(u64, u32, f64)> {
-    let python = assets_test_support::cargo_crate::workspace().join("target/tools/venv/bin/python");
-    if !python.is_file() {
-        return None;
-    }
     let (ogg_path, wav_path) = (scratch.join("t.ogg"), scratch.join("t.raw"));
     std::fs::write(&ogg_path, ogg).unwrap();
     let raw: Vec<u8> = source.iter().flat_map(|s| s.to_le_bytes()).collect();
@@ -133,20 +129,9 @@ fn libsndfile_snr(
                   n = min(len(s), len(d)); \
                   noise = ((s[:n] - d[:n]) ** 2).sum(); \
                   print(len(d), rate, 10 * numpy.log10((s[:n] ** 2).sum() / noise))";
-    let out = std::process::Command::new(python)
-        .args(["-c", script])
-        .args([&ogg_path, &wav_path])
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            stderr.contains("ModuleNotFoundError"),
-            "libsndfile failed: {stderr}"
-        );
-        return None;
-    }
-    let text = String::from_utf8(out.stdout).unwrap();
+    let args = [ogg_path.as_os_str(), wav_path.as_os_str()];
+    let out = assets_test_support::run_venv_python("libsndfile", script, &args)?;
+    let text = String::from_utf8(out).unwrap();
     let mut words = text.split_whitespace();
     let mut next = || words.next().unwrap().to_owned();
     Some((

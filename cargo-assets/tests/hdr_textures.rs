@@ -89,30 +89,15 @@ fn read_back(path: &std::path::Path, name: &str) -> (ktx2::Format, u32, u32, Vec
 /// A BC6H (unsigned) level decoded by bcdec, through imagecodecs: RGB
 /// floats, rows top first; `None` when it is not installed.
 fn bcdec(level: &[u8], w: u32, h: u32, scratch: &std::path::Path) -> Option<Vec<[f32; 3]>> {
-    let python = assets_test_support::cargo_crate::workspace().join("target/tools/venv/bin/python");
-    if !python.is_file() {
-        return None;
-    }
     std::fs::write(scratch, level).unwrap();
     let script = "import sys, imagecodecs, numpy; \
                   d = open(sys.argv[1], 'rb').read(); \
                   o = imagecodecs.bcn_decode(d, 6, shape=(int(sys.argv[3]), int(sys.argv[2]), 3)); \
                   sys.stdout.buffer.write(o.astype('<f4').tobytes())";
-    let out = std::process::Command::new(python)
-        .args(["-c", script])
-        .arg(scratch)
-        .args([w.to_string(), h.to_string()])
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            stderr.contains("ModuleNotFoundError"),
-            "bcdec failed: {stderr}"
-        );
-        return None;
-    }
-    let floats: Vec<f32> = (out.stdout.chunks_exact(4))
+    let (w, h) = (w.to_string(), h.to_string());
+    let args = [scratch.as_os_str(), w.as_ref(), h.as_ref()];
+    let out = assets_test_support::run_venv_python("bcdec", script, &args)?;
+    let floats: Vec<f32> = (out.chunks_exact(4))
         .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
         .collect();
     Some(floats.chunks_exact(3).map(|p| [p[0], p[1], p[2]]).collect())

@@ -6,7 +6,6 @@
 //! skipped, and says so.
 
 use std::path::Path;
-use std::process::Command;
 
 use assets_runtime::{Parcel, ResourceId};
 use assets_test_support::Project;
@@ -23,27 +22,11 @@ fn fixture(name: &str) -> Vec<u8> {
 /// CairoSVG's rendering of `svg` at `w`×`h`, as RGBA8 with straight
 /// alpha; `None` when it is not installed.
 fn cairosvg(svg: &Path, w: u32, h: u32, out: &Path) -> Option<image::RgbaImage> {
-    let python = assets_test_support::cargo_crate::workspace().join("target/tools/venv/bin/python");
-    if !python.is_file() {
-        return None;
-    }
     let script = "import sys, cairosvg; cairosvg.svg2png(url=sys.argv[1], write_to=sys.argv[2], \
                   output_width=int(sys.argv[3]), output_height=int(sys.argv[4]))";
-    let run = Command::new(python)
-        .args(["-c", script])
-        .arg(svg)
-        .arg(out)
-        .args([w.to_string(), h.to_string()])
-        .output()
-        .ok()?;
-    if !run.status.success() {
-        let stderr = String::from_utf8_lossy(&run.stderr);
-        assert!(
-            stderr.contains("ModuleNotFoundError") || stderr.contains("OSError"),
-            "CairoSVG failed: {stderr}"
-        );
-        return None;
-    }
+    let (w, h) = (w.to_string(), h.to_string());
+    let args = [svg.as_os_str(), out.as_os_str(), w.as_ref(), h.as_ref()];
+    assets_test_support::run_venv_python("CairoSVG", script, &args)?;
     Some(image::open(out).unwrap().into_rgba8())
 }
 

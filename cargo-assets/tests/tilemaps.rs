@@ -15,7 +15,6 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::process::Command;
 
 use assets_runtime::tilemap::{Cell, LayerKind, Orientation};
 use assets_runtime::{ParcelBuf, ResourceId};
@@ -283,10 +282,6 @@ type Placed = BTreeMap<(i32, i32), u32>;
 /// non-empty cells by tile coordinates, chunks placed; `None` when it is
 /// not installed.
 fn pytiled(path: &std::path::Path) -> Option<BTreeMap<String, Placed>> {
-    let python = assets_test_support::cargo_crate::workspace().join("target/tools/venv/bin/python");
-    if !python.is_file() {
-        return None;
-    }
     let script = r#"
 import sys, json
 from pathlib import Path
@@ -308,20 +303,8 @@ def walk(layers):
 walk(tp.parse_map(Path(sys.argv[1])).layers)
 print(json.dumps(out))
 "#;
-    let run = Command::new(python)
-        .args(["-c", script])
-        .arg(path)
-        .output()
-        .ok()?;
-    if !run.status.success() {
-        let stderr = String::from_utf8_lossy(&run.stderr);
-        assert!(
-            stderr.contains("ModuleNotFoundError"),
-            "pytiled-parser failed: {stderr}"
-        );
-        return None;
-    }
-    let json: BTreeMap<String, Vec<(i32, i32, u32)>> = serde_json::from_slice(&run.stdout).unwrap();
+    let out = assets_test_support::run_venv_python("pytiled-parser", script, &[path.as_os_str()])?;
+    let json: BTreeMap<String, Vec<(i32, i32, u32)>> = serde_json::from_slice(&out).unwrap();
     Some(
         (json.into_iter())
             .map(|(name, cells)| {

@@ -548,6 +548,32 @@ pub fn run_node(
     Some(out.stdout)
 }
 
+/// Runs the Python `script` (`python -c`) in the virtualenv
+/// `tests/install-tools.sh` makes (`target/tools/venv`), `args` after it:
+/// its standard output, or `None` when the venv, or a module the script
+/// imports, is not installed (or, for CairoSVG, the cairo library it
+/// loads: an `OSError`). A script that fails otherwise panics with its
+/// standard error, naming `what` ran.
+pub fn run_venv_python(what: &str, script: &str, args: &[&std::ffi::OsStr]) -> Option<Vec<u8>> {
+    let python = cargo_crate::workspace().join("target/tools/venv/bin/python");
+    if !python.is_file() {
+        return None;
+    }
+    let out = Command::new(python)
+        .args(["-c", script])
+        .args(args)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let missing = stderr.contains("ModuleNotFoundError")
+            || (stderr.contains("OSError") && stderr.contains("cairo"));
+        assert!(missing, "{what} failed: {stderr}");
+        return None;
+    }
+    Some(out.stdout)
+}
+
 /// The Khronos glTF validator's report on a glTF or GLB file, as JSON:
 /// `None` when the validator (or `node`) is not installed, which the
 /// caller says. External URIs are loaded from `resources` (the model's
