@@ -117,5 +117,8 @@ pub mod builtins {
         pub use crate::processor::texture::Quality;
         pub use crate::processor::texture::encode::encode;
         pub use crate::processor::texture::mips::{Level, Texels, chain};
+        /// UASTC with rate-distortion optimization (`uastc-rdo`).
+        #[cfg(feature = "basis")]
+        pub use crate::processor::texture::uastc::encode as encode_uastc;
     }
 }

@@ -17,8 +17,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use assets_build::unstable::builtins::texture::Quality;
-use assets_build::unstable::builtins::texture::encode;
 use assets_build::unstable::builtins::texture::{Level, Texels, chain};
+use assets_build::unstable::builtins::texture::{encode, encode_uastc};
 use assets_runtime::TextureFormat;
 use image::RgbaImage;
 
@@ -170,12 +170,15 @@ pub fn run(quick: bool, dir: Option<&Path>) -> String {
 }
 
 /// The formats the supercompression table compares: uncompressed, the two
-/// BC sizes, ETC2.
-const SUPERCOMPRESSED: [TextureFormat; 4] = [
-    TextureFormat::Rgba8UnormSrgb,
-    TextureFormat::Bc1RgbaUnormSrgb,
-    TextureFormat::Bc7RgbaUnormSrgb,
-    TextureFormat::Etc2Rgb8UnormSrgb,
+/// BC sizes, ETC2, and UASTC without and with RDO (its lambda), which is
+/// made for zstd.
+const SUPERCOMPRESSED: [(TextureFormat, Option<f32>); 6] = [
+    (TextureFormat::Rgba8UnormSrgb, None),
+    (TextureFormat::Bc1RgbaUnormSrgb, None),
+    (TextureFormat::Bc7RgbaUnormSrgb, None),
+    (TextureFormat::Etc2Rgb8UnormSrgb, None),
+    (TextureFormat::Uastc4x4UnormSrgb, None),
+    (TextureFormat::Uastc4x4UnormSrgb, Some(1.0)),
 ];
 
 /// zstd levels of the supercompression table: toktx's default (3), the
@@ -197,7 +200,7 @@ pub fn supercompression(quick: bool, dir: Option<&Path>) -> String {
          |---|---|---:|---:|---:|---:|\n",
         images.len()
     );
-    for format in SUPERCOMPRESSED {
+    for (format, rdo) in SUPERCOMPRESSED {
         let textures: Vec<(u32, u32, Vec<Vec<u8>>)> = images
             .iter()
             .map(|image| {
@@ -209,11 +212,33 @@ pub fn supercompression(quick: bool, dir: Option<&Path>) -> String {
                 let alpha = image.pixels().any(|p| p[3] != 255);
                 let levels = chain(base, Texels::Srgb, true)
                     .iter()
-                    .map(|level| encode(level, format, Quality::Fast, alpha).expect("encodes"))
+                    .map(|level| match rdo {
+                        Some(rdo) => encode_uastc(level, Quality::Fast, true, Some(rdo)),
+                        None => encode(level, format, Quality::Fast, alpha),
+                    })
+                    .map(|level| level.expect("encodes"))
                     .collect();
                 (image.width(), image.height(), levels)
             })
             .collect();
+        // UASTC's quality, with RDO's cost: level 0 as a desktop GPU gets it.
+        let name = if format.needs_transcoding() {
+            let (mut se, mut n) = (0.0, 0);
+            for (image, (w, h, levels)) in images.iter().zip(&textures) {
+                let decoded = decode_uastc(
+                    &levels[0],
+                    *w,
+                    *h,
+                    basis_universal::TranscoderBlockFormat::BC7,
+                );
+                let (e, k) = squared_error(image, &decoded);
+                (se, n) = (se + e, n + k);
+            }
+            let rdo = rdo.map_or("no RDO".into(), |l| format!("RDO {l}"));
+            format!("{} ({rdo}; {:.1} dB as BC7)", format.name(), psnr(se, n))
+        } else {
+            format.name().to_owned()
+        };
         let plain: Vec<Vec<u8>> = textures
             .iter()
             .map(|(w, h, levels)| write::ktx2(format, *w, *h, levels))
@@ -239,8 +264,7 @@ pub fn supercompression(quick: bool, dir: Option<&Path>) -> String {
         let mut row = |file: &str, bytes: usize, compress: Option<Sample>, read: Option<Sample>| {
             let _ = writeln!(
                 out,
-                "| {} | {file} | {:.2} MB | {:.3} | {} | {} |",
-                format.name(),
+                "| {name} | {file} | {:.2} MB | {:.3} | {} | {} |",
                 bytes as f64 / 1e6,
                 bytes as f64 / plain_bytes as f64,
                 seconds(compress, 1.0, 2),

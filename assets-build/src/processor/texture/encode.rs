@@ -187,7 +187,7 @@ fn padded(level: &Level) -> (u32, u32, Vec<u8>) {
 /// `level` in UASTC, through Basis Universal's encoder.
 #[cfg(feature = "basis")]
 fn uastc(level: &Level, format: TextureFormat, quality: Quality) -> Result<Vec<u8>, String> {
-    super::uastc::encode(level, quality, format.is_srgb())
+    super::uastc::encode(level, quality, format.is_srgb(), None)
 }
 
 #[cfg(not(feature = "basis"))]

@@ -27,6 +27,7 @@
 //! | `quality` | `"basic"` | `"fast"`, `"basic"` or `"slow"` (BC7, ASTC and UASTC encoder effort: astcenc's `fast`, `medium`, `thorough` presets, basisu's UASTC levels 1, 2, 3; the other formats have one) |
 //! | `max-dimension` | `16384` | width or height above this is an error |
 //! | `allow-optional-format` | `false` | build a format not every GPU of the target supports (the game checks the adapter's features) |
+//! | `uastc-rdo` | none | `uastc` only: Basis Universal's rate-distortion optimization at this lambda, `0.1` to `10` (`1.0` is a common choice): blocks zstd compresses far smaller, at some quality (BENCHMARKS.md, "KTX2 supercompression") |
 //! | `supercompression` | `"none"` | `"zstd"`: each level one zstd frame (KTX2's scheme 2, as `toktx --zcmp` writes), for KTX2 files shipped or served as they are; the runtime and `bevy_cargo_assets` decompress a level when it is read, where a plain one is borrowed in place. Inside a parcel it saves 3–15% over the parcel's own compression and costs decompression when read (BENCHMARKS.md, "KTX2 supercompression"). Feature `zstd` |
 //!
 //! Mips are filtered gamma-correct and alpha-aware ([`mips`]). BC comes
@@ -157,6 +158,9 @@ pub struct TextureSettings {
     /// KTX2 supercompression of the levels.
     #[serde(default)]
     pub supercompression: Supercompression,
+    /// UASTC's rate-distortion optimization, its lambda.
+    #[serde(default)]
+    pub uastc_rdo: Option<f32>,
 }
 
 /// The `supercompression` setting: how the KTX2 file stores its levels.
@@ -387,6 +391,25 @@ impl Processor for Texture {
     }
 
     fn check_settings(&self, s: &TextureSettings) -> Result<(), SettingsError> {
+        if let Some(rdo) = s.uastc_rdo {
+            let message = if s.format != FormatSetting::Uastc {
+                Some(format!(
+                    "`uastc-rdo` tunes UASTC's encoder, and this rule's format is `{}`",
+                    s.format_name()
+                ))
+            } else if !(0.1..=10.0).contains(&rdo) {
+                Some(format!("`uastc-rdo = {rdo}` is outside 0.1 to 10"))
+            } else {
+                None
+            };
+            if let Some(message) = message {
+                return Err(SettingsError {
+                    message,
+                    help: Some("`1.0` is a common choice with `format = \"uastc\"`".into()),
+                    key: Some("uastc-rdo".into()),
+                });
+            }
+        }
         if s.supercompression == Supercompression::Zstd && !cfg!(feature = "zstd") {
             return Err(SettingsError {
                 message: NEEDS_ZSTD.to_owned(),
@@ -475,8 +498,9 @@ impl Processor for Texture {
             pixels: image.into_raw(),
         };
         let chain = mips::chain(base, texels, settings.mipmaps);
-        let levels = crate::parallel::map(&chain, |level| {
-            encode::encode(level, format, settings.quality, alpha)
+        let levels = crate::parallel::map(&chain, |level| match settings.uastc_rdo {
+            Some(rdo) => uastc_with_rdo(level, format, settings.quality, rdo),
+            None => encode::encode(level, format, settings.quality, alpha),
         })
         .into_iter()
         .collect::<Result<Vec<_>, _>>()
@@ -511,4 +535,21 @@ impl Texture {
         let file = ktx2_file(format, width, height, &levels, settings.supercompression)?;
         ctx.emit(assets_runtime::format::KIND_TEXTURE, file)
     }
+}
+
+/// `level` in UASTC with RDO at lambda `rdo` (the settings check keeps
+/// `uastc-rdo` to `uastc`, which needs the `basis` feature).
+#[cfg(feature = "basis")]
+fn uastc_with_rdo(
+    level: &Level,
+    format: TextureFormat,
+    quality: Quality,
+    rdo: f32,
+) -> Result<Vec<u8>, String> {
+    uastc::encode(level, quality, format.is_srgb(), Some(rdo))
+}
+
+#[cfg(not(feature = "basis"))]
+fn uastc_with_rdo(_: &Level, _: TextureFormat, _: Quality, _: f32) -> Result<Vec<u8>, String> {
+    Err(NEEDS_BASIS.to_owned())
 }

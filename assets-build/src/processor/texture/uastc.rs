@@ -5,8 +5,8 @@
 //! gets from one file: a loader transcodes each level when it loads it, to
 //! ASTC 4×4 (losslessly), BC7, ETC2 or RGBA8, whichever the GPU takes
 //! (see `assets_runtime::TextureFormat::needs_transcoding`). Its blocks are
-//! 16 bytes, like BC7's, and its quality sits near BC7's (BENCHMARKS.md,
-//! "Basis Universal UASTC beside BC7").
+//! 16 bytes, like BC7's, and its quality sits a little below BC7's
+//! (BENCHMARKS.md, "GPU textures").
 //!
 //! The crate's encoder writes a `.basis` file, not the blocks alone; each
 //! level is encoded on its own (the processor's own mips, which are
@@ -18,8 +18,9 @@
 //! the slice's offset and length. Those are read checked: a file that does
 //! not add up is an error, never a wrong texture.
 //!
-//! Without RDO, UASTC encoding is a function of the pixels and the level:
-//! the same image gives the same blocks on any thread count.
+//! UASTC encoding is a function of the pixels and the settings: the same
+//! image gives the same blocks on any thread count, since each level is
+//! encoded on one thread (RDO's jobs split the same way every time).
 
 use basis_universal::sys;
 use basis_universal::{BasisTextureFormat, ColorSpace, Compressor, CompressorParams};
@@ -32,11 +33,20 @@ const BLOCK_BYTES: usize = 16;
 
 /// The UASTC blocks of `level`, rows of 4×4 blocks top to bottom (edge
 /// blocks padded by the encoder). `srgb` chooses the encoder's perceptual
-/// error metric (color) over a plain one (data, normals).
-pub fn encode(level: &Level, quality: Quality, srgb: bool) -> Result<Vec<u8>, String> {
+/// error metric (color) over a plain one (data, normals). `rdo`, Basis
+/// Universal's rate-distortion optimization at that lambda, trades some
+/// quality for blocks that zstd (KTX2 supercompression, or a parcel's
+/// own) compresses far better.
+pub fn encode(
+    level: &Level,
+    quality: Quality,
+    srgb: bool,
+    rdo: Option<f32>,
+) -> Result<Vec<u8>, String> {
     let mut params = CompressorParams::new();
     params.set_basis_format(BasisTextureFormat::UASTC4x4);
     set_uastc_level(&mut params, quality);
+    params.set_rdo_uastc(rdo);
     params.set_color_space(if srgb {
         ColorSpace::Srgb
     } else {
@@ -137,7 +147,7 @@ mod tests {
     #[test]
     fn a_level_is_its_blocks_with_odd_sides_padded() {
         for (w, h) in [(16, 8), (5, 3), (1, 1)] {
-            let blocks = encode(&level(w, h), Quality::Basic, true).expect("encoded");
+            let blocks = encode(&level(w, h), Quality::Basic, true, None).expect("encoded");
             let want = w.div_ceil(4) * h.div_ceil(4) * 16;
             assert_eq!(blocks.len(), want as usize, "{w}x{h}");
         }
@@ -146,16 +156,16 @@ mod tests {
     #[test]
     fn the_same_pixels_give_the_same_blocks_and_quality_changes_them() {
         let l = level(32, 32);
-        let basic = encode(&l, Quality::Basic, true).unwrap();
-        assert_eq!(basic, encode(&l, Quality::Basic, true).unwrap());
+        let basic = encode(&l, Quality::Basic, true, None).unwrap();
+        assert_eq!(basic, encode(&l, Quality::Basic, true, None).unwrap());
         let runs: Vec<Vec<u8>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..4)
-                .map(|_| s.spawn(|| encode(&l, Quality::Basic, true).unwrap()))
+                .map(|_| s.spawn(|| encode(&l, Quality::Basic, true, None).unwrap()))
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
         assert!(runs.iter().all(|r| *r == basic), "threads change nothing");
-        assert_eq!(encode(&l, Quality::Fast, true).unwrap().len(), basic.len());
+        assert_eq!(encode(&l, Quality::Fast, true, None).unwrap().len(), basic.len());
     }
 
     #[test]
