@@ -105,7 +105,8 @@ pub enum TextureFormat {
     /// samples as it is: it is transcoded when loaded, to ASTC 4×4, BC7,
     /// ETC2 or RGBA8, whichever the GPU takes (see
     /// [`needs_transcoding`](TextureFormat::needs_transcoding)). One file
-    /// for every GPU, the web's included.
+    /// for every GPU (a browser's engine transcodes it with Basis
+    /// Universal's JavaScript transcoder; no Rust one compiles for wasm32).
     Uastc4x4Unorm,
     /// UASTC 4×4, sRGB color.
     Uastc4x4UnormSrgb,

@@ -12,7 +12,9 @@
 //! `CompressedImageFormatSupport` the renderer publishes (RGBA8 without
 //! one). That needs this crate's `basis-universal` feature (Binomial's
 //! transcoder, compiled from C++, the crate Bevy's own feature of that
-//! name uses); without it such a texture is an error that says so.
+//! name uses; it does not compile for wasm32, bevyengine/bevy#17657, so
+//! not for a web build); without it such a texture is an error that says
+//! so.
 //!
 //! Bevy's own KTX2 loader needs `bevy_image`'s `ktx2` feature and takes the
 //! file by extension; a parcel's texture keeps its source's name

@@ -20,7 +20,7 @@
 //!
 //! | key | default | meaning |
 //! |---|---|---|
-//! | `format` | `"bc7"` | `"uastc"` (Basis Universal: one file every GPU takes, the web's included, transcoded when loaded to ASTC, BC7, ETC2 or RGBA8; 8 bits a pixel, near BC7's quality; feature `basis`), `"rgba8"`, `"bc1"` (opaque, or 1-bit alpha where the source has pixels under half alpha, 4 bits a pixel), `"bc3"`, `"bc4"` (one channel), `"bc5"` (two channels: normal maps), `"bc7"` (best desktop quality), `"etc2"` (RGB, no alpha: mobile GPUs), `"etc2-rgba"` (RGBA, 8 bits a pixel), `"astc-4x4"`, `"astc-6x6"`, `"astc-8x8"` (RGBA at 8, 3.56 or 2 bits a pixel: phones and Apple GPUs; feature `astc`) |
+//! | `format` | `"bc7"` | `"uastc"` (Basis Universal: one file every native GPU takes, transcoded when loaded to ASTC, BC7, ETC2 or RGBA8; 8 bits a pixel, a little below BC7's quality; refused for `wasm32-*`, where a Rust game has no transcoder; feature `basis`), `"rgba8"`, `"bc1"` (opaque, or 1-bit alpha where the source has pixels under half alpha, 4 bits a pixel), `"bc3"`, `"bc4"` (one channel), `"bc5"` (two channels: normal maps), `"bc7"` (best desktop quality), `"etc2"` (RGB, no alpha: mobile GPUs), `"etc2-rgba"` (RGBA, 8 bits a pixel), `"astc-4x4"`, `"astc-6x6"`, `"astc-8x8"` (RGBA at 8, 3.56 or 2 bits a pixel: phones and Apple GPUs; feature `astc`) |
 //! | `color` | `"srgb"` | `"srgb"` for color, `"linear"` for data (masks, roughness); `bc4` and `bc5` are always linear |
 //! | `normal-map` | `false` | tangent-space normals: linear, averaged as vectors and renormalized in the mips |
 //! | `mipmaps` | `true` | the full chain down to 1×1 |
@@ -235,8 +235,16 @@ impl GpuFamily {
     pub fn lacks(self, format: FormatSetting) -> Option<(&'static str, &'static str)> {
         use FormatSetting as S;
         match (self, format) {
-            // Transcoded when loaded to what the GPU takes.
-            (_, S::Rgba8 | S::Uastc) => None,
+            (_, S::Rgba8) => None,
+            // The GPU takes what it is transcoded to when loaded, but a
+            // Rust game has no transcoder that compiles for the web.
+            (GpuFamily::Web, S::Uastc) => Some((
+                "a UASTC texture is transcoded when loaded, and Basis Universal's transcoder (the \
+                 `basis-universal` crate, which bevy_cargo_assets uses) does not compile for wasm32 \
+                 (bevyengine/bevy#17657)",
+                "rgba8",
+            )),
+            (_, S::Uastc) => None,
             (GpuFamily::Web | GpuFamily::Android, S::Rgba16f) => None,
             (GpuFamily::Web | GpuFamily::Android, S::Bc6h) => Some((
                 "BC6H is a desktop format: WebGPU, WebGL2 and most Android GPUs lack it",
@@ -434,13 +442,18 @@ impl Processor for Texture {
         let Some((why, instead)) = gpus.lacks(s.format) else {
             return Ok(());
         };
+        let name = s.format_name();
+        let (message, unless) = if s.format == FormatSetting::Uastc {
+            let message = format!("format `{name}` cannot be loaded by a Rust game built for `{target}`: {why}");
+            (message, "transcodes UASTC itself")
+        } else {
+            let message = format!("format `{name}` is not supported by every GPU a `{target}` build runs on: {why}");
+            (message, "checks the GPU's features")
+        };
         Err(SettingsError {
-            message: format!(
-                "format `{}` is not supported by every GPU a `{target}` build runs on: {why}",
-                s.format_name()
-            ),
+            message,
             help: Some(format!(
-                "build `{instead}` for this target: on the platform whose `targets` cover `{target}` (declare one if none does), `settings.texture = {{ format = \"{instead}\" }}`, or on this rule `platforms.<platform> = {{ format = \"{instead}\" }}`; or set `allow-optional-format = true` if the game checks the GPU's features"
+                "build `{instead}` for this target: on the platform whose `targets` cover `{target}` (declare one if none does), `settings.texture = {{ format = \"{instead}\" }}`, or on this rule `platforms.<platform> = {{ format = \"{instead}\" }}`; or set `allow-optional-format = true` if the game {unless}"
             )),
             key: Some("format".into()),
         })

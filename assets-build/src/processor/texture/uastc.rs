@@ -4,7 +4,9 @@
 //! UASTC is the Basis Universal format that no GPU samples but every GPU
 //! gets from one file: a loader transcodes each level when it loads it, to
 //! ASTC 4×4 (losslessly), BC7, ETC2 or RGBA8, whichever the GPU takes
-//! (see `assets_runtime::TextureFormat::needs_transcoding`). Its blocks are
+//! (see `assets_runtime::TextureFormat::needs_transcoding`). A Rust game
+//! built for the web has no transcoder that compiles there, which the
+//! processor's target check says (`GpuFamily::lacks`). Its blocks are
 //! 16 bytes, like BC7's, and its quality sits a little below BC7's
 //! (BENCHMARKS.md, "GPU textures").
 //!
