@@ -13,7 +13,8 @@
 //! ```text
 //! offset     size  field
 //!      0        4  magic "AANM"
-//!      4        2  layout version: 1, or 2 when it has slices
+//!      4        2  layout version: 1, 2 when it has slices, 3 when a tag
+//!                  or slice has user data
 //!      6        2  flags: zero
 //!      8        4  F: frames (at least 1)
 //!     12        4  T: tags
@@ -34,9 +35,14 @@
 //!                  width, height (u32); its pivot, relative to the bounds:
 //!                  x, y (i32); flags (u32: 1 has a centre, 2 has a pivot;
 //!                  what it lacks is zero); four zero bytes
+//!      … (T+K) × 12  layout 3 only: the user data of each tag, then of each
+//!                  slice key (its slice's): where its text ends in the
+//!                  names (u32), its colour (R, G, B, A bytes), flags (u32:
+//!                  1 has a text, 2 has a colour; what it lacks is empty
+//!                  or zero)
 //!      …        N  the names, UTF-8, one after another: the frames', the
-//!                  tags', then each slice key's slice; each starts where
-//!                  the one before ends
+//!                  tags', each slice key's slice, then (layout 3) the user
+//!                  data texts; each starts where the one before ends
 //!      …   F × 72  each frame's sprite frame ([`crate::sprite`] layout)
 //! ```
 //!
@@ -46,6 +52,12 @@
 //! [`Animation::slice`] gives the key a slice shows at a frame. Their
 //! coordinates are the canvas's, as authored, where a frame's trim offset
 //! puts its pixels too.
+//!
+//! **User data** is what Aseprite lets one attach to a tag or a slice: a
+//! text and a colour (a tag's colour in the editor is its user data's
+//! colour). Games put gameplay in it: a hitbox's kind, an event on a tag.
+//! [`Tag::user_data`] and [`SliceKey::user_data`] give it; layouts 1 and 2
+//! have none, so an animation without any keeps its bytes.
 //!
 //! **Drawing a frame.** A frame is trimmed like any sprite: draw it at its
 //! trim offset inside a `width × height` box ([`AnimationFrame::sprite`]),
@@ -73,6 +85,10 @@ const HEADER_LEN: usize = 32;
 const FRAME_LEN: usize = 8;
 const TAG_LEN: usize = 16;
 const SLICE_LEN: usize = 56;
+const USER_LEN: usize = 12;
+/// A user data entry's flags: it has a text, a colour.
+const HAS_TEXT: u32 = 1;
+const HAS_COLOR: u32 = 2;
 /// A slice key's flags: it has a 9-slice centre, a pivot.
 const HAS_CENTER: u32 = 1;
 const HAS_PIVOT: u32 = 2;
@@ -126,6 +142,17 @@ pub struct Tag<'a> {
     /// How many passes play before it stops on its last frame shown; 0
     /// plays forever.
     pub repeat: u16,
+    /// Its user data (see the [module docs](self)).
+    pub user_data: UserData<'a>,
+}
+
+/// The text and colour Aseprite attaches to a tag or a slice, as authored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UserData<'a> {
+    /// Its text, if it has one.
+    pub text: Option<&'a str>,
+    /// Its colour, RGBA, if it has one.
+    pub color: Option<[u8; 4]>,
 }
 
 impl Tag<'_> {
@@ -250,6 +277,8 @@ pub struct SliceKey<'a> {
     pub center: Option<SliceCenter>,
     /// Its pivot, relative to the bounds, if it has one.
     pub pivot: Option<(i32, i32)>,
+    /// Its slice's user data (see the [module docs](self)).
+    pub user_data: UserData<'a>,
 }
 
 /// The centre of a 9-slice, relative to its key's bounds and inside them:
@@ -285,6 +314,8 @@ pub struct Animation<'a> {
     frames: usize,
     tags: usize,
     slices: usize,
+    /// User data entries: `tags + slices` in layout 3, else none.
+    user: usize,
     names: usize,
 }
 
@@ -302,11 +333,13 @@ impl<'a> Animation<'a> {
             u32_at(bytes, 28) as usize,
             u32_at(bytes, 16) as usize,
         );
-        // Layout 1 has no slices; layout 2 is layout 1 with them.
-        let version_ok = match u16_at(bytes, 4) {
-            1 => slices == 0,
-            2 => true,
-            _ => false,
+        // Layout 1 has no slices; layout 2 is layout 1 with them; layout 3
+        // is layout 2 with user data.
+        let (version_ok, user) = match u16_at(bytes, 4) {
+            1 => (slices == 0, 0),
+            2 => (true, 0),
+            3 => (true, tags.checked_add(slices)?),
+            _ => (false, 0),
         };
         if !version_ok || u16_at(bytes, 6) != 0 {
             return None;
@@ -317,6 +350,7 @@ impl<'a> Animation<'a> {
                 (frames, FRAME_LEN + SPRITE_LEN),
                 (tags, TAG_LEN),
                 (slices, SLICE_LEN),
+                (user, USER_LEN),
                 (names, 1),
             ],
         )?;
@@ -328,11 +362,12 @@ impl<'a> Animation<'a> {
             frames,
             tags,
             slices,
+            user,
             names,
         };
         // Names end in order, the last where the names do.
         let mut last = 0;
-        for i in 0..frames + tags + slices {
+        for i in 0..frames + tags + slices + user {
             let end = animation.name_end(i);
             if end < last || end > names {
                 return None;
@@ -404,6 +439,7 @@ impl<'a> Animation<'a> {
             to: self.frames as u32 - 1,
             direction: Direction::Forward,
             repeat: 0,
+            user_data: UserData::default(),
         }
     }
 
@@ -470,7 +506,35 @@ impl<'a> Animation<'a> {
             height,
             center,
             pivot,
+            user_data: self.user_data(self.tags + k)?,
         })
+    }
+
+    /// User data entry `j` (tags' first, then slice keys'): empty in
+    /// layouts 1 and 2; `None` if its flags or what it lacks are not as
+    /// the layout says.
+    fn user_data(&self, j: usize) -> Option<UserData<'a>> {
+        if self.user == 0 {
+            return Some(UserData::default());
+        }
+        let at = self.user_at() + j * USER_LEN;
+        let b = self.bytes;
+        let (color, flags) = (b.get(at + 4..at + 8)?, u32_at(b, at + 8));
+        if flags & !(HAS_TEXT | HAS_COLOR) != 0 {
+            return None;
+        }
+        let text = self.name(self.frames + self.tags + self.slices + j)?;
+        let text = match (flags & HAS_TEXT != 0, text) {
+            (true, t) => Some(t),
+            (false, "") => None,
+            (false, _) => return None,
+        };
+        let color = match (flags & HAS_COLOR != 0, color) {
+            (true, c) => Some([c[0], c[1], c[2], c[3]]),
+            (false, [0, 0, 0, 0]) => None,
+            (false, _) => return None,
+        };
+        Some(UserData { text, color })
     }
 
     fn tag_at(&self, t: usize) -> Option<Tag<'a>> {
@@ -487,6 +551,7 @@ impl<'a> Animation<'a> {
             to,
             direction,
             repeat: u16_at(b, at + 10),
+            user_data: self.user_data(t)?,
         })
     }
 
@@ -495,24 +560,28 @@ impl<'a> Animation<'a> {
     }
 
     /// Where name `i` ends: frames' names first, then tags', then slice
-    /// keys'.
+    /// keys', then user data texts.
     fn name_end(&self, i: usize) -> usize {
-        let at = if i < self.frames {
+        let (frames, tags, slices) = (self.frames, self.tags, self.slices);
+        let at = if i < frames {
             HEADER_LEN + i * FRAME_LEN + 4
-        } else if i < self.frames + self.tags {
-            self.tags_at() + (i - self.frames) * TAG_LEN + 12
+        } else if i < frames + tags {
+            self.tags_at() + (i - frames) * TAG_LEN + 12
+        } else if i < frames + tags + slices {
+            self.slices_at() + (i - frames - tags) * SLICE_LEN + 4
         } else {
-            self.slices_at() + (i - self.frames - self.tags) * SLICE_LEN + 4
+            self.user_at() + (i - frames - tags - slices) * USER_LEN
         };
         u32_at(self.bytes, at) as usize
     }
 
-    /// Name `i` (frames' first, then tags', then slice keys'), if it is
-    /// UTF-8 (checked at parse for every name that matters).
+    /// Name `i` (frames' first, then tags', slice keys', user data
+    /// texts), if it is UTF-8 (checked at parse for every name that
+    /// matters).
     fn name(&self, i: usize) -> Option<&'a str> {
         let start = i.checked_sub(1).map_or(0, |p| self.name_end(p));
         let end = self.name_end(i);
-        let names_at = self.slices_at() + self.slices * SLICE_LEN;
+        let names_at = self.user_at() + self.user * USER_LEN;
         let bytes: &'a [u8] = self.bytes;
         std::str::from_utf8(bytes.get(names_at + start..names_at.checked_add(end)?)?).ok()
     }
@@ -525,8 +594,12 @@ impl<'a> Animation<'a> {
         self.tags_at() + self.tags * TAG_LEN
     }
 
+    fn user_at(&self) -> usize {
+        self.slices_at() + self.slices * SLICE_LEN
+    }
+
     fn sprites_at(&self) -> usize {
-        self.slices_at() + self.slices * SLICE_LEN + self.names
+        self.user_at() + self.user * USER_LEN + self.names
     }
 }
 
@@ -535,6 +608,25 @@ impl<'a> Animation<'a> {
 #[cfg(feature = "write")]
 pub mod write {
     use super::{ANIMATION_MAGIC, Direction, SliceCenter};
+
+    /// A tag's or slice's user data, as the processor read it.
+    #[derive(Debug, Clone, PartialEq, Eq, Default)]
+    pub struct UserDataSpec {
+        /// Its text.
+        pub text: Option<String>,
+        /// Its colour, RGBA.
+        pub color: Option<[u8; 4]>,
+    }
+
+    impl UserDataSpec {
+        fn is_empty(&self) -> bool {
+            self.text.is_none() && self.color.is_none()
+        }
+
+        fn text_len(&self) -> usize {
+            self.text.as_ref().map_or(0, String::len)
+        }
+    }
 
     /// One tag, as the processor read it.
     #[derive(Debug, Clone, PartialEq, Eq)]
@@ -549,6 +641,8 @@ pub mod write {
         pub direction: Direction,
         /// Passes to play; 0 for forever.
         pub repeat: u16,
+        /// Its user data.
+        pub user_data: UserDataSpec,
     }
 
     /// One slice key, as the processor read it.
@@ -564,6 +658,8 @@ pub mod write {
         pub center: Option<SliceCenter>,
         /// Its pivot, relative to the bounds.
         pub pivot: Option<(i32, i32)>,
+        /// Its slice's user data (the same for each of its keys).
+        pub user_data: UserDataSpec,
     }
 
     /// Everything of an animation resource but its frames.
@@ -588,12 +684,26 @@ pub mod write {
             let word = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
             let frame_names =
                 (0..self.durations.len()).map(|f| self.names.get(f).map_or("", String::as_str));
+            let user_data: Vec<&UserDataSpec> = (self.tags.iter().map(|t| &t.user_data))
+                .chain(self.slices.iter().map(|k| &k.user_data))
+                .collect();
+            // Layout 1 without slices, 2 without user data: the bytes of
+            // animations made before either was read are unchanged.
+            let version: u16 = if user_data.iter().any(|u| !u.is_empty()) {
+                3
+            } else if !self.slices.is_empty() {
+                2
+            } else {
+                1
+            };
+            let user_texts: usize = match version {
+                3 => user_data.iter().map(|u| u.text_len()).sum(),
+                _ => 0,
+            };
             let names: usize = frame_names.clone().map(str::len).sum::<usize>()
                 + self.tags.iter().map(|t| t.name.len()).sum::<usize>()
-                + self.slices.iter().map(|k| k.name.len()).sum::<usize>();
-            // Layout 1 without slices: the bytes of animations made before
-            // slices were read are unchanged.
-            let version: u16 = if self.slices.is_empty() { 1 } else { 2 };
+                + self.slices.iter().map(|k| k.name.len()).sum::<usize>()
+                + user_texts;
             let mut out = Vec::new();
             out.extend_from_slice(&ANIMATION_MAGIC);
             out.extend_from_slice(&version.to_le_bytes());
@@ -645,6 +755,21 @@ pub mod write {
                 word(&mut out, flags);
                 word(&mut out, 0);
             }
+            if version == 3 {
+                for u in &user_data {
+                    end += u.text_len();
+                    word(&mut out, end as u32);
+                    out.extend_from_slice(&u.color.unwrap_or_default());
+                    let mut flags = 0;
+                    if u.text.is_some() {
+                        flags |= super::HAS_TEXT;
+                    }
+                    if u.color.is_some() {
+                        flags |= super::HAS_COLOR;
+                    }
+                    word(&mut out, flags);
+                }
+            }
             for name in frame_names {
                 out.extend_from_slice(name.as_bytes());
             }
@@ -653,6 +778,11 @@ pub mod write {
             }
             for k in &self.slices {
                 out.extend_from_slice(k.name.as_bytes());
+            }
+            if version == 3 {
+                for u in &user_data {
+                    out.extend_from_slice(u.text.as_deref().unwrap_or("").as_bytes());
+                }
             }
             out
         }
@@ -675,6 +805,7 @@ mod tests {
             to,
             direction,
             repeat,
+            user_data: Default::default(),
         }
     }
 
@@ -733,6 +864,69 @@ mod tests {
             bounds,
             center: None,
             pivot: None,
+            user_data: Default::default(),
+        }
+    }
+
+    /// [`slices`] and two tags with user data as Aseprite writes it: a
+    /// text and a colour, a colour alone, a text alone.
+    fn with_user_data() -> Vec<u8> {
+        let data = |text: Option<&str>, color: Option<[u8; 4]>| super::write::UserDataSpec {
+            text: text.map(str::to_owned),
+            color,
+        };
+        let tags = vec![
+            TagSpec {
+                user_data: data(Some("event: step"), Some([0, 255, 0, 255])),
+                ..tag("walk", 0, 2, Direction::Forward, 0)
+            },
+            TagSpec {
+                user_data: data(None, Some([0, 0, 0, 255])),
+                ..tag("idle", 3, 4, Direction::PingPong, 0)
+            },
+        ];
+        let mut keys = slices();
+        for k in &mut keys[..2] {
+            k.user_data = data(Some("kind=hurt ü"), None);
+        }
+        sample_with(tags, keys)
+    }
+
+    #[test]
+    fn user_data_round_trips_and_its_absence_keeps_layout_two() {
+        let bytes = with_user_data();
+        assert_eq!(u16_at(&bytes, 4), 3);
+        let a = Animation::parse(&bytes).expect("valid");
+        let walk = a.tag("walk").unwrap();
+        assert_eq!(walk.user_data.text, Some("event: step"));
+        assert_eq!(walk.user_data.color, Some([0, 255, 0, 255]));
+        let idle = a.tag("idle").unwrap();
+        assert_eq!(
+            idle.user_data,
+            UserData {
+                text: None,
+                color: Some([0, 0, 0, 255])
+            }
+        );
+        assert_eq!(a.tag("walk").unwrap().name, "walk", "names still line up");
+        let hit = a.slice("hit box", 3).unwrap();
+        assert_eq!(hit.user_data.text, Some("kind=hurt ü"));
+        assert_eq!(hit.user_data.color, None);
+        assert_eq!(
+            a.slice("panel é", 1).unwrap().user_data,
+            UserData::default()
+        );
+        assert_eq!(a.whole().user_data, UserData::default());
+        // Without user data, layout 2 as before, byte for byte.
+        let plain = sample_with(vec![tag("walk", 0, 2, Direction::Forward, 0)], slices());
+        assert_eq!(u16_at(&plain, 4), 2);
+        // A stray flag, a colour its flags deny, a text its flags deny:
+        // refused.
+        let user_at = 32 + 5 * 8 + 2 * 16 + 3 * 56;
+        for (offset, value) in [(8, 4u32), (12 + 8, 0), (8, 1)] {
+            let mut b = bytes.clone();
+            b[user_at + offset..user_at + offset + 4].copy_from_slice(&value.to_le_bytes());
+            assert!(Animation::parse(&b).is_none(), "{offset}: {value}");
         }
     }
 
@@ -867,6 +1061,11 @@ mod tests {
             ],
             slices(),
         );
+        every_truncation_and_flip(&bytes);
+        every_truncation_and_flip(&with_user_data());
+    }
+
+    fn every_truncation_and_flip(bytes: &[u8]) {
         for len in 0..bytes.len() {
             assert!(
                 Animation::parse(&bytes[..len]).is_none(),
@@ -875,7 +1074,7 @@ mod tests {
         }
         for at in 0..bytes.len() {
             for flip in [0x01, 0x80, 0xff] {
-                let mut b = bytes.clone();
+                let mut b = bytes.to_vec();
                 b[at] ^= flip;
                 if let Some(a) = Animation::parse(&b) {
                     // Whatever survives still reads without panicking.

@@ -81,7 +81,7 @@ mod validate;
 #[cfg(feature = "write")]
 pub mod write;
 
-pub use animation::{Animation, AnimationFrame, Direction, SliceCenter, SliceKey, Tag};
+pub use animation::{Animation, AnimationFrame, Direction, SliceCenter, SliceKey, Tag, UserData};
 #[cfg(feature = "macros")]
 pub use assets_macros::include_parcel;
 pub use audio::{Audio, AudioFormat, AudioInfo};

@@ -76,6 +76,7 @@ impl AtlasAnimation {
                 to: self.frames.len().saturating_sub(1) as u32,
                 direction: assets_runtime::Direction::Forward,
                 repeat: 0,
+                user_data: assets_runtime::UserData::default(),
             }
             .frame_at(elapsed, duration),
         };

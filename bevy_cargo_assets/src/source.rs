@@ -188,6 +188,8 @@ impl Parcels {
                     to: t.to,
                     direction: t.direction,
                     repeat: t.repeat,
+                    data: t.user_data.text.map(str::to_owned),
+                    color: t.user_data.color,
                 })
                 .collect(),
             slices: animation.slice_keys().map(AnimationSlice::of).collect(),
@@ -388,6 +390,10 @@ pub struct AnimationSlice {
     pub center: Option<URect>,
     /// Its pivot, relative to the bounds, if it has one.
     pub pivot: Option<IVec2>,
+    /// Its slice's user data text, as authored (a hitbox's kind...).
+    pub data: Option<String>,
+    /// Its slice's user data colour, RGBA.
+    pub color: Option<[u8; 4]>,
 }
 
 impl AnimationSlice {
@@ -408,6 +414,8 @@ impl AnimationSlice {
                 URect::new(x, y, x.saturating_add(c.width), y.saturating_add(c.height))
             }),
             pivot: key.pivot.map(|(x, y)| IVec2::new(x, y)),
+            data: key.user_data.text.map(str::to_owned),
+            color: key.user_data.color,
         }
     }
 }
@@ -425,6 +433,10 @@ pub struct AnimationTag {
     pub direction: assets_runtime::Direction,
     /// Passes to play; 0 for forever.
     pub repeat: u16,
+    /// Its user data text, as authored (an event...).
+    pub data: Option<String>,
+    /// Its user data colour, RGBA (its colour in Aseprite's timeline).
+    pub color: Option<[u8; 4]>,
 }
 
 impl AnimationTag {
@@ -436,6 +448,10 @@ impl AnimationTag {
             to: self.to,
             direction: self.direction,
             repeat: self.repeat,
+            user_data: assets_runtime::UserData {
+                text: self.data.as_deref(),
+                color: self.color,
+            },
         }
     }
 }

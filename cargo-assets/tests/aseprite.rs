@@ -424,3 +424,122 @@ fn slice_key_frame(file: &[u8], name: &str) -> usize {
     }
     panic!("no slice named {name}");
 }
+
+/// Each tag's colour as ase-parser (npm) reads it from the tags chunk, in
+/// order, `"rrggbb"`; `None` when node or the package is not installed.
+fn ase_parser_tag_colors(file: &std::path::Path) -> Option<Vec<String>> {
+    let reader = assets_test_support::npm_tool("ase-parser")?;
+    let script = r#"
+const [reader, file] = process.argv.slice(1);
+const Aseprite = require(reader);
+const ase = new Aseprite(require('fs').readFileSync(file), file);
+ase.parse();
+for (const tag of ase.tags) console.log(tag.color);
+"#;
+    let args = [reader.as_os_str(), file.as_os_str()];
+    let out = assets_test_support::run_node("ase-parser", script, false, &args)?;
+    Some(
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect(),
+    )
+}
+
+#[test]
+fn tags_and_slices_carry_their_user_data_from_the_file_and_from_a_sheet() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.file("assets/ui/panel.aseprite", fixture("user_data.aseprite"));
+    // The same as Aseprite's JSON export writes it, with its sheet.
+    p.metadata(
+        "[[package.metadata.assets.rules]]\nmatch = \"sheets/*.json\"\nprocessor = \"sheet\"\n",
+    );
+    let mut png = Vec::new();
+    image::RgbaImage::from_pixel(8, 8, image::Rgba([9, 9, 9, 255]))
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    p.file("assets/sheets/hero.png", png);
+    p.file(
+        "assets/sheets/hero.json",
+        r##"{ "frames": [
+  { "filename": "hero 0", "frame": { "x": 0, "y": 0, "w": 8, "h": 8 }, "duration": 100 },
+  { "filename": "hero 1", "frame": { "x": 0, "y": 0, "w": 8, "h": 8 }, "duration": 100 } ],
+  "meta": { "image": "hero.png",
+    "frameTags": [ { "name": "walk", "from": 0, "to": 1, "direction": "forward", "color": "#00ff00ff", "data": "event: step" },
+                   { "name": "idle", "from": 1, "to": 1, "direction": "forward", "color": "#000000ff" } ],
+    "slices": [ { "name": "hitbox", "color": "#0000ffff", "data": "kind=hurt",
+                  "keys": [ { "frame": 0, "bounds": { "x": 1, "y": 1, "w": 4, "h": 4 } } ] } ] } }"##,
+    );
+    let run = p.build_ok();
+    let buf = ParcelBuf::open(&run.parcel("main")).unwrap();
+    let parcel = buf.parcel();
+
+    // The Aseprite file: each tag's text and colour, the slice's, as the
+    // fixtures' README lists them.
+    let panel = parcel
+        .animation(ResourceId::of_runtime("ui/panel.aseprite"))
+        .unwrap();
+    let data = |text, color| assets_runtime::UserData { text, color };
+    let tags: Vec<_> = (panel.tags()).map(|t| (t.name, t.user_data)).collect();
+    assert_eq!(
+        tags,
+        [
+            (
+                "Tag 0",
+                data(Some("test_user_data_tag_0"), Some([0, 255, 0, 255]))
+            ),
+            ("Tag 1", data(None, Some([0, 0, 0, 255]))),
+            (
+                "Tag 2",
+                data(Some("test_user_data_tag_2"), Some([255, 0, 0, 255]))
+            ),
+        ]
+    );
+    let slice = panel.slice("Slice 1", 0).unwrap();
+    assert_eq!(slice.user_data.text, Some("test_user_data_slice"));
+    assert_eq!(slice.user_data.color, Some([0, 0, 255, 255]));
+    // Aseprite writes a tag's colour in its tags chunk too, which
+    // ase-parser reads: the same colours.
+    let file = std::path::Path::new(FIXTURES).join("user_data.aseprite");
+    match ase_parser_tag_colors(&file) {
+        Some(theirs) => {
+            let ours: Vec<String> = (panel.tags())
+                .map(|t| {
+                    let [r, g, b, _] = t.user_data.color.unwrap();
+                    format!("{r:02x}{g:02x}{b:02x}")
+                })
+                .collect();
+            assert_eq!(ours, theirs);
+        }
+        None => eprintln!(
+            "ase-parser not installed: tag colours checked against the README's values only"
+        ),
+    }
+
+    // The sheet: the same fields from Aseprite's JSON.
+    let hero = parcel
+        .animation(ResourceId::of_runtime("sheets/hero.json"))
+        .unwrap();
+    let walk = hero.tag("walk").unwrap();
+    assert_eq!(walk.user_data.text, Some("event: step"));
+    assert_eq!(walk.user_data.color, Some([0, 255, 0, 255]));
+    assert_eq!(hero.tag("idle").unwrap().user_data.text, None);
+    let hitbox = hero.slice("hitbox", 1).unwrap();
+    assert_eq!(hitbox.user_data.text, Some("kind=hurt"));
+    assert_eq!(hitbox.user_data.color, Some([0, 0, 255, 255]));
+
+    // A colour Aseprite would not write fails the sheet by the tag's name.
+    let json = std::fs::read_to_string(p.path().join("assets/sheets/hero.json")).unwrap();
+    p.file(
+        "assets/sheets/hero.json",
+        json.replace("#00ff00ff", "green"),
+    );
+    let run = p.run(&["build"]);
+    assert_eq!(run.code, Some(101), "{}", run.stderr);
+    let message = run.failure_message("sheets/hero.json");
+    assert!(
+        message.contains("tag `walk` has colour `green`"),
+        "{message}"
+    );
+}

@@ -36,7 +36,7 @@
 
 use std::fmt;
 
-use assets_runtime::animation::write::{AnimationTables, SliceKeySpec, TagSpec};
+use assets_runtime::animation::write::{AnimationTables, SliceKeySpec, TagSpec, UserDataSpec};
 use assets_runtime::animation::{Direction, SliceCenter};
 use assets_runtime::format::KIND_ANIMATION;
 use serde::Deserialize;
@@ -70,8 +70,8 @@ impl Processor for Sheet {
     }
 
     fn version(&self) -> u32 {
-        // 2: `meta.slices` read.
-        2
+        // 2: `meta.slices` read; 3: tags' and slices' `color` and `data`.
+        3
     }
 
     fn packs_into_atlas(&self) -> bool {
@@ -186,6 +186,8 @@ fn cut(
         tables.tags.push(tag.spec(frames.len())?);
     }
     for slice in &sheet.meta.slices {
+        let what = format!("slice `{}`", slice.name);
+        let user_data = user_data(&what, &slice.color, &slice.data)?;
         let keys = (slice.keys.iter()).map(|k| SliceKeySpec {
             name: slice.name.clone(),
             from: k.frame,
@@ -197,6 +199,7 @@ fn cut(
                 height: c.h,
             }),
             pivot: k.pivot.map(|p| (p.x, p.y)),
+            user_data: user_data.clone(),
         });
         super::slices::push(keys.collect(), frames.len(), &mut tables.slices)?;
     }
@@ -220,11 +223,13 @@ struct Meta {
     slices: Vec<SliceJson>,
 }
 
-/// A slice of Aseprite's `meta.slices`: its name and keys.
+/// A slice of Aseprite's `meta.slices`: its name, keys and user data.
 #[derive(Debug, Deserialize)]
 struct SliceJson {
     name: String,
     keys: Vec<SliceKeyJson>,
+    color: Option<String>,
+    data: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -288,6 +293,10 @@ struct FrameTag {
     /// Aseprite writes the count as a string (`"3"`), and only when set.
     #[serde(default)]
     repeat: Option<serde_json::Value>,
+    /// Its user data's colour, `"#rrggbbaa"` (Aseprite 1.3).
+    color: Option<String>,
+    /// Its user data's text.
+    data: Option<String>,
 }
 
 impl FrameTag {
@@ -326,8 +335,40 @@ impl FrameTag {
             to: self.to,
             direction,
             repeat,
+            user_data: user_data(&format!("tag `{name}`"), &self.color, &self.data)?,
         })
     }
+}
+
+/// A tag's or slice's user data from its JSON `color` (`"#rrggbbaa"`, or
+/// `"#rrggbb"`, opaque) and `data`; `what` names it in the error.
+fn user_data(
+    what: &str,
+    color: &Option<String>,
+    data: &Option<String>,
+) -> Result<UserDataSpec, ProcessError> {
+    let color = match color.as_deref() {
+        None => None,
+        Some(hex) => {
+            let digits = hex.strip_prefix('#').unwrap_or(hex);
+            let byte = |i: usize| u8::from_str_radix(digits.get(2 * i..2 * i + 2)?, 16).ok();
+            let rgba = match digits.len() {
+                8 => [byte(0), byte(1), byte(2), byte(3)],
+                6 => [byte(0), byte(1), byte(2), Some(255)],
+                _ => [None; 4],
+            };
+            let rgba = rgba.into_iter().collect::<Option<Vec<u8>>>().ok_or_else(|| {
+                ProcessError::msg(format!(
+                    "{what} has colour `{hex}`; Aseprite writes `#rrggbbaa`"
+                ))
+            })?;
+            Some([rgba[0], rgba[1], rgba[2], rgba[3]])
+        }
+    };
+    Ok(UserDataSpec {
+        text: data.clone(),
+        color,
+    })
 }
 
 /// The frames with their names, in the order the JSON lists them, from

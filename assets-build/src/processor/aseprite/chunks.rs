@@ -391,6 +391,8 @@ impl<'a> Walk<'a> {
                 to: u32::from(to),
                 direction,
                 repeat,
+                // `asefile` reads it, in `super::flatten`.
+                user_data: Default::default(),
             });
             tag_at = name_at + name_len;
         }

@@ -39,7 +39,7 @@
 use std::borrow::Cow;
 
 use assets_runtime::animation::{Direction, SliceCenter};
-use assets_runtime::animation::write::{AnimationTables, SliceKeySpec};
+use assets_runtime::animation::write::{AnimationTables, SliceKeySpec, UserDataSpec};
 use assets_runtime::format::KIND_ANIMATION;
 use serde::Deserialize;
 
@@ -77,8 +77,8 @@ impl Processor for Aseprite {
     }
 
     fn version(&self) -> u32 {
-        // 2: slices read.
-        2
+        // 2: slices read; 3: tags' and slices' user data.
+        3
     }
 
     fn packs_into_atlas(&self) -> bool {
@@ -145,26 +145,39 @@ fn bake(
     // The walk checked what the reader trusts; a panic it still finds is
     // this file's error, not the build's.
     let flattened = std::panic::catch_unwind(|| flatten(&readable, &layout, trim));
-    let (durations, sprites, slices) = flattened.unwrap_or_else(|panic| {
+    let (durations, sprites, slices, tag_data) = flattened.unwrap_or_else(|panic| {
         Err(ProcessError::msg(format!(
             "the Aseprite reader (asefile) failed on it: {}; \
              the file is damaged, or uses something asefile does not read",
             super::panic_message(&panic)
         )))
     })?;
+    // The walk read the tags (their directions as written); the reader,
+    // their user data, in the same order.
+    let mut tags = layout.tags;
+    if tag_data.len() != tags.len() {
+        return Err(ProcessError::msg(format!(
+            "its tags chunk lists {} tags, and the reader found {}",
+            tags.len(),
+            tag_data.len()
+        )));
+    }
+    for (tag, data) in tags.iter_mut().zip(tag_data) {
+        tag.user_data = data;
+    }
     let tables = AnimationTables {
         canvas: (layout.width, layout.height),
         durations,
         names: Vec::new(),
-        tags: layout.tags,
+        tags,
         slices,
     };
     Ok((tables, sprites))
 }
 
-/// What [`flatten`] reads: each frame's duration and sprite, and the
-/// slices' keys.
-type Flattened = (Vec<u32>, Vec<SpriteSource>, Vec<SliceKeySpec>);
+/// What [`flatten`] reads: each frame's duration and sprite, the slices'
+/// keys, and each tag's user data.
+type Flattened = (Vec<u32>, Vec<SpriteSource>, Vec<SliceKeySpec>, Vec<UserDataSpec>);
 
 /// Each frame's duration, and its flattened pixels as a sprite (trimmed
 /// when `trim`, so only one canvas is held at a time); and the slices.
@@ -189,7 +202,16 @@ fn flatten(bytes: &[u8], layout: &chunks::Layout, trim: bool) -> Result<Flattene
             .ok_or_else(|| ProcessError::msg(format!("frame {f} has a malformed image")))?;
         sprites.push(SpriteSource::new(image, trim));
     }
-    Ok((durations, sprites, slices(&file)?))
+    let tags = (0..file.num_tags()).map(|t| user_data(file.tag(t).user_data()));
+    Ok((durations, sprites, slices(&file)?, tags.collect()))
+}
+
+/// User data as the animation holds it.
+fn user_data(data: Option<&asefile::UserData>) -> UserDataSpec {
+    UserDataSpec {
+        text: data.and_then(|d| d.text.clone()),
+        color: data.and_then(|d| d.color).map(|c| c.0),
+    }
 }
 
 /// The file's slices' keys, each slice's in frame order, as the
@@ -208,6 +230,7 @@ fn slices(file: &asefile::AsepriteFile) -> Result<Vec<SliceKeySpec>, ProcessErro
                 height: c.center_height,
             }),
             pivot: key.pivot,
+            user_data: user_data(slice.user_data.as_ref()),
         });
         super::slices::push(own.collect(), file.num_frames() as usize, &mut keys)?;
     }
