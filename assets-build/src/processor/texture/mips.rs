@@ -159,38 +159,42 @@ fn linear_to_srgb(c: f32) -> f32 {
     }
 }
 
+/// A `width × height` level whose pixel at `(x, y)` is `f(x, y)`, for
+/// the texture modules' tests.
+#[cfg(test)]
+pub(super) fn level_of(width: u32, height: u32, f: impl Fn(u32, u32) -> [u8; 4]) -> Level {
+    let pixels = (0..height)
+        .flat_map(|y| (0..width).map(move |x| (x, y)))
+        .flat_map(|(x, y)| f(x, y))
+        .collect();
+    Level {
+        width,
+        height,
+        pixels,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn level(width: u32, height: u32, f: impl Fn(u32, u32) -> [u8; 4]) -> Level {
-        let pixels = (0..height)
-            .flat_map(|y| (0..width).map(move |x| (x, y)))
-            .flat_map(|(x, y)| f(x, y))
-            .collect();
-        Level {
-            width,
-            height,
-            pixels,
-        }
-    }
 
     #[test]
     fn a_chain_halves_to_one_pixel_rounding_down() {
-        let sizes: Vec<(u32, u32)> = chain(level(13, 5, |_, _| [9; 4]), Texels::Srgb, true)
+        let sizes: Vec<(u32, u32)> = chain(level_of(13, 5, |_, _| [9; 4]), Texels::Srgb, true)
             .iter()
             .map(|l| (l.width, l.height))
             .collect();
         assert_eq!(sizes, [(13, 5), (6, 2), (3, 1), (1, 1)]);
         assert_eq!(
-            chain(level(4, 4, |_, _| [9; 4]), Texels::Srgb, false).len(),
+            chain(level_of(4, 4, |_, _| [9; 4]), Texels::Srgb, false).len(),
             1
         );
     }
 
     #[test]
     fn srgb_is_averaged_as_light_and_transparent_color_does_not_bleed() {
-        let checker = level(2, 2, |x, y| {
+        let checker = level_of(2, 2, |x, y| {
             if (x + y) % 2 == 0 {
                 [255; 4]
             } else {
@@ -202,7 +206,7 @@ mod tests {
         let linear = chain(checker, Texels::Linear, true);
         assert_eq!(linear[1].pixels, [128, 128, 128, 255]);
         // Red where visible, black where transparent: stays red, half alpha.
-        let edge = level(2, 2, |x, _| {
+        let edge = level_of(2, 2, |x, _| {
             if x == 0 {
                 [255, 0, 0, 255]
             } else {
@@ -215,7 +219,7 @@ mod tests {
     #[test]
     fn normals_are_renormalized() {
         // Two normals leaning opposite ways average to straight up.
-        let n = level(2, 1, |x, _| {
+        let n = level_of(2, 1, |x, _| {
             if x == 0 {
                 [218, 128, 218, 255]
             } else {

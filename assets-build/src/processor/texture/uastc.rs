@@ -132,18 +132,11 @@ fn only_slice(file: &[u8]) -> Result<(u32, u32, &[u8]), String> {
 mod tests {
     use super::*;
 
+    /// A gradient, as smooth art is.
     fn level(width: u32, height: u32) -> Level {
-        let pixels = (0..width * height)
-            .flat_map(|i| {
-                let (x, y) = (i % width, i / width);
-                [(x * 255 / width) as u8, (y * 255 / height) as u8, 128, 255]
-            })
-            .collect();
-        Level {
-            width,
-            height,
-            pixels,
-        }
+        super::super::mips::level_of(width, height, |x, y| {
+            [(x * 255 / width) as u8, (y * 255 / height) as u8, 128, 255]
+        })
     }
 
     #[test]
