@@ -80,16 +80,26 @@ fn sounds_are_checked_and_a_game_reads_their_length_without_decoding() {
 /// A `seconds`-long stereo sound at 44.1 kHz as a 16-bit WAV: two tones
 /// and a sweep, as music and effects hold; its samples too, interleaved.
 fn music_wav(seconds: f64) -> (Vec<u8>, Vec<i16>) {
+    surround_wav(seconds, 2)
+}
+
+/// [`music_wav`] with `channels` channels (the third on, quieter tones).
+fn surround_wav(seconds: f64, channels: u16) -> (Vec<u8>, Vec<i16>) {
     let rate = 44_100u32;
     let frames = (seconds * f64::from(rate)) as usize;
-    let mut samples = Vec::with_capacity(frames * 2);
+    let mut samples = Vec::with_capacity(frames * usize::from(channels));
     for i in 0..frames {
         let t = i as f64 / f64::from(rate);
         let sweep = (std::f64::consts::TAU * (200.0 + 300.0 * t) * t).sin();
         let left = 0.4 * (std::f64::consts::TAU * 440.0 * t).sin() + 0.2 * sweep;
         let right = 0.3 * (std::f64::consts::TAU * 660.0 * t).sin() + 0.2 * sweep;
         samples.extend([(left * 32767.0) as i16, (right * 32767.0) as i16]);
+        for c in 2..channels {
+            let tone = 0.1 * (std::f64::consts::TAU * 110.0 * f64::from(c) * t).sin();
+            samples.push((tone * 32767.0) as i16);
+        }
     }
+    let frame_bytes = 2 * channels;
     let data_len = (samples.len() * 2) as u32;
     let mut wav = Vec::with_capacity(44 + data_len as usize);
     wav.extend_from_slice(b"RIFF");
@@ -97,10 +107,10 @@ fn music_wav(seconds: f64) -> (Vec<u8>, Vec<i16>) {
     wav.extend_from_slice(b"WAVEfmt ");
     wav.extend_from_slice(&16u32.to_le_bytes());
     wav.extend_from_slice(&1u16.to_le_bytes()); // PCM
-    wav.extend_from_slice(&2u16.to_le_bytes()); // channels
+    wav.extend_from_slice(&channels.to_le_bytes());
     wav.extend_from_slice(&rate.to_le_bytes());
-    wav.extend_from_slice(&(rate * 4).to_le_bytes()); // bytes a second
-    wav.extend_from_slice(&4u16.to_le_bytes()); // bytes a frame
+    wav.extend_from_slice(&(rate * u32::from(frame_bytes)).to_le_bytes()); // bytes a second
+    wav.extend_from_slice(&frame_bytes.to_le_bytes());
     wav.extend_from_slice(&16u16.to_le_bytes()); // bits a sample
     wav.extend_from_slice(b"data");
     wav.extend_from_slice(&data_len.to_le_bytes());
@@ -156,6 +166,8 @@ transcode = "vorbis"
     p.file("assets/music/Main Theme.wav", &wav);
     p.file("assets/music/chirp.flac", fixture("chirp.flac"));
     p.file("assets/music/chirp.ogg", fixture("chirp.ogg"));
+    let (surround, _) = surround_wav(0.5, 6);
+    p.file("assets/music/ambience 5.1.wav", &surround);
     let run = p.build_ok();
     let bytes = std::fs::read(run.parcel("main")).unwrap();
     let parcel = assets_runtime::Parcel::from_bytes(&bytes).unwrap();

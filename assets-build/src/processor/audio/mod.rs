@@ -6,7 +6,7 @@
 //!
 //! | key | default | meaning |
 //! |---|---|---|
-//! | `transcode` | `"none"` | `"vorbis"`: a lossless source (WAV, FLAC) is stored as Ogg Vorbis instead, about a tenth of a WAV's bytes ([`vorbis`], feature `audio-vorbis`; `cargo assets` has it); a lossy one (Ogg, MP3) is kept as authored, with a warning, since encoding it again only loses more |
+//! | `transcode` | `"none"` | `"vorbis"`: a lossless source (WAV, FLAC) is stored as Ogg Vorbis instead, about a tenth of a WAV's bytes ([`vorbis`], feature `audio-vorbis`; `cargo assets` has it); a lossy one (Ogg, MP3) is kept as authored, with a warning, since encoding it again only loses more, and so is surround sound (more than two channels), whose channel order Vorbis defines otherwise |
 //! | `quality` | `0.4` | Vorbis's quality, `0.0` (about 64 kbit/s for stereo at 44.1 kHz) to `1.0` (about 500 kbit/s); `0.4` is about 128 kbit/s. oggenc's `-q 4` is `0.4` |
 //!
 //! Decoding is symphonia's (pure Rust), packet by packet, so memory stays
@@ -118,6 +118,17 @@ impl Processor for Audio {
                 "`transcode = \"vorbis\"` keeps this {} file as authored: it is lossy already, and \
                  encoding it again would only lose more (transcode its lossless source instead)",
                 info.format.extension()
+            ));
+            return ctx.emit(KIND_AUDIO, info.encode(&bytes));
+        }
+        if info.channels > 2 {
+            // Vorbis orders the channels of surround sound otherwise than
+            // WAV and FLAC do (5.1: front left, centre, right, rear left,
+            // right, LFE), and nothing here maps them yet.
+            ctx.warn(format!(
+                "`transcode = \"vorbis\"` keeps this {}-channel sound as authored: Vorbis orders \
+                 surround channels otherwise, and only mono and stereo are transcoded",
+                info.channels
             ));
             return ctx.emit(KIND_AUDIO, info.encode(&bytes));
         }
