@@ -63,7 +63,11 @@ raw = ["raw/**"]
     .file(
         "assets/World.ldtk",
         r#"{"jsonVersion": "1.5.3", "externalLevels": true,
-            "defs": {"tilesets": [{"identifier": "Cavernas", "relPath": "atlas/Cavernas_by_Adam_Saltsman.png"},
+            "defs": {"tilesets": [{"identifier": "Cavernas", "relPath": "atlas/Cavernas_by_Adam_Saltsman.png",
+                                   "__cWid": 2, "__cHei": 2, "tileGridSize": 8, "pxWid": 16, "pxHei": 16,
+                                   "customData": [{"tileId": 1, "data": "splash"}],
+                                   "enumTags": [{"enumValueId": "Water", "tileIds": [1, 3]},
+                                                {"enumValueId": "Lava", "tileIds": [3]}]},
                                   {"identifier": "Internal_Icons", "relPath": null}]},
             "levels": [{"identifier": "Level_0", "externalRelPath": "World/Level_0.ldtkl", "bgRelPath": null}]}"#,
     )
@@ -131,6 +135,24 @@ fn a_parcel_of_maps_holds_every_file_they_name_and_a_missing_one_fails_by_name()
         level.layer("Background").unwrap().image(),
         "backgrounds/cave.png"
     );
+    // Its tileset's enum tags are true `bool` properties of the tiles they
+    // tag, after a tile's custom data.
+    let cavernas = level.tileset("Cavernas").unwrap();
+    let props = |id: u32| -> Vec<(String, String)> {
+        (cavernas
+            .tile(id)
+            .map(|t| t.properties().collect::<Vec<_>>()))
+        .unwrap_or_default()
+        .iter()
+        .map(|p| (p.name.to_owned(), p.value.to_owned()))
+        .collect()
+    };
+    let pair = |n: &str, v: &str| (n.to_owned(), v.to_owned());
+    assert_eq!(props(1), [pair("data", "splash"), pair("Water", "true")]);
+    assert_eq!(props(3), [pair("Water", "true"), pair("Lava", "true")]);
+    assert!(props(0).is_empty());
+    let water = cavernas.tile(3).unwrap().properties().get("Water").unwrap();
+    assert_eq!(water.as_bool(), Some(true));
 
     // The tileset's image goes: the tileset fails, naming the line and the
     // file; the map, whose own output does not change, does not rerun.

@@ -10,7 +10,9 @@
 //! - tilesets: every tileset with an image (`relPath`; LDtk's built-in icon
 //!   atlas has none and is left out), gids numbered in definition order,
 //!   an image referenced by its asset path; a tile's custom data is its
-//!   `data` property;
+//!   `data` property, and each enum value the tileset tags it with (LDtk's
+//!   `enumTags`: `Water`, `Lava`, a surface) a `bool` property of that
+//!   name, true, after it;
 //! - a level's layers in draw order, bottom first (LDtk lists them top
 //!   first): its background image, if any, then per layer an IntGrid's
 //!   values (named as the layer), its tiles (a tile, auto or IntGrid layer
@@ -106,6 +108,41 @@ fn property(name: &str, kind: PropertyType, value: impl ToString) -> PropertySpe
     }
 }
 
+/// The tiles of LDtk tileset `ts` that have data of their own, by id: a
+/// custom data text (`data`), then one `true` property per enum value
+/// that tags them, in the order the tileset lists its tags. A tag naming a
+/// tile past the tileset's `count` fails the project at `at`.
+fn tile_data(ts: &Value, count: u32, at: &str) -> Result<Vec<TileSpec>, ProcessError> {
+    let mut tiles: std::collections::BTreeMap<u32, TileSpec> = Default::default();
+    fn tile(tiles: &mut std::collections::BTreeMap<u32, TileSpec>, id: u32) -> &mut TileSpec {
+        tiles.entry(id).or_insert_with(|| TileSpec {
+            id,
+            ..TileSpec::default()
+        })
+    }
+    for c in array(ts, "customData") {
+        if let Some(id) = c.get("tileId").and_then(Value::as_u64) {
+            let id = u32::try_from(id).map_err(|_| fail(at, "has a custom data tile id past any tile"))?;
+            let data = property("data", PropertyType::String, text(c, "data"));
+            tile(&mut tiles, id).properties.push(data);
+        }
+    }
+    for (t, tag) in array(ts, "enumTags").iter().enumerate() {
+        let value = text(tag, "enumValueId");
+        for id in array(tag, "tileIds").iter().filter_map(Value::as_u64) {
+            let id = u32::try_from(id).ok().filter(|&id| id < count).ok_or_else(|| {
+                fail(
+                    &format!("{at}.enumTags[{t}]"),
+                    format!("tags tile {id} `{value}`, past the tileset's {count} tiles"),
+                )
+            })?;
+            let tagged = property(value, PropertyType::Bool, true);
+            tile(&mut tiles, id).properties.push(tagged);
+        }
+    }
+    Ok(tiles.into_values().collect())
+}
+
 /// A tileset of the project: the uid its layers and entities name it by,
 /// and what every level's map holds of it.
 struct Tileset {
@@ -159,16 +196,7 @@ pub(super) fn levels(
             .checked_mul(rows)
             .ok_or_else(|| fail(&at, "has too many tiles"))?;
         let grid = uint(ts, "tileGridSize", &at)?;
-        let mut tiles: Vec<TileSpec> = (array(ts, "customData").iter())
-            .filter_map(|c| {
-                Some(TileSpec {
-                    id: u32::try_from(c.get("tileId")?.as_i64()?).ok()?,
-                    properties: vec![property("data", PropertyType::String, text(c, "data"))],
-                    ..TileSpec::default()
-                })
-            })
-            .collect();
-        tiles.sort_by_key(|t| t.id);
+        let tiles = tile_data(ts, tile_count, &at)?;
         let spec = TilesetSpec {
             first_gid: next_gid,
             name: text(ts, "identifier").to_owned(),
