@@ -68,13 +68,15 @@ raw = ["raw/**"]
                                    "customData": [{"tileId": 1, "data": "splash"}],
                                    "enumTags": [{"enumValueId": "Water", "tileIds": [1, 3]},
                                                 {"enumValueId": "Lava", "tileIds": [3]}]},
-                                  {"identifier": "Internal_Icons", "relPath": null}]},
+                                  {"identifier": "Internal_Icons", "relPath": null}],
+                     "layers": [{"uid": 7, "identifier": "Far", "parallaxFactorX": 0.5, "parallaxFactorY": 0.25, "parallaxScaling": false}]},
             "levels": [{"identifier": "Level_0", "externalRelPath": "World/Level_0.ldtkl", "bgRelPath": null}]}"#,
     )
     .png("assets/atlas/Cavernas_by_Adam_Saltsman.png", 16, 16, 3)
     .file(
         "assets/World/Level_0.ldtkl",
-        r#"{"identifier": "Level_0", "bgRelPath": "backgrounds/cave.png", "layerInstances": []}"#,
+        r#"{"identifier": "Level_0", "bgRelPath": "backgrounds/cave.png",
+            "layerInstances": [{"__identifier": "Far", "__type": "Entities", "__gridSize": 8, "layerDefUid": 7, "entityInstances": []}]}"#,
     )
     .png("assets/backgrounds/cave.png", 8, 8, 4);
     p
@@ -135,6 +137,15 @@ fn a_parcel_of_maps_holds_every_file_they_name_and_a_missing_one_fails_by_name()
         level.layer("Background").unwrap().image(),
         "backgrounds/cave.png"
     );
+    // A layer with LDtk parallax: Tiled's factor (1 - LDtk's), and LDtk's
+    // own values as properties.
+    let far = level.layer("Far").unwrap();
+    assert_eq!(far.parallax(), (0.5, 0.75));
+    let prop = |n: &str| far.properties().get(n).map(|p| p.value.to_owned());
+    assert_eq!(prop("parallaxFactorX").as_deref(), Some("0.5"));
+    assert_eq!(prop("parallaxFactorY").as_deref(), Some("0.25"));
+    assert_eq!(prop("parallaxScaling").as_deref(), Some("false"));
+    assert_eq!(level.layer("Background").unwrap().parallax(), (1.0, 1.0));
     // Its tileset's enum tags are true `bool` properties of the tiles they
     // tag, after a tile's custom data.
     let cavernas = level.tileset("Cavernas").unwrap();

@@ -17,7 +17,9 @@
 //!   first): its background image, if any, then per layer an IntGrid's
 //!   values (named as the layer), its tiles (a tile, auto or IntGrid layer
 //!   with auto-tiles), or its entities; the layer's total offset and
-//!   opacity carried, and its visibility;
+//!   opacity carried, and its visibility; its definition's parallax as
+//!   Tiled's factor (`1 - LDtk's`), LDtk's own values kept as properties
+//!   ([`parallax`]);
 //! - an entity: an object at its top-left corner (LDtk's position is its
 //!   pivot's), its identifier as name and class, its fields as properties
 //!   (with its `iid`, for references), and, when its editor tile is a
@@ -143,6 +145,34 @@ fn tile_data(ts: &Value, count: u32, at: &str) -> Result<Vec<TileSpec>, ProcessE
     Ok(tiles.into_values().collect())
 }
 
+/// A layer's parallax from its LDtk definition. LDtk moves a layer by the
+/// camera's position times its factor (0 by default: no parallax), which
+/// is Tiled's parallax factor of `1 - factor` (1: moves with the map, 0:
+/// fixed to the screen), what [`LayerSpec::parallax`] holds. LDtk also
+/// scales such a layer by `1 - factor` (`parallaxScaling`, on by default),
+/// or else shifts it by half its size times the factor, which Tiled's
+/// model has no place for: a layer with parallax keeps LDtk's own three
+/// values as properties, for a game that draws as LDtk does.
+fn parallax(def: &Value, spec: &mut LayerSpec) {
+    let factor = (
+        float(def, "parallaxFactorX", 0.0),
+        float(def, "parallaxFactorY", 0.0),
+    );
+    if factor == (0.0, 0.0) {
+        return;
+    }
+    spec.parallax = (1.0 - factor.0, 1.0 - factor.1);
+    let scaling = def
+        .get("parallaxScaling")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    spec.properties.extend([
+        property("parallaxFactorX", PropertyType::Float, factor.0),
+        property("parallaxFactorY", PropertyType::Float, factor.1),
+        property("parallaxScaling", PropertyType::Bool, scaling),
+    ]);
+}
+
 /// A tileset of the project: the uid its layers and entities name it by,
 /// and what every level's map holds of it.
 struct Tileset {
@@ -223,6 +253,7 @@ pub(super) fn levels(
         });
     }
 
+    let layer_defs = array(doc.pointer("/defs").unwrap_or(&Value::Null), "layers");
     let mut out = Vec::new();
     for (i, level) in array(doc, "levels").iter().enumerate() {
         let at = format!("levels[{i}]");
@@ -254,7 +285,7 @@ pub(super) fn levels(
         }
         out.push((
             identifier.to_owned(),
-            level_map(ctx, level, &at, grid, &tilesets)?,
+            level_map(ctx, level, &at, grid, &tilesets, layer_defs)?,
         ));
     }
     Ok(out)
@@ -266,6 +297,7 @@ fn level_map(
     at: &str,
     grid: u32,
     tilesets: &[Tileset],
+    layer_defs: &[Value],
 ) -> Result<TileMapSpec, ProcessError> {
     let project = ctx.asset().clone();
     let (w, h) = (uint(level, "pxWid", at)?, uint(level, "pxHei", at)?);
@@ -302,6 +334,10 @@ fn level_map(
                 float(li, "__pxTotalOffsetY", 0.0),
             );
             spec.class = text(li, "__type").to_owned();
+            let def = layer_defs.iter().find(|d| int(d, "uid") == i64::from(id));
+            if let Some(def) = def {
+                parallax(def, &mut spec);
+            }
             layers.push(spec);
         };
         let values = array(li, "intGridCsv");
