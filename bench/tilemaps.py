@@ -11,7 +11,9 @@ and PyTMX where they are installed and read the map: each tile layer's cells
 the fourth), and with pytiled-parser each object's id and position. Every
 level of every LDtk project (`.ldtk`) against the project's JSON read
 directly: IntGrid values, tiles with their pixel positions and flips,
-entities at their top-left corners, in draw order. Prints one line per map
+entities at their top-left corners, in draw order; its tilesets' enum tags
+(true `bool` tile properties) and its layers' parallax (Tiled's factor,
+1 - LDtk's). Prints one line per map
 or level that differs or that no reader reads, then the totals.
 """
 
@@ -152,6 +154,23 @@ def ldtk_levels(path):
         yield name, layers
 
 
+def ldtk_tags(path):
+    """Each tileset's enum tags, as sorted [tile id, value] pairs."""
+    d = json.load(open(path))
+    return {
+        t["identifier"]: sorted([i, e["enumValueId"]] for e in t.get("enumTags") or [] for i in e["tileIds"])
+        for t in d["defs"]["tilesets"]
+        if t.get("relPath")
+    }
+
+
+def ldtk_parallax(path):
+    """Each layer definition's parallax in Tiled's terms, by identifier."""
+    d = json.load(open(path))
+    return {l["identifier"]: [round(1 - l.get("parallaxFactorX", 0), 3), round(1 - l.get("parallaxFactorY", 0), 3)]
+            for l in d["defs"]["layers"]}
+
+
 def ldtk(path, name, level, expected):
     doc, error = ours(f"{name}#{level}")
     if doc is None:
@@ -162,10 +181,18 @@ def ldtk(path, name, level, expected):
         if l["kind"] == "objects":
             content = [o[1:] for o in content]
         mine.append((l["kind"], content))
-    return None if mine == expected else "differs from the project's JSON"
+    if mine != expected:
+        return "differs from the project's JSON"
+    flags = {t: sorted(f) for t, f in doc["flags"].items()}
+    if flags != ldtk_tags(path):
+        return "its tilesets' enum tags differ from the project's JSON"
+    parallax = ldtk_parallax(path)
+    if any(l["kind"] != "image" and l["parallax"] != parallax.get(l["name"], [1, 1]) for l in doc["layers"]):
+        return "a layer's parallax differs from the project's JSON"
+    return None
 
 
-counts = {"maps": 0, "maps_same": 0, "levels": 0, "levels_same": 0, "compared": 0}
+counts = {"maps": 0, "maps_same": 0, "levels": 0, "levels_same": 0, "compared": 0, "tags": 0}
 for root, _, files in sorted(os.walk(assets)):
     for f in sorted(files):
         path = os.path.join(root, f)
@@ -181,6 +208,7 @@ for root, _, files in sorted(os.walk(assets)):
             for level, expected in ldtk_levels(path):
                 counts["levels"] += 1
                 counts["compared"] += sum(len(c) for k, c in expected if k != "image")
+                counts["tags"] += sum(len(t) for t in ldtk_tags(path).values())
                 problem = ldtk(path, name, level, expected)
                 if problem:
                     print(f"{name}#{level}: {problem}")
@@ -189,5 +217,5 @@ for root, _, files in sorted(os.walk(assets)):
 print(
     f"Tiled: {counts['maps_same']} of {counts['maps']} maps equal what every other reader that reads them reads; "
     f"LDtk: {counts['levels_same']} of {counts['levels']} levels equal their project's JSON "
-    f"({counts['compared']} tiles, values and entities)"
+    f"({counts['compared']} tiles, values and entities; {counts['tags']} tile enum tags, counted per level; layers' parallax)"
 )

@@ -6,10 +6,12 @@
 //! ```
 //!
 //! The map's size and tile size, its tilesets (first gid, name, tile count,
-//! columns), and each layer in draw order: its name, kind, and its content
-//! (a grid layer's non-empty cells by `"x,y"`, a placed-tile layer's
-//! `[x, y, gid]`s, an object layer's `[id, name, x, y, gid]`s, an image
-//! layer's image).
+//! columns), each tileset's tiles' true `bool` properties (`"flags"`: its
+//! name to `[tile id, property]`s; an LDtk tileset's enum tags), and each
+//! layer in draw order: its name, kind, parallax, and its content (a grid
+//! layer's non-empty cells by `"x,y"`, a placed-tile layer's `[x, y,
+//! gid]`s, an object layer's `[id, name, x, y, gid]`s, an image layer's
+//! image).
 
 use std::process::ExitCode;
 
@@ -43,6 +45,8 @@ fn main() -> ExitCode {
         let mut out = Map::new();
         out.insert("name".into(), layer.name().into());
         out.insert("groups".into(), layer.groups().into());
+        let (px, py) = layer.parallax();
+        out.insert("parallax".into(), json!([round(px), round(py)]));
         let (kind, content): (&str, Value) = match layer.kind() {
             LayerKind::Tiles | LayerKind::Values => {
                 let (ox, oy) = layer.origin();
@@ -80,11 +84,22 @@ fn main() -> ExitCode {
     let tilesets: Vec<Value> = (map.tilesets())
         .map(|t| json!([t.first_gid(), t.name(), t.tile_count(), t.columns()]))
         .collect();
+    let flags: Map<String, Value> = (map.tilesets())
+        .map(|t| {
+            let flagged = t.tiles().flat_map(|tile| {
+                (tile.properties())
+                    .filter(|p| p.as_bool() == Some(true))
+                    .map(move |p| json!([tile.id(), p.name]))
+            });
+            (t.name().to_owned(), flagged.collect())
+        })
+        .collect();
     let (size, tile_size) = (map.size(), map.tile_size());
     let doc = json!({
         "size": [size.0, size.1],
         "tile_size": [tile_size.0, tile_size.1],
         "tilesets": tilesets,
+        "flags": flags,
         "layers": layers,
     });
     println!("{doc}");
