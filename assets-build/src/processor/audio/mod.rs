@@ -21,15 +21,14 @@
 
 use assets_runtime::audio::{AudioFormat, AudioInfo};
 use assets_runtime::format::KIND_AUDIO;
+use serde::Deserialize;
+use symphonia::core::audio::AudioBufferRef;
 use symphonia::core::codecs::{CODEC_TYPE_FLAC, CODEC_TYPE_MP3, CODEC_TYPE_VORBIS, DecoderOptions};
 use symphonia::core::errors::Error as DecodeError;
 use symphonia::core::formats::FormatOptions;
 use symphonia::core::io::{MediaSourceStream, MediaSourceStreamOptions};
 use symphonia::core::meta::MetadataOptions;
 use symphonia::core::probe::Hint;
-
-use serde::Deserialize;
-use symphonia::core::audio::AudioBufferRef;
 
 use super::{Context, ProcessError, Processor};
 use crate::manifest::SettingsError;
@@ -108,28 +107,30 @@ impl Processor for Audio {
     fn process(&self, ctx: &mut Context<'_>, settings: AudioSettings) -> Result<(), ProcessError> {
         let bytes = ctx.source()?;
         let extension = ctx.asset().extension();
-        if settings.transcode == Transcode::None {
-            let info = probe(&bytes, extension)?;
-            return ctx.emit(KIND_AUDIO, info.encode(&bytes));
-        }
         let info = probe(&bytes, extension)?;
-        if matches!(info.format, AudioFormat::OggVorbis | AudioFormat::Mp3) {
-            ctx.warn(format!(
-                "`transcode = \"vorbis\"` keeps this {} file as authored: it is lossy already, and \
-                 encoding it again would only lose more (transcode its lossless source instead)",
-                info.format.extension()
-            ));
+        if settings.transcode == Transcode::None {
             return ctx.emit(KIND_AUDIO, info.encode(&bytes));
         }
-        if info.channels > 2 {
-            // Vorbis orders the channels of surround sound otherwise than
-            // WAV and FLAC do (5.1: front left, centre, right, rear left,
-            // right, LFE), and nothing here maps them yet.
-            ctx.warn(format!(
-                "`transcode = \"vorbis\"` keeps this {}-channel sound as authored: Vorbis orders \
-                 surround channels otherwise, and only mono and stereo are transcoded",
+        // Vorbis orders the channels of surround sound otherwise than WAV
+        // and FLAC do (5.1: front left, centre, right, rear left, right,
+        // LFE), and nothing here maps them yet.
+        let kept = if matches!(info.format, AudioFormat::OggVorbis | AudioFormat::Mp3) {
+            Some(format!(
+                "this {} file as authored: it is lossy already, and encoding it again would only \
+                 lose more (transcode its lossless source instead)",
+                info.format.extension()
+            ))
+        } else if info.channels > 2 {
+            Some(format!(
+                "this {}-channel sound as authored: Vorbis orders surround channels otherwise, and \
+                 only mono and stereo are transcoded",
                 info.channels
-            ));
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = kept {
+            ctx.warn(format!("`transcode = \"vorbis\"` keeps {why}"));
             return ctx.emit(KIND_AUDIO, info.encode(&bytes));
         }
         let (ogg, info) = transcode(&bytes, extension, info, settings.quality)?;
