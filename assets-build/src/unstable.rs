@@ -115,10 +115,7 @@ pub mod builtins {
     #[cfg(feature = "textures")]
     pub mod texture {
         pub use crate::processor::texture::Quality;
-        pub use crate::processor::texture::encode::encode;
+        pub use crate::processor::texture::encode::{encode, encode_with};
         pub use crate::processor::texture::mips::{Level, Texels, chain};
-        /// UASTC with rate-distortion optimization (`uastc-rdo`).
-        #[cfg(feature = "basis")]
-        pub use crate::processor::texture::uastc::encode as encode_uastc;
     }
 }

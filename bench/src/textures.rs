@@ -18,7 +18,7 @@ use std::path::Path;
 
 use assets_build::unstable::builtins::texture::Quality;
 use assets_build::unstable::builtins::texture::{Level, Texels, chain};
-use assets_build::unstable::builtins::texture::{encode, encode_uastc};
+use assets_build::unstable::builtins::texture::{encode, encode_with};
 use assets_runtime::TextureFormat;
 use image::RgbaImage;
 
@@ -212,11 +212,9 @@ pub fn supercompression(quick: bool, dir: Option<&Path>) -> String {
                 let alpha = image.pixels().any(|p| p[3] != 255);
                 let levels = chain(base, Texels::Srgb, true)
                     .iter()
-                    .map(|level| match rdo {
-                        Some(rdo) => encode_uastc(level, Quality::Fast, true, Some(rdo)),
-                        None => encode(level, format, Quality::Fast, alpha),
+                    .map(|level| {
+                        encode_with(level, format, Quality::Fast, alpha, rdo).expect("encodes")
                     })
-                    .map(|level| level.expect("encodes"))
                     .collect();
                 (image.width(), image.height(), levels)
             })

@@ -23,13 +23,26 @@ use intel_tex_2::{RSurface, RgSurface, RgbaSurface, bc1, bc3, bc4, bc5, bc7};
 use super::Quality;
 use super::mips::Level;
 
-/// `level` in `format`; an error only from astcenc (which the settings
-/// checks should keep from happening).
+/// `level` in `format`; an error only from astcenc or Basis Universal's
+/// encoder (which the settings checks should keep from happening).
 pub fn encode(
     level: &Level,
     format: TextureFormat,
     quality: Quality,
     alpha: bool,
+) -> Result<Vec<u8>, String> {
+    encode_with(level, format, quality, alpha, None)
+}
+
+/// [`encode`], UASTC with Basis Universal's rate-distortion optimization
+/// at lambda `uastc_rdo` where it is given (the `uastc-rdo` setting; no
+/// other format reads it).
+pub fn encode_with(
+    level: &Level,
+    format: TextureFormat,
+    quality: Quality,
+    alpha: bool,
+    uastc_rdo: Option<f32>,
 ) -> Result<Vec<u8>, String> {
     use TextureFormat as F;
     if format.block_size() == 1 {
@@ -39,7 +52,7 @@ pub fn encode(
         return astc(level, format, quality);
     }
     if format.needs_transcoding() {
-        return uastc(level, format, quality);
+        return uastc(level, format, quality, uastc_rdo);
     }
     let (w, h, rgba) = padded(level);
     let surface = RgbaSurface {
@@ -186,11 +199,16 @@ fn padded(level: &Level) -> (u32, u32, Vec<u8>) {
 
 /// `level` in UASTC, through Basis Universal's encoder.
 #[cfg(feature = "basis")]
-fn uastc(level: &Level, format: TextureFormat, quality: Quality) -> Result<Vec<u8>, String> {
-    super::uastc::encode(level, quality, format.is_srgb(), None)
+fn uastc(
+    level: &Level,
+    format: TextureFormat,
+    quality: Quality,
+    rdo: Option<f32>,
+) -> Result<Vec<u8>, String> {
+    super::uastc::encode(level, quality, format.is_srgb(), rdo)
 }
 
 #[cfg(not(feature = "basis"))]
-fn uastc(_: &Level, _: TextureFormat, _: Quality) -> Result<Vec<u8>, String> {
+fn uastc(_: &Level, _: TextureFormat, _: Quality, _: Option<f32>) -> Result<Vec<u8>, String> {
     Err(super::NEEDS_BASIS.to_owned())
 }

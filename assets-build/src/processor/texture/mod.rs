@@ -511,9 +511,8 @@ impl Processor for Texture {
             pixels: image.into_raw(),
         };
         let chain = mips::chain(base, texels, settings.mipmaps);
-        let levels = crate::parallel::map(&chain, |level| match settings.uastc_rdo {
-            Some(rdo) => uastc_with_rdo(level, format, settings.quality, rdo),
-            None => encode::encode(level, format, settings.quality, alpha),
+        let levels = crate::parallel::map(&chain, |level| {
+            encode::encode_with(level, format, settings.quality, alpha, settings.uastc_rdo)
         })
         .into_iter()
         .collect::<Result<Vec<_>, _>>()
@@ -548,21 +547,4 @@ impl Texture {
         let file = ktx2_file(format, width, height, &levels, settings.supercompression)?;
         ctx.emit(assets_runtime::format::KIND_TEXTURE, file)
     }
-}
-
-/// `level` in UASTC with RDO at lambda `rdo` (the settings check keeps
-/// `uastc-rdo` to `uastc`, which needs the `basis` feature).
-#[cfg(feature = "basis")]
-fn uastc_with_rdo(
-    level: &Level,
-    format: TextureFormat,
-    quality: Quality,
-    rdo: f32,
-) -> Result<Vec<u8>, String> {
-    uastc::encode(level, quality, format.is_srgb(), Some(rdo))
-}
-
-#[cfg(not(feature = "basis"))]
-fn uastc_with_rdo(_: &Level, _: TextureFormat, _: Quality, _: f32) -> Result<Vec<u8>, String> {
-    Err(NEEDS_BASIS.to_owned())
 }
