@@ -175,29 +175,27 @@ fn transcode(
     use basis_universal::{
         DecodeFlags, LowLevelUastcTranscoder, SliceParametersUastc, TranscoderBlockFormat as To,
     };
-    let srgb = texture.format.is_srgb();
-    let pick = |linear, srgb_format| if srgb { srgb_format } else { linear };
-    let (to, format) = if formats.contains(CompressedImageFormats::ASTC_LDR) {
-        let channel = if srgb {
-            AstcChannel::UnormSrgb
-        } else {
-            AstcChannel::Unorm
-        };
-        let block = AstcBlock::B4x4;
-        (To::ASTC_4x4, TextureFormat::Astc { block, channel })
+    // The parcel format each target is, so that `gpu_format` says its
+    // wgpu format, sRGB as the texture is.
+    let (to, linear, srgb) = if formats.contains(CompressedImageFormats::ASTC_LDR) {
+        (To::ASTC_4x4, Parcel::Astc4x4Unorm, Parcel::Astc4x4UnormSrgb)
     } else if formats.contains(CompressedImageFormats::BC) {
-        let format = pick(TextureFormat::Bc7RgbaUnorm, TextureFormat::Bc7RgbaUnormSrgb);
-        (To::BC7, format)
+        (To::BC7, Parcel::Bc7RgbaUnorm, Parcel::Bc7RgbaUnormSrgb)
     } else if formats.contains(CompressedImageFormats::ETC2) {
-        let format = pick(
-            TextureFormat::Etc2Rgba8Unorm,
-            TextureFormat::Etc2Rgba8UnormSrgb,
-        );
-        (To::ETC2_RGBA, format)
+        (
+            To::ETC2_RGBA,
+            Parcel::Etc2Rgba8Unorm,
+            Parcel::Etc2Rgba8UnormSrgb,
+        )
     } else {
-        let format = pick(TextureFormat::Rgba8Unorm, TextureFormat::Rgba8UnormSrgb);
-        (To::RGBA32, format)
+        (To::RGBA32, Parcel::Rgba8Unorm, Parcel::Rgba8UnormSrgb)
     };
+    let target = if texture.format.is_srgb() {
+        srgb
+    } else {
+        linear
+    };
+    let format = gpu_format(target).expect("every transcoding target has a wgpu format");
     let transcoder = LowLevelUastcTranscoder::new();
     let mut data = Vec::new();
     for (i, level) in levels.iter().enumerate() {
