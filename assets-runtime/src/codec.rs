@@ -17,6 +17,8 @@
 //! compiler. The writer's zstd is the C library (feature `write-zstd`).
 
 use crate::format::Compression;
+#[cfg(feature = "write")]
+pub(crate) use crate::lz4_pieces::{compress_lz4_in_pieces, lz4_block_bound};
 
 /// Why compressed bytes gave nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,27 +123,23 @@ pub const ZSTD_LEVEL: i32 = 9;
 #[cfg(feature = "write")]
 pub const RESOURCE_ZSTD_LEVEL: i32 = 3;
 
-/// One LZ4 block of `raw`, found with `lz4_flex`'s table of 32-bit
-/// positions whatever the input's size. Its default for inputs under 64 KiB
-/// is a table of 16-bit positions hashed on 4 bytes, which on RGBA rows
-/// hashes one pixel: in flat-coloured art every pixel of a run lands in
-/// one slot and the row above is never found. Sprites 4 px to a colour
-/// (pixel art drawn at 4×) came out three times larger than liblz4 makes
-/// them, real pixel art 12% larger; the large table's 5-byte hash matches
-/// liblz4 on both, and the block format is the same.
+/// One LZ4 block of `raw`: compressed in pieces past
+/// [`LZ4_PIECE`](crate::lz4_pieces::LZ4_PIECE) bytes
+/// and joined (see `lz4_pieces.rs`), so a writer with cores to spare makes
+/// the same bytes in parallel.
 #[cfg(feature = "write")]
 pub(crate) fn encode_lz4(raw: &[u8]) -> Vec<u8> {
-    if lz4_flex::block::get_maximum_output_size(raw.len()) > LZ4_SCRATCH_MAX {
-        // Past 64 KiB `compress` uses the same large table; it writes into
-        // spare capacity, where a zeroed buffer of the bound would be
-        // cleared whole (and faulted in) to receive a block a quarter its
-        // size.
-        return lz4_flex::block::compress(raw);
+    // Written into this thread's scratch buffer and copied out at its real
+    // size. A buffer of the bound made afresh for each image was zeroed
+    // whole (and its pages faulted in) to receive a block a tenth its
+    // size: a tenth of a cold build's time went there. Past the scratch's
+    // size (atlas pages), a buffer of the bound is made for the one block.
+    if lz4_block_bound(raw.len()) > LZ4_SCRATCH_MAX {
+        let mut out = Vec::new();
+        let len = encode_lz4_into(raw, &mut out);
+        out.truncate(len);
+        return out;
     }
-    // The block is written into this thread's scratch buffer and copied out
-    // at its real size. A buffer of the bound made afresh for each image
-    // was zeroed whole (and its pages faulted in) to receive a block a
-    // tenth its size: a tenth of a cold build's time went there.
     LZ4_SCRATCH.with_borrow_mut(|scratch| {
         let len = encode_lz4_into(raw, scratch);
         scratch[..len].to_vec()
@@ -154,13 +152,11 @@ pub(crate) fn encode_lz4(raw: &[u8]) -> Vec<u8> {
 /// fresh memory each.
 #[cfg(feature = "write")]
 pub(crate) fn encode_lz4_into(raw: &[u8], scratch: &mut Vec<u8>) -> usize {
-    use lz4_flex::block::{CompressTable, compress_into_with_table, get_maximum_output_size};
-    let bound = get_maximum_output_size(raw.len());
+    let bound = lz4_block_bound(raw.len());
     if scratch.len() < bound {
         scratch.resize(bound, 0);
     }
-    compress_into_with_table(raw, scratch, &mut CompressTable::large())
-        .expect("the output is sized to the bound")
+    LZ4_PIECE_SCRATCH.with_borrow_mut(|piece| compress_lz4_in_pieces(raw, scratch, piece))
 }
 
 /// The largest LZ4 bound served from [`LZ4_SCRATCH`]: an image of 4 MiB of
@@ -173,6 +169,8 @@ const LZ4_SCRATCH_MAX: usize = lz4_flex::block::get_maximum_output_size(4 << 20)
 #[cfg(feature = "write")]
 thread_local! {
     static LZ4_SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// One piece's block, before it is joined (a piece's bound: 1 MiB).
+    static LZ4_PIECE_SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// `None` without the `write-zstd` feature (the C library).
@@ -192,13 +190,12 @@ mod tests {
 
     /// A block is the same bytes whichever way it is made: into a scratch
     /// buffer holding an earlier block's bytes, or (past the thread's
-    /// scratch size) by `lz4_flex::block::compress` into spare capacity.
+    /// scratch size) into a buffer of its own; in pieces past one piece.
     #[test]
     fn a_block_is_the_same_into_a_dirty_scratch_buffer_and_past_the_scratch_size() {
-        use lz4_flex::block::{CompressTable, compress_into_with_table, get_maximum_output_size};
         let reference = |raw: &[u8]| {
-            let mut out = vec![0; get_maximum_output_size(raw.len())];
-            let len = compress_into_with_table(raw, &mut out, &mut CompressTable::large()).unwrap();
+            let mut out = vec![0; lz4_block_bound(raw.len())];
+            let len = compress_lz4_in_pieces(raw, &mut out, &mut Vec::new());
             out.truncate(len);
             out
         };

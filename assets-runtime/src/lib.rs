@@ -42,7 +42,9 @@
 //! - `write` (feature `write`): the writer the pipeline uses, so that reader
 //!   and writer share one definition of the format. The same feature holds
 //!   the writers of the two text formats, beside their readers
-//!   ([`toc::parse`], [`reload::ReloadClient`]).
+//!   ([`toc::parse`], [`reload::ReloadClient`]), and `lz4_pieces`: one LZ4
+//!   block of a large image made of pieces compressed apart, so the writer
+//!   compresses an atlas page on every core.
 //!
 //! In a game, `include_parcel!("main")` (from `assets-macros`, re-exported
 //! here behind the default `macros` feature) embeds the parcel the build
@@ -65,6 +67,8 @@ pub mod format;
 pub mod id;
 pub mod image;
 pub mod line_escape;
+#[cfg(feature = "write")]
+pub mod lz4_pieces;
 #[allow(unsafe_code)]
 mod mapped;
 mod parcel;

@@ -180,6 +180,106 @@ fn atlas_pages_are_byte_identical_across_thread_counts_and_file_creation_order()
     );
 }
 
+/// Flat-coloured art, 4 pixels to a colour, with a clear border: what
+/// compresses on a page (noise would be stored raw).
+fn blocky(w: u32, h: u32, seed: u32) -> RgbaImage {
+    RgbaImage::from_fn(w, h, |x, y| {
+        if x < 2 || y < 2 || x + 2 >= w || y + 2 >= h {
+            return image::Rgba([0; 4]);
+        }
+        let v = ((x / 4).wrapping_mul(2_246_822_519) ^ (y / 4).wrapping_mul(3_266_489_917))
+            .wrapping_add(seed.wrapping_mul(668_265_263));
+        image::Rgba([v as u8, (v >> 8) as u8, (v >> 16) as u8, 255])
+    })
+}
+
+/// A page past one LZ4 piece (1 MiB of pixels) is compressed in pieces on
+/// every core and joined into one standard block: the same bytes on one
+/// thread as on two, and liblz4 (the reference C library, through
+/// imagecodecs) decodes it to the pixels our reader gives, which hold
+/// every sprite.
+#[test]
+fn a_large_page_is_one_lz4_block_that_liblz4_reads_the_same_on_one_thread_or_two() {
+    let sprites: Vec<(String, RgbaImage)> = (0..90u32)
+        .map(|i| {
+            let (w, h) = (60 + (i * 37) % 80, 60 + (i * 53) % 80);
+            (format!("sprites/big {i:02}.png"), blocky(w, h, i))
+        })
+        .collect();
+    let make = || {
+        let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+        p.metadata(
+            r#"
+[[package.metadata.assets.rules]]
+match = "sprites/**/*.png"
+processor = "sprite"
+atlas = "big"
+
+[package.metadata.assets.atlases.big]
+max-size = 2048
+padding = 2
+extrude = 1
+"#,
+        );
+        for (name, image) in &sprites {
+            p.file(&format!("assets/{name}"), encode_png(image));
+        }
+        p
+    };
+    let (one, two) = (make(), make());
+    let (a, b) = (
+        one.run(&["build", "-j", "1"]),
+        two.run(&["build", "-j", "2"]),
+    );
+    assert!(a.success() && b.success(), "{}\n{}", a.stderr, b.stderr);
+    let parcel = std::fs::read(a.parcel("main")).unwrap();
+    assert!(
+        parcel == std::fs::read(b.parcel("main")).unwrap(),
+        "parcels differ between -j1 and -j2"
+    );
+    let buf = ParcelBuf::open(&a.parcel("main")).unwrap();
+    let first = buf
+        .parcel()
+        .sprite(ResourceId::of("sprites/big 00.png"))
+        .unwrap();
+    let page = first.page;
+    let len = page.header.width as usize * page.header.height as usize * 4;
+    assert!(
+        len > 2 << 20,
+        "a page of {len} bytes is at least three pieces"
+    );
+    assert_eq!(page.header.encoding, assets_runtime::image::Encoding::Lz4);
+    let pixels = page.pixels().expect("our reader decodes the page");
+    for (name, source) in &sprites {
+        let f = buf.parcel().sprite(ResourceId::of(name)).unwrap().frame;
+        assert_eq!(f.page_index, 0, "{name}: one page");
+        for (sx, sy, want) in source.enumerate_pixels() {
+            let (x, y) = (sx.wrapping_sub(f.trim_x), sy.wrapping_sub(f.trim_y));
+            if x < f.w && y < f.h {
+                let at = (((f.y + y) * page.header.width + f.x + x) * 4) as usize;
+                assert_eq!(pixels[at..at + 4], want.0, "{name} ({sx},{sy})");
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (block, decoded) = (dir.path().join("page.lz4"), dir.path().join("page.rgba"));
+    std::fs::write(&block, page.data).unwrap();
+    let script = "import sys, imagecodecs\n\
+        data = open(sys.argv[1], 'rb').read()\n\
+        out = imagecodecs.lz4_decode(data, header=False, out=int(sys.argv[3]))\n\
+        open(sys.argv[2], 'wb').write(out)";
+    let n = len.to_string();
+    let args = [block.as_os_str(), decoded.as_os_str(), n.as_ref()];
+    if assets_test_support::run_venv_python("liblz4", script, &args).is_none() {
+        eprintln!("imagecodecs is not installed (tests/install-tools.sh): liblz4 not run");
+        return;
+    }
+    assert!(
+        std::fs::read(&decoded).unwrap() == pixels[..],
+        "liblz4 decodes the joined block to the page"
+    );
+}
+
 #[test]
 fn editing_one_sprite_redecodes_only_it_and_repacks_the_atlas() {
     let sprites = sprites();

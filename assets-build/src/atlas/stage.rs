@@ -77,8 +77,9 @@ impl Processor for AtlasPacker {
         // 3: LZ4 finds matches in pages under 64 KiB;
         // 4: the packer drops free rectangles too small for what is still
         //    to come, so of two equally good places another may be first;
-        // 5: an atlas of more than a few pages is laid out in groups
-        5
+        // 5: an atlas of more than a few pages is laid out in groups;
+        // 6: pages compressed in pieces on every core, joined (`lz4_pieces`)
+        6
     }
 
     fn process(

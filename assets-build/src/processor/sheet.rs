@@ -70,8 +70,9 @@ impl Processor for Sheet {
     }
 
     fn version(&self) -> u32 {
-        // 2: `meta.slices` read; 3: tags' and slices' `color` and `data`.
-        3
+        // 2: `meta.slices` read; 3: tags' and slices' `color` and `data`;
+        // 4: frames past 1 MiB of pixels compressed in pieces, joined.
+        4
     }
 
     fn packs_into_atlas(&self) -> bool {

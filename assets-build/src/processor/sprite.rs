@@ -51,8 +51,9 @@ impl Processor for Sprite {
 
     fn version(&self) -> u32 {
         // 2: pixels cached LZ4-compressed; 3: LZ4 finds matches in sprites
-        // under 64 KiB (a third of the bytes on flat-coloured art)
-        3
+        // under 64 KiB (a third of the bytes on flat-coloured art); 4: pixels
+        // past 1 MiB compressed in pieces, joined (`lz4_pieces`)
+        4
     }
 
     fn packs_into_atlas(&self) -> bool {

@@ -77,8 +77,9 @@ impl Processor for Aseprite {
     }
 
     fn version(&self) -> u32 {
-        // 2: slices read; 3: tags' and slices' user data.
-        3
+        // 2: slices read; 3: tags' and slices' user data; 4: frames past
+        // 1 MiB of pixels compressed in pieces, joined (`lz4_pieces`).
+        4
     }
 
     fn packs_into_atlas(&self) -> bool {
