@@ -95,7 +95,7 @@ fn main() {
              --art DIR       PNGs for the encodings and textures groups (default: generated art)\n\
              --generate DIR N  only write the pipeline's corpus of N assets to DIR (to profile by hand)\n\
              --child-build DIR only build the corpus at DIR once (cache in DIR), printing peak RSS\n\
-             --child-watched DIR N  build it as `watch` does, then N no-ops, N one-sprite edits and its idle check, printing each one's ms\n\n\
+             --child-watched DIR N  build it as `watch` does, then N no-ops, N one-sprite edits each after the idle work, N in a row, and its idle check, printing each one's ms\n\n\
              Markdown goes to stdout, progress to stderr.",
             GROUPS.join(", ")
         );
