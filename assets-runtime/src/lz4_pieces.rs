@@ -4,23 +4,26 @@
 //! this crate's reader is unchanged).
 //!
 //! An input longer than [`LZ4_PIECE`] is cut into pieces of that size (the
-//! last one shorter), each compressed by itself. A match's offset counts
-//! back from where it is written, and the bytes before a piece are the
-//! same in the whole as when it was compressed, so every sequence of every
-//! piece decodes the same in the whole. Only the seams need work: an LZ4 block ends with a
-//! sequence of literals and no match, which a decoder takes as the end of
-//! the block. At each seam those last literals are carried over and written
-//! in front of the next piece's first literals, as one run under that
-//! piece's first token ([`Joiner`]). Nothing grows: the carried run's token
-//! is dropped, and one length never needs more bytes than two lengths do,
-//! plus one. So the joined block is at most the sum of the pieces' blocks.
+//! last one shorter), each compressed by itself, with the 64 KiB before it
+//! as its dictionary: its matches may reach back across the seam, into
+//! bytes the decoder has written just before, so cutting loses almost
+//! nothing. A match's offset counts back from where it is written, and
+//! the bytes before a piece are the same in the whole as when it was
+//! compressed, so every sequence of every piece decodes the same in the
+//! whole.
+//!
+//! Only the seams need work: an LZ4 block ends with a sequence of literals
+//! and no match, which a decoder takes as the end of the block. At each
+//! seam those last literals are carried over and written in front of the
+//! next piece's first literals, as one run under that piece's first token
+//! ([`Joiner`]). Nothing grows: the carried run's token is dropped, and one
+//! length never needs more bytes than two lengths do, plus one. So the
+//! joined block is at most the sum of the pieces' blocks, and the end of
+//! the whole is the last piece's end, which keeps the format's rules for
+//! a block's end (its last literals, its last match's distance from it).
 //!
 //! The pieces are fixed by the input's length alone, so the block is the
 //! same bytes whether its pieces were compressed on one thread or many.
-//! Each piece after the first is compressed with the 64 KiB before it as
-//! its dictionary, so its matches may still reach back across the seam
-//! (the decoder has written those bytes just before): cutting loses almost
-//! nothing.
 
 use lz4_flex::block::{
     CompressTable, compress_into_with_dict, compress_into_with_table, get_maximum_output_size,
@@ -52,7 +55,7 @@ impl Lz4Piece<'_> {
     }
 
     /// Compresses the piece into the start of `out` (at least
-    /// [`Lz4Piece::bound`] long); the block's length.
+    /// [`Lz4Piece::bound`] long): its length and seams.
     ///
     /// Always `lz4_flex`'s table of 32-bit positions: its default under
     /// 64 KiB hashes 4 bytes, one RGBA pixel, so in flat-coloured art every
@@ -65,8 +68,8 @@ impl Lz4Piece<'_> {
     /// pages, whose rows repeat the row above).
     ///
     /// The block's seams (its first and last sequences) are found here
-    /// too, on the thread that compressed it: walking a block's sequences
-    /// is a fifth of the time compressing it took.
+    /// too, on the thread that compressed it, so walking its sequences
+    /// (a few percent of compressing them) is spread over the cores too.
     ///
     /// # Panics
     /// If `out` is shorter than the bound.
