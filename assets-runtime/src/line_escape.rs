@@ -32,7 +32,7 @@ pub fn escape(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The text a field written by [`escape`] stands for.
+/// The text a field written by `escape` (feature `write`) stands for.
 pub fn unescape(s: &str) -> Cow<'_, str> {
     if !s.as_bytes().contains(&b'\\') {
         return Cow::Borrowed(s);
