@@ -383,6 +383,51 @@ mod tests {
         }
     }
 
+    /// The seams' hard cases: a last piece too short for any match (one to
+    /// twenty bytes), a piece of noise (literals alone, carried through)
+    /// between compressible ones, a piece whose block opens with a match
+    /// (no literals of its own to join the carried ones to), and a pattern
+    /// whose period does not divide the piece, so matches straddle every
+    /// seam through the dictionary. Each must decode to its input, and be
+    /// the bytes `encode_lz4` gives.
+    #[test]
+    fn every_kind_of_seam_decodes() {
+        let noise = |len: usize, seed: u32| -> Vec<u8> {
+            (0..len as u32)
+                .map(|i| (i.wrapping_add(seed).wrapping_mul(2_654_435_761) >> 13) as u8)
+                .collect()
+        };
+        let pattern = |len: usize| -> Vec<u8> { (0..len).map(|i| (i % 1021) as u8).collect() };
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for tail in [1, 2, 5, 12, 13, 20] {
+            cases.push(pattern(2 * LZ4_PIECE + tail));
+            cases.push([noise(LZ4_PIECE, 1), noise(tail, 2)].concat());
+        }
+        cases.push(
+            [
+                pattern(LZ4_PIECE),
+                noise(LZ4_PIECE, 3),
+                pattern(LZ4_PIECE + 77),
+            ]
+            .concat(),
+        );
+        cases.push([noise(LZ4_PIECE, 4), vec![7; LZ4_PIECE], noise(3, 5)].concat());
+        cases.push(pattern(5 * LZ4_PIECE - 1));
+        for raw in &cases {
+            let block = joined(raw);
+            assert!(
+                lz4_flex::block::decompress(&block, raw.len()).is_ok_and(|d| d == *raw),
+                "{} bytes",
+                raw.len()
+            );
+            assert!(
+                crate::codec::encode_lz4(raw) == block,
+                "{} bytes",
+                raw.len()
+            );
+        }
+    }
+
     #[test]
     fn an_input_of_one_piece_is_the_plain_block() {
         for raw in [Vec::new(), mixed(LZ4_PIECE, 5), mixed(1000, 1)] {
