@@ -74,14 +74,20 @@ impl Lz4Piece<'_> {
     /// # Panics
     /// If `out` is shorter than the bound.
     pub fn compress(&self, out: &mut [u8]) -> Block {
+        let len = self.block(out);
+        let (first, last) = seams(&out[..len]).expect("lz4_flex writes whole blocks");
+        Block { len, first, last }
+    }
+
+    /// The block alone, its length: what an input of one piece is, with
+    /// no seams to find.
+    fn block(&self, out: &mut [u8]) -> usize {
         let len = if self.before.is_empty() {
             compress_into_with_table(self.bytes, out, &mut CompressTable::large())
         } else {
             compress_into_with_dict(self.bytes, out, self.before)
         };
-        let len = len.expect("the output holds the bound");
-        let (first, last) = seams(&out[..len]).expect("lz4_flex writes whole blocks");
-        Block { len, first, last }
+        len.expect("the output holds the bound")
     }
 }
 
@@ -296,7 +302,8 @@ fn read_length(block: &[u8], at: &mut usize, nibble: usize) -> Result<usize, Not
 pub(crate) fn compress_lz4_in_pieces(raw: &[u8], out: &mut [u8], piece_out: &mut Vec<u8>) -> usize {
     let mut pieces = lz4_pieces(raw);
     if pieces.len() == 1 {
-        return pieces.next().expect("one piece").compress(out).len;
+        // Every sprite and most textures: no seams, no walk of the block.
+        return pieces.next().expect("one piece").block(out);
     }
     let bound = get_maximum_output_size(LZ4_PIECE);
     if piece_out.len() < bound {

@@ -235,6 +235,38 @@ pub(crate) fn premultiply(pixels: &mut [u8]) {
     }
 }
 
+/// The `image` resource of `rows` under `header`, its rows compressed as
+/// `header.encoding` says on this thread (into a buffer of `buffers`,
+/// given back), or `None` when they come out no smaller.
+fn compressed(
+    header: ImageHeader,
+    rows: &[u8],
+    buffers: Option<&Buffers>,
+) -> Result<Option<Vec<u8>>, ProcessError> {
+    let mut scratch =
+        buffers.map(|b| b.scratch(lz4_flex::block::get_maximum_output_size(rows.len())));
+    let payload = match &mut scratch {
+        Some(scratch) => encode_pixels_into(header.encoding, rows, scratch)
+            .map(|len| Cow::Borrowed(&scratch[..len])),
+        None => encode_pixels(header.encoding, rows).map(Cow::Owned),
+    }
+    .ok_or_else(|| {
+        ProcessError::msg(
+            "`encoding = \"zstd\"` needs the `zstd` feature of assets-build (on by default)",
+        )
+    })?;
+    let out = (payload.len() < rows.len()).then(|| {
+        let mut out = Vec::with_capacity(IMAGE_HEADER_LEN + payload.len());
+        out.extend_from_slice(&header.encode());
+        out.extend_from_slice(&payload);
+        out
+    });
+    if let (Some(buffers), Some(scratch)) = (buffers, scratch) {
+        buffers.give_back(scratch);
+    }
+    Ok(out)
+}
+
 /// The `image` resource of `rows` under `header`, its rows one LZ4 block
 /// compressed in pieces on every core and joined
 /// ([`assets_runtime::lz4_pieces`]): the bytes one thread makes, spread
@@ -380,41 +412,15 @@ impl ImageResource {
         };
         match encoding {
             Encoding::Raw => self.finish_raw(header, buffers),
-            Encoding::Lz4 if self.len() > LZ4_PIECE => {
-                let out = lz4_in_pieces(header, self.pixels(), buffers);
-                if out.len() >= IMAGE_HEADER_LEN + self.len() {
-                    return self.finish_raw(header, buffers);
-                }
-                if let Some(buffers) = buffers {
-                    buffers.give_back(self.bytes);
-                }
-                Ok(out)
-            }
             Encoding::Lz4 | Encoding::Zstd => {
                 let rows = self.pixels();
-                let mut scratch = buffers
-                    .map(|b| b.scratch(lz4_flex::block::get_maximum_output_size(rows.len())));
-                let payload = match &mut scratch {
-                    Some(scratch) => encode_pixels_into(header.encoding, rows, scratch)
-                        .map(|len| Cow::Borrowed(&scratch[..len])),
-                    None => encode_pixels(header.encoding, rows).map(Cow::Owned),
-                }
-                .ok_or_else(|| {
-                    ProcessError::msg(
-                        "`encoding = \"zstd\"` needs the `zstd` feature of assets-build (on by default)",
-                    )
-                })?;
+                let out = if encoding == Encoding::Lz4 && rows.len() > LZ4_PIECE {
+                    Some(lz4_in_pieces(header, rows, buffers))
+                } else {
+                    compressed(header, rows, buffers)?
+                };
                 // Noise does not compress: raw is smaller and needs no decoding.
-                let out = (payload.len() < rows.len()).then(|| {
-                    let mut out = Vec::with_capacity(IMAGE_HEADER_LEN + payload.len());
-                    out.extend_from_slice(&header.encode());
-                    out.extend_from_slice(&payload);
-                    out
-                });
-                if let (Some(buffers), Some(scratch)) = (buffers, scratch) {
-                    buffers.give_back(scratch);
-                }
-                let Some(out) = out else {
+                let Some(out) = out.filter(|out| out.len() < IMAGE_HEADER_LEN + rows.len()) else {
                     return self.finish_raw(header, buffers);
                 };
                 if let Some(buffers) = buffers {
