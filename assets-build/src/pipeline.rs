@@ -393,7 +393,7 @@ impl Pipeline {
             (walk.join().expect("discovery does not panic"), records)
         });
         let walk = walk.map_err(BuildError::Discovery)?;
-        let records = records?;
+        let mut records = records?;
         let target = o.target.as_deref();
         let (plan, reused, verdicts) = match kept_plan {
             Some((plan, verdicts)) => {
@@ -520,16 +520,9 @@ impl Pipeline {
         // Keep the latest record of every planned asset, also of failed ones:
         // they still say why the next build will rerun them; and of the
         // temporary builds they use, asked for in this build or named by a
-        // record it reused unchecked (a watched build's kept verdicts). Read
-        // only when the log is checked, not on every build.
-        let used_temporaries = (plan.steps.iter())
-            .filter_map(|s| records.get(&s.asset))
-            .flat_map(|r| &r.dependencies)
-            .map(|d| &d.asset)
-            .filter(|a| a.is_temporary());
-        let live = (plan.steps.iter().map(|s| &s.asset))
-            .chain(&temporaries)
-            .chain(used_temporaries);
+        // record it reused unchecked (a watched build's kept verdicts: the
+        // log keeps those its records name). Read only when the log is
+        // checked, not on every build.
         // A watched edit (one writing patches) leaves the check to the
         // build `watch` makes once idle, which writes the parcels whole: an
         // atlas's record names every sprite, so at 100k assets each edit
@@ -538,6 +531,7 @@ impl Pipeline {
         if o.patch_parcels {
             records.flush(&store)?;
         } else {
+            let live = (plan.steps.iter().map(|s| &s.asset)).chain(&temporaries);
             records.compact_if_worthwhile(&store, live)?;
         }
         match warm {

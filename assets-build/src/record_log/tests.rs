@@ -127,7 +127,7 @@ fn reopening_reads_only_what_was_appended_unless_the_log_was_rewritten() {
     let other = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
     other.append(&store, &record("c", 3)).unwrap();
     drop(other);
-    let log = RecordLog::open(&store, "pkg", "dev", None, Some(log)).unwrap();
+    let mut log = RecordLog::open(&store, "pkg", "dev", None, Some(log)).unwrap();
     assert_eq!(
         [size(&log, "a"), size(&log, "b"), size(&log, "c")],
         [Some(2), Some(1), Some(3)]
@@ -200,7 +200,7 @@ fn hundred_records() -> (tempfile::TempDir, Store, Vec<Record>, RecordLog) {
 
 #[test]
 fn compaction_is_checked_again_once_the_log_grew_past_the_slack() {
-    let (dir, store, records, log) = hundred_records();
+    let (dir, store, records, mut log) = hundred_records();
     let path = log_path(dir.path(), "pkg", "dev");
     log.compact_if_worthwhile(&store, records.iter().map(|r| &r.asset))
         .unwrap();
@@ -233,7 +233,7 @@ fn a_log_read_whole_is_checked_against_its_own_records() {
     // Another process: a log as tight as its own records is not checked
     // against the plan's assets (that reads every name) until it grew past
     // the slack, even with most of its assets gone from the tree.
-    let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
+    let mut log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
     log.compact_if_worthwhile(&store, std::iter::once(&records[0].asset))
         .unwrap();
     assert_eq!(fs::read(&path).unwrap(), tight, "rewritten without need");
@@ -249,7 +249,7 @@ fn a_log_read_whole_is_checked_against_its_own_records() {
     log.flush(&store).unwrap();
     drop(log);
     let bloated = fs::read(&path).unwrap().len();
-    let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
+    let mut log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
     log.compact_if_worthwhile(&store, records.iter().map(|r| &r.asset))
         .unwrap();
     let compacted = fs::read(&path).unwrap().len();
@@ -308,7 +308,7 @@ fn a_large_log_decoded_on_every_core_keeps_the_latest_of_each() {
 fn compaction_keeps_only_live_records() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
+    let mut log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
     for i in 0..100 {
         log.append(&store, &record("a", i)).unwrap();
     }
@@ -332,7 +332,7 @@ fn a_few_superseded_huge_frames_are_compacted_away() {
     big.settings = "x".repeat(1_000_000);
     let small: Vec<Record> = (0..200).map(|i| record(&format!("s{i}"), 1)).collect();
     for build in 0..8 {
-        let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
+        let mut log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
         if build == 0 {
             small.iter().for_each(|r| log.append(&store, r).unwrap());
         }
@@ -355,4 +355,80 @@ fn a_few_superseded_huge_frames_are_compacted_away() {
     for r in &small {
         assert_eq!(**log.get(&r.asset).unwrap(), *r, "{}", r.asset);
     }
+}
+
+/// A compaction by a log that appended nothing (the build `watch` makes
+/// once idle) leaves the log holding what it wrote: the next open given
+/// it reads nothing back, and later appends are read as a tail, as before.
+#[test]
+fn a_log_compacted_without_appending_is_not_read_again() {
+    let (dir, store, records, log) = hundred_records();
+    for round in 2..4 {
+        records
+            .iter()
+            .for_each(|r| log.append(&store, &record(r.asset.as_str(), round)).unwrap());
+    }
+    drop(log);
+    let path = log_path(dir.path(), "pkg", "dev");
+    let bloated = fs::read(&path).unwrap().len();
+    let mut log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
+    let kept: Vec<Arc<Record>> = records.iter().map(|r| Arc::clone(log.get(&r.asset).unwrap())).collect();
+    // `s0` left the tree.
+    log.compact_if_worthwhile(&store, records[1..].iter().map(|r| &r.asset))
+        .unwrap();
+    let compacted = fs::read(&path).unwrap();
+    assert!(compacted.len() * 2 < bloated, "compacted");
+    assert_eq!(log.bytes, compacted, "holds what it wrote");
+    let log = RecordLog::open(&store, "pkg", "dev", None, Some(log)).unwrap();
+    assert_eq!(log.changed_since_previous().map(HashSet::len), Some(0), "nothing read back");
+    assert!(log.get(&records[0].asset).is_none(), "gone with its asset");
+    for (r, kept) in records.iter().zip(&kept).skip(1) {
+        assert!(Arc::ptr_eq(log.get(&r.asset).unwrap(), kept), "the same record");
+    }
+    // What a process reading the file whole finds, and each frame where
+    // the log says it is.
+    let whole = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
+    assert_eq!(whole.records.len(), log.records.len());
+    for (asset, (record, range)) in &log.records {
+        assert_eq!(whole.get(asset), Some(record));
+        assert_eq!(&log.bytes[range.clone()], &frame_of(record)[..]);
+    }
+    drop(whole);
+    log.append(&store, &record("s5", 9)).unwrap();
+    let log = RecordLog::open(&store, "pkg", "dev", None, Some(log)).unwrap();
+    let changed = log.changed_since_previous().unwrap();
+    assert!(changed.len() == 1 && changed.contains(&records[5].asset));
+    assert_eq!(log.get(&records[5].asset).unwrap().outputs[0].size, 9);
+}
+
+/// A compaction keeps the records of the temporary builds that live
+/// assets' records name, though the caller names only the assets.
+#[test]
+fn compaction_keeps_the_temporary_builds_that_live_records_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let temporary = AssetPath::temporary("noise", "3f2a9c01");
+    let unused = AssetPath::temporary("noise", "0bad");
+    let mut user = record("levels/one.lvl", 1);
+    user.dependencies.push(crate::record::DependencyUse {
+        asset: temporary.clone(),
+        outputs_hash: ContentHash::of(b"noise"),
+    });
+    let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
+    log.append(&store, &user).unwrap();
+    for asset in [&temporary, &unused] {
+        let mut made = record("x", 1);
+        made.asset = asset.clone();
+        log.append(&store, &made).unwrap();
+    }
+    for i in 0..200 {
+        log.append(&store, &record("gone.txt", i)).unwrap();
+    }
+    drop(log);
+    let mut log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
+    log.compact_if_worthwhile(&store, std::iter::once(&user.asset))
+        .unwrap();
+    let log = RecordLog::open(&store, "pkg", "dev", None, None).unwrap();
+    assert!(log.get(&user.asset).is_some() && log.get(&temporary).is_some());
+    assert!(log.get(&unused).is_none() && log.get(&AssetPath::new("gone.txt").unwrap()).is_none());
 }
