@@ -46,8 +46,22 @@ pub(crate) fn write<'a>(
     table_checksum: u64,
     resources: impl Iterator<Item = (&'a str, &'a str)>,
 ) -> String {
+    write_placing(compression, table_checksum, resources, |_| {})
+}
+
+/// [`write`], telling `placed` where each resource's content starts in
+/// the text, in order (see [`content_at`]): a watched pipeline keeps
+/// these for the next patch of the parcel, instead of finding each line
+/// again in the text.
+pub(crate) fn write_placing<'a>(
+    compression: &str,
+    table_checksum: u64,
+    resources: impl Iterator<Item = (&'a str, &'a str)>,
+    mut placed: impl FnMut(usize),
+) -> String {
     let mut out = format!("{HEADER}{compression} {table_checksum:016x}\n");
     for (content, name) in resources {
+        placed(out.len());
         out.push_str(content);
         out.push(' ');
         out.push_str(&escape(name));
@@ -275,6 +289,27 @@ mod tests {
         assert_eq!(blob("sprites/hero.png"), None, "a frame is a slice");
         assert_eq!(blob("fonts/mono.ttf"), Some(b));
         assert!(header("").is_none() && header("b3 name\n").is_none());
+    }
+
+    #[test]
+    fn where_the_writer_places_each_content_is_where_a_reader_finds_it() {
+        let names = ["a.txt", "b c.txt", "d\ne\\f.txt", "é.txt"];
+        let contents = ["1", "22", "frame:3", "4+5@none"];
+        let mut placed = Vec::new();
+        let text = write_placing(
+            "lz4",
+            9,
+            contents.iter().copied().zip(names),
+            |at| placed.push(at),
+        );
+        assert_eq!(text, write("lz4", 9, contents.iter().copied().zip(names)));
+        let at: Vec<Option<&str>> = placed.iter().map(|&at| content_at(&text, at)).collect();
+        assert_eq!(at, contents.map(Some));
+        let mut sums = InOrder::new(&text);
+        let found: Vec<usize> = (names.iter())
+            .map(|n| offset_of(&text, sums.get(n).expect("written")))
+            .collect();
+        assert_eq!(found, placed);
     }
 
     #[test]

@@ -407,6 +407,64 @@ fn patches_one_after_another_compare_only_what_was_chosen_again() {
     game.check_fresh();
 }
 
+/// Edits each written as a patch over a parcel the last idle moment wrote
+/// whole (or that the watch found whole when it began): the first
+/// compares with the new base only the resources it chose again, from
+/// what the whole write kept (`PatchMemo::whole`), not from its `.sums`
+/// read back; each is checked by the oracle, including an edit back
+/// to what the base holds, a resource added and one removed, and a base
+/// replaced behind the pipeline's back.
+#[test]
+fn edits_after_a_whole_write_compare_only_what_was_chosen_again() {
+    let mut game = Game::with_patches(true);
+    game.watched.keep_state_in_memory();
+    game.check_fresh = false;
+    let sprites: Vec<PathBuf> = (0..600u32)
+        .map(|i| game.sprite(&format!("sprites/many/s{i:03}.png"), 4, 1 + (i % 7) as u8))
+        .collect();
+    game.build(Changes::Unknown);
+    // A watch begun on parcels built before: its first build finds them
+    // whole and unchanged, and keeps a memo made from their `.sums`.
+    let mut again = options(game.dir.path());
+    again.patch_parcels = true;
+    game.watched = Pipeline::new(again);
+    game.watched.keep_state_in_memory();
+    game.build(Changes::Unknown);
+    // The same size, in the last run: a patch, then written whole.
+    game.sprite("sprites/many/s599.png", 4, 6);
+    assert_eq!(game.build_after(&sprites[599..]), 2);
+    assert!(game.last_patched);
+    let notes = game.write("notes.txt", "one, edited");
+    assert_eq!(game.build_after(std::slice::from_ref(&notes)), 1);
+    assert!(game.last_patched, "a patch over the base written whole");
+    // Back to what the base written whole holds, then on.
+    game.sprite("sprites/many/s599.png", 4, 1 + (599 % 7) as u8);
+    assert_eq!(game.build_after(&sprites[599..]), 2);
+    assert!(game.last_patched);
+    game.sprite("sprites/many/s000.png", 9, 3);
+    assert_eq!(game.build_after(&sprites[..1]), 2);
+    // A resource added, then one removed.
+    let extra = game.write("extra.txt", "more");
+    assert_eq!(game.build_after(std::slice::from_ref(&extra)), 1);
+    fs::remove_file(&extra).unwrap();
+    game.build_after(&[extra]);
+    // The base's `.sums` replaced by another program (the same text, a
+    // new file): what the whole write kept of it no longer holds.
+    for entry in walkdir::WalkDir::new(game.dir.path().join("target/assets")) {
+        let path = entry.unwrap().into_path();
+        if path.to_string_lossy().ends_with(".parcel.sums") {
+            let text = fs::read(&path).unwrap();
+            let other = path.with_extension("other");
+            fs::write(&other, text).unwrap();
+            fs::rename(&other, &path).unwrap();
+        }
+    }
+    let hero = game.sprite("sprites/hero.png", 12, 4);
+    assert_eq!(game.build_after(&[hero]), 2);
+    assert!(game.last_patched);
+    game.check_fresh();
+}
+
 /// The watched builds of every kind of change, each checked by the oracle.
 fn told_what_changed(mut game: Game) -> Game {
     game.watched.keep_state_in_memory();

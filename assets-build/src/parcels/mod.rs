@@ -121,9 +121,12 @@ pub(crate) fn write_parcels(
                     // not one with aliases added.
                     let unaliased = aliased.is_none();
                     let mut next_patch = None;
+                    // The memo a whole write keeps if it finds the parcel
+                    // unchanged, or replaces.
+                    let mut memo = last_patch.filter(|_| unaliased);
                     let as_patch = if patches {
                         let recall = patch::Recall {
-                            memo: last_patch.filter(|_| unaliased),
+                            memo: memo.take(),
                             fresh: chosen.fresh().filter(|_| unaliased),
                         };
                         let r = patch::write(
@@ -141,7 +144,10 @@ pub(crate) fn write_parcels(
                                 next_patch = p.memo.filter(|_| unaliased);
                                 Some(Ok((p.outcome, p.in_force)))
                             }
-                            Ok(patch::Written::Whole) => None,
+                            Ok(patch::Written::Whole(left)) => {
+                                memo = left;
+                                None
+                            }
                             Err(e) => Some(Err(e)),
                         }
                     } else {
@@ -149,15 +155,14 @@ pub(crate) fn write_parcels(
                     };
                     let mut written = as_patch
                         .unwrap_or_else(|| {
-                            let outcome = write_one(
-                                store,
-                                &path,
-                                selection,
-                                &key,
+                            let whole = Whole {
+                                key: &key,
                                 compression,
-                                retired,
-                                &mut check,
-                            )?;
+                                check: &mut check,
+                                memo: (choices.is_some() && unaliased).then_some(&mut memo),
+                            };
+                            let outcome = write_one(store, &path, selection, whole, retired)?;
+                            next_patch = memo.take();
                             held.add(selection);
                             Ok((outcome, false))
                         })
@@ -327,15 +332,34 @@ pub(crate) fn resource_name(asset: &AssetPath, label: &str) -> String {
     }
 }
 
+/// How [`write_one`] writes a parcel whole.
+struct Whole<'w> {
+    /// The parcel's key.
+    key: &'w ContentHash,
+    compression: Compression,
+    check: &'w mut DamageCheck,
+    /// Where a watched pipeline keeps what the next patch of the parcel
+    /// starts from ([`patch::PatchMemo`]): left as it is if the parcel is
+    /// unchanged (made from its `.sums` if there is none), replaced if it
+    /// is written.
+    memo: Option<&'w mut Option<Box<patch::PatchMemo>>>,
+}
+
+/// Writes the parcel at `path`, whose resources are `planned`, whole,
+/// unless the one there is it already (by its key, and undamaged).
 fn write_one(
     store: &Store,
     path: &Path,
     planned: &[Planned],
-    key: &ContentHash,
-    compression: Compression,
+    whole: Whole<'_>,
     retired: &mut Retired,
-    check: &mut DamageCheck,
 ) -> Result<ParcelOutcome, StoreError> {
+    let Whole {
+        key,
+        compression,
+        check,
+        memo,
+    } = whole;
     let key_path = path.with_extension("parcel.key");
     let toc_path = path.with_extension("parcel.toc");
     let resources = planned.len();
@@ -362,6 +386,11 @@ fn write_one(
             }
             // A patch left by a watch killed before it wrote the base whole.
             patch::remove(path)?;
+            if let Some(memo) = memo
+                && memo.is_none()
+            {
+                *memo = patch::PatchMemo::of_base(store, &sums_path, planned, compression);
+            }
             return Ok(ParcelOutcome::Unchanged { resources });
         }
     }
@@ -401,13 +430,19 @@ fn write_one(
         (planned.iter()).map(|p| (p.kind.as_str(), p.name.as_str(), p.alias_of.as_deref())),
     );
     store.write_atomic(&toc_path, toc.as_bytes())?;
-    let now = parcel_sums::write(
+    let mut lines = Vec::with_capacity(if memo.is_some() { planned.len() } else { 0 });
+    let now = parcel_sums::write_placing(
         compression.name(),
         written.table_checksum,
         contents
             .iter()
             .map(String::as_str)
             .zip(planned.iter().map(|p| p.name.as_str())),
+        |at| {
+            if memo.is_some() {
+                lines.push(at);
+            }
+        },
     );
     // Measured against what a game holds: the base and its patch, if any.
     let patched = patch::PatchFiles::of(path).sums();
@@ -425,9 +460,12 @@ fn write_one(
         changed.sort_unstable();
         changed.dedup();
     }
-    store.write_atomic(&sums_path, now.as_bytes())?;
+    let sums_stamp = store.write_text(&sums_path, now)?;
     store.write_atomic(&key_path, KeyFile::text(key, Stamp::of(path)).as_bytes())?;
     patch::remove(path)?;
+    if let Some(memo) = memo {
+        *memo = Some(patch::PatchMemo::whole(compression, sums_stamp, lines));
+    }
     Ok(ParcelOutcome::Written { resources, changed })
 }
 

@@ -272,6 +272,15 @@ impl BlobMemory {
         Ok((id, text))
     }
 
+    /// Keeps `text` as the text of the file at `path` while it has
+    /// `stamp`: one just written there ([`Store::write_text`]).
+    ///
+    /// [`Store::write_text`]: super::Store::write_text
+    pub(super) fn keep_text(&self, path: &Path, stamp: FileStamp, text: Arc<str>) {
+        let mut texts = self.texts.lock().unwrap_or_else(|p| p.into_inner());
+        texts.insert(path.to_owned(), (stamp, text));
+    }
+
     /// What blob `hash` decoded to, if kept.
     pub(super) fn decoded(&self, hash: &ContentHash) -> Option<Decoded> {
         let mut inner = self.lock();

@@ -160,3 +160,34 @@ fn orphans_in_tmp_are_removed() {
     store.remove_orphans().unwrap();
     assert_eq!(fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
 }
+
+/// A text written through the store is read back from memory, by a later
+/// store sharing it, while the file is the one written; one replaced by
+/// another program is read from the file.
+#[test]
+fn a_text_written_is_read_back_from_memory_until_the_file_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = Arc::new(BlobMemory::default());
+    let path = dir.path().join("parcels/main.parcel.sums");
+    let text = "#parcel lz4 0000000000000001\nabc levels/one two.lvl\n".to_owned();
+    let stamp = {
+        let store = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
+        store.write_text(&path, text.clone()).unwrap()
+    };
+    assert_eq!(fs::read_to_string(&path).unwrap(), text, "written whole");
+    let store = Store::open_with_memory(dir.path(), Some(Arc::clone(&memory))).unwrap();
+    let (read_stamp, first) = store.read_text(&path).unwrap();
+    assert_eq!((read_stamp, &*first), (stamp, text.as_str()));
+    let (_, again) = store.read_text(&path).unwrap();
+    assert!(Arc::ptr_eq(&first, &again), "kept, not read");
+    let other = dir.path().join("other");
+    fs::write(&other, "#parcel lz4 0000000000000002\n").unwrap();
+    fs::rename(&other, &path).unwrap();
+    let (new_stamp, now) = store.read_text(&path).unwrap();
+    assert_eq!(&*now, "#parcel lz4 0000000000000002\n");
+    assert_ne!(new_stamp, stamp);
+    // Without a memory, the same file and stamp.
+    let plain = Store::open(dir.path()).unwrap();
+    let stamp = plain.write_text(&path, text.clone()).unwrap();
+    assert_eq!(plain.read_text(&path).unwrap(), (stamp, Arc::from(text.as_str())));
+}
