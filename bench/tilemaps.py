@@ -11,9 +11,10 @@ and PyTMX where they are installed and read the map: each tile layer's cells
 the fourth), and with pytiled-parser each object's id and position. Every
 level of every LDtk project (`.ldtk`) against the project's JSON read
 directly: IntGrid values, tiles with their pixel positions and flips,
-entities at their top-left corners, in draw order; its tilesets' enum tags
-(true `bool` tile properties) and its layers' parallax (Tiled's factor,
-1 - LDtk's). Prints one line per map
+entities at their top-left corners, in draw order, with each reference
+to an entity of the same level as the object id it names; its tilesets'
+enum tags (true `bool` tile properties) and its layers' parallax (Tiled's
+factor, 1 - LDtk's). Prints one line per map
 or level that differs or that no reader reads, then the totals.
 """
 
@@ -127,6 +128,27 @@ def ldtk_levels(path):
         if level.get("layerInstances") is None:
             level = json.load(open(os.path.join(os.path.dirname(path), level["externalRelPath"])))
         layers = []
+        # Each entity's object id: numbered from 1 in draw order.
+        ids = {}
+        for li in reversed(level["layerInstances"]):
+            if li["__type"] == "Entities":
+                for e in li["entityInstances"]:
+                    ids[e["iid"]] = len(ids) + 1
+
+        def refs(e):
+            # A single reference to an entity of this level, or none: the
+            # object id it names (0 for none); others stay JSON.
+            out = {}
+            for f in e["fieldInstances"]:
+                v = f["__value"]
+                if f["__type"] != "EntityRef":
+                    continue
+                if v is None:
+                    out[f["__identifier"]] = 0
+                elif v["levelIid"] == level["iid"] and v["entityIid"] in ids:
+                    out[f["__identifier"]] = ids[v["entityIid"]]
+            return out
+
         if level.get("bgRelPath"):
             layers.append(("image", level["bgRelPath"]))
         for li in reversed(level["layerInstances"]):
@@ -149,7 +171,7 @@ def ldtk_levels(path):
                             g = first[ts["uid"]] + (y // step) * ts["__cWid"] + x // step
                     x = e["px"][0] - e["__pivot"][0] * e["width"]
                     y = e["px"][1] - e["__pivot"][1] * e["height"]
-                    objects.append([e["__identifier"], round(x, 3), round(y, 3), g])
+                    objects.append([e["__identifier"], round(x, 3), round(y, 3), g, refs(e)])
                 layers.append(("objects", objects))
         yield name, layers
 
@@ -192,7 +214,7 @@ def ldtk(path, name, level, expected):
     return None
 
 
-counts = {"maps": 0, "maps_same": 0, "levels": 0, "levels_same": 0, "compared": 0, "tags": 0}
+counts = {"maps": 0, "maps_same": 0, "levels": 0, "levels_same": 0, "compared": 0, "tags": 0, "refs": 0}
 for root, _, files in sorted(os.walk(assets)):
     for f in sorted(files):
         path = os.path.join(root, f)
@@ -208,6 +230,7 @@ for root, _, files in sorted(os.walk(assets)):
             for level, expected in ldtk_levels(path):
                 counts["levels"] += 1
                 counts["compared"] += sum(len(c) for k, c in expected if k != "image")
+                counts["refs"] += sum(len(o[4]) for k, c in expected if k == "objects" for o in c)
                 counts["tags"] += sum(len(t) for t in ldtk_tags(path).values())
                 problem = ldtk(path, name, level, expected)
                 if problem:
@@ -217,5 +240,6 @@ for root, _, files in sorted(os.walk(assets)):
 print(
     f"Tiled: {counts['maps_same']} of {counts['maps']} maps equal what every other reader that reads them reads; "
     f"LDtk: {counts['levels_same']} of {counts['levels']} levels equal their project's JSON "
-    f"({counts['compared']} tiles, values and entities; {counts['tags']} tile enum tags, counted per level; layers' parallax)"
+    f"({counts['compared']} tiles, values and entities; {counts['tags']} tile enum tags, counted per level; layers' parallax; "
+    f"{counts['refs']} references to entities of the same level)"
 )

@@ -1213,6 +1213,94 @@ mod ldtk_levels {
         assert_eq!(refs, ["atlas/Cavernas.png", "backgrounds/cave.png"]);
     }
 
+    /// LDtk's `EntityRef` fields, as its own `Entities.ldtk` sample has
+    /// them: a reference to an entity of the same level (in another layer,
+    /// placed after the referring one) is an `object` property a game
+    /// follows with `TileMap::object`; an unset one is object 0; one to
+    /// another level's entity, and an array of references, stay LDtk's
+    /// JSON, which the `iid` properties resolve. A level's own fields
+    /// refer the same way.
+    #[test]
+    fn references_to_entities_of_the_same_level_are_object_properties() {
+        use assets_runtime::tilemap::PropertyType;
+        let entity = |iid: &str, name: &str, fields: &str| {
+            format!(
+                r#"{{"__identifier": "{name}", "__grid": [0, 0], "__pivot": [0, 0], "__tile": null,
+                   "iid": "{iid}", "width": 8, "height": 8, "defUid": 1, "px": [0, 0],
+                   "fieldInstances": [{fields}]}}"#
+            )
+        };
+        let reference = |field: &str, level: &str, to: &str| {
+            format!(
+                r#"{{"__identifier": "{field}", "__type": "EntityRef", "__value":
+                   {{"entityIid": "{to}", "layerIid": "l", "levelIid": "{level}", "worldIid": "w"}}}}"#
+            )
+        };
+        let layer = |name: &str, uid: u32, entities: &[String]| {
+            format!(
+                r#"{{"__identifier": "{name}", "__type": "Entities", "__cWid": 5, "__cHei": 3, "__gridSize": 8,
+                   "__opacity": 1, "__pxTotalOffsetX": 0, "__pxTotalOffsetY": 0, "__tilesetDefUid": null,
+                   "layerDefUid": {uid}, "visible": true, "intGridCsv": [], "autoLayerTiles": [],
+                   "gridTiles": [], "entityInstances": [{}]}}"#,
+                entities.join(",")
+            )
+        };
+        let button_fields = [
+            reference("target", "a1", "door-2"),
+            r#"{"__identifier": "unset", "__type": "EntityRef", "__value": null}"#.to_owned(),
+            reference("far", "b2", "door-9"),
+            format!(
+                r#"{{"__identifier": "all", "__type": "Array<EntityRef>", "__value": [{}]}}"#,
+                r#"{"entityIid": "door-1", "layerIid": "l", "levelIid": "a1", "worldIid": "w"}"#
+            ),
+        ]
+        .join(",");
+        // LDtk lists layers top first: `Doors` is drawn last, its objects
+        // numbered after the button's.
+        let layers = [
+            layer(
+                "Doors",
+                2,
+                &[entity("door-1", "Door", ""), entity("door-2", "Door", "")],
+            ),
+            layer("Switches", 3, &[entity("button", "Button", &button_fields)]),
+        ]
+        .join(",");
+        let level = format!(
+            r##"{{"identifier": "Level_0", "iid": "a1", "uid": 0, "worldX": 0, "worldY": 0,
+                "pxWid": 40, "pxHei": 24, "__bgColor": "#40465B", "bgRelPath": null, "externalRelPath": null,
+                "fieldInstances": [{}], "layerInstances": [{layers}]}}"##,
+            reference("start", "a1", "button")
+        );
+        let run = built(ProcessorTest::new("World.ldtk", project(&level)));
+        let map = TileMap::parse(&run.output("Level_0").unwrap().bytes[..]).expect("valid");
+        let button = map.layer("Switches").unwrap().objects().next().unwrap();
+        assert_eq!((button.name(), button.id()), ("Button", 1));
+        let props = button.properties();
+        let target = props.get("target").unwrap();
+        assert_eq!(target.kind, PropertyType::Object);
+        let door = map
+            .object(target.as_int().unwrap() as u32)
+            .expect("followed");
+        assert_eq!(door.properties().get("iid").unwrap().value, "door-2");
+        let unset = props.get("unset").unwrap();
+        assert_eq!((unset.kind, unset.value), (PropertyType::Object, "0"));
+        let far = props.get("far").unwrap();
+        assert_eq!(far.kind, PropertyType::Class);
+        let far: serde_json::Value = serde_json::from_str(far.value).unwrap();
+        assert_eq!(
+            (far["levelIid"].as_str(), far["entityIid"].as_str()),
+            (Some("b2"), Some("door-9"))
+        );
+        assert_eq!(props.get("all").unwrap().kind, PropertyType::Class);
+        let start = map.properties().get("start").unwrap();
+        assert_eq!(
+            (start.kind, start.value),
+            (PropertyType::Object, "1"),
+            "the level's own field"
+        );
+    }
+
     #[test]
     fn a_level_in_its_own_file_is_read_and_text_output_makes_no_levels() {
         let external = r#"{"identifier": "Level_0", "externalRelPath": "World/Level_0.ldtkl", "layerInstances": null}"#;

@@ -10,12 +10,13 @@
 //! name to `[tile id, property]`s; an LDtk tileset's enum tags), and each
 //! layer in draw order: its name, kind, parallax, and its content (a grid
 //! layer's non-empty cells by `"x,y"`, a placed-tile layer's `[x, y,
-//! gid]`s, an object layer's `[id, name, x, y, gid]`s, an image layer's
-//! image).
+//! gid]`s, an object layer's `[id, name, x, y, gid, refs]`s, where `refs`
+//! maps each `object` property to the object id it holds, an image
+//! layer's image).
 
 use std::process::ExitCode;
 
-use assets_runtime::tilemap::LayerKind;
+use assets_runtime::tilemap::{LayerKind, PropertyType};
 use assets_runtime::{ParcelBuf, ResourceId};
 use serde_json::{Map, Value, json};
 
@@ -71,7 +72,11 @@ fn main() -> ExitCode {
             LayerKind::Objects => {
                 let objects = layer.objects().map(|o| {
                     let (x, y) = o.position();
-                    json!([o.id(), o.name(), round(x), round(y), o.tile().0])
+                    let refs: Map<String, Value> = (o.properties())
+                        .filter(|p| p.kind == PropertyType::Object)
+                        .map(|p| (p.name.to_owned(), p.as_int().unwrap_or(-1).into()))
+                        .collect();
+                    json!([o.id(), o.name(), round(x), round(y), o.tile().0, refs])
                 });
                 ("objects", objects.collect())
             }

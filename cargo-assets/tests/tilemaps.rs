@@ -75,8 +75,13 @@ raw = ["raw/**"]
     .png("assets/atlas/Cavernas_by_Adam_Saltsman.png", 16, 16, 3)
     .file(
         "assets/World/Level_0.ldtkl",
-        r#"{"identifier": "Level_0", "bgRelPath": "backgrounds/cave.png",
-            "layerInstances": [{"__identifier": "Far", "__type": "Entities", "__gridSize": 8, "layerDefUid": 7, "entityInstances": []}]}"#,
+        r#"{"identifier": "Level_0", "iid": "5ab1e0f0-level", "bgRelPath": "backgrounds/cave.png",
+            "layerInstances": [{"__identifier": "Far", "__type": "Entities", "__gridSize": 8, "layerDefUid": 7, "entityInstances": [
+                {"__identifier": "Switch", "iid": "s-1", "px": [0, 0], "__pivot": [0, 0], "width": 8, "height": 8,
+                 "fieldInstances": [{"__identifier": "opens", "__type": "EntityRef", "__value":
+                     {"entityIid": "d-1", "layerIid": "far", "levelIid": "5ab1e0f0-level", "worldIid": "w"}}]},
+                {"__identifier": "Door", "iid": "d-1", "px": [16, 0], "__pivot": [0, 0], "width": 8, "height": 16,
+                 "fieldInstances": []}]}]}"#,
     )
     .png("assets/backgrounds/cave.png", 8, 8, 4);
     p
@@ -146,6 +151,13 @@ fn a_parcel_of_maps_holds_every_file_they_name_and_a_missing_one_fails_by_name()
     assert_eq!(prop("parallaxFactorY").as_deref(), Some("0.25"));
     assert_eq!(prop("parallaxScaling").as_deref(), Some("false"));
     assert_eq!(level.layer("Background").unwrap().parallax(), (1.0, 1.0));
+    // An entity's reference to another of its level: an object property
+    // the game follows to that entity's object.
+    let switch = far.objects().find(|o| o.name() == "Switch").unwrap();
+    let opens = switch.properties().get("opens").unwrap();
+    assert_eq!(opens.kind, assets_runtime::tilemap::PropertyType::Object);
+    let door = level.object(opens.as_int().unwrap() as u32).unwrap();
+    assert_eq!((door.name(), door.size()), ("Door", (8.0, 16.0)));
     // Its tileset's enum tags are true `bool` properties of the tiles they
     // tag, after a tile's custom data.
     let cavernas = level.tileset("Cavernas").unwrap();

@@ -24,6 +24,13 @@
 //!   pivot's), its identifier as name and class, its fields as properties
 //!   (with its `iid`, for references), and, when its editor tile is a
 //!   whole tile of a tileset, that tile's gid;
+//! - an entity reference (an `EntityRef` field, of an entity or of the
+//!   level) to an entity of the same level is an `object` property holding
+//!   that entity's object id, as Tiled writes one (`0` when unset), so a
+//!   game follows it with `TileMap::object`; one to another level's entity
+//!   stays LDtk's JSON (`entityIid`, `levelIid`...), which the `iid`
+//!   properties of levels and entities resolve; so do arrays of
+//!   references, which no property type holds;
 //! - a level's fields are the map's properties, with `iid`, `worldX` and
 //!   `worldY`; its background colour is the map's;
 //! - a project saved with separate level files reads each (an input, so an
@@ -70,12 +77,52 @@ fn pair(value: &Value, key: &str) -> (f64, f64) {
     (get(0), get(1))
 }
 
+/// The entities of one level, by `iid`: the object id each becomes.
+struct LevelEntities<'v> {
+    level_iid: &'v str,
+    ids: std::collections::HashMap<&'v str, u32>,
+}
+
+impl<'v> LevelEntities<'v> {
+    /// The entities of `level`, numbered from 1 in the order
+    /// [`level_map`] makes their objects: layers bottom first, each
+    /// layer's entities in order.
+    fn of(level: &'v Value) -> LevelEntities<'v> {
+        let layers = array(level, "layerInstances").iter().rev();
+        let entities = layers
+            .filter(|li| text(li, "__type") == "Entities")
+            .flat_map(|li| array(li, "entityInstances"));
+        LevelEntities {
+            level_iid: text(level, "iid"),
+            ids: entities.map(|e| text(e, "iid")).zip(1..).collect(),
+        }
+    }
+
+    /// The object id an `EntityRef` field's value points at, if it is an
+    /// entity of this level; `Some(0)` for no entity.
+    fn object_of(&self, reference: &Value) -> Option<u32> {
+        if reference.is_null() {
+            return Some(0);
+        }
+        if text(reference, "levelIid") != self.level_iid {
+            return None;
+        }
+        self.ids.get(text(reference, "entityIid")).copied()
+    }
+}
+
 /// LDtk field instances as properties: typed where the type is one a
-/// property has, else the value as JSON (`class`).
-fn fields(value: &Value) -> Vec<PropertySpec> {
+/// property has, else the value as JSON (`class`). A reference to an
+/// entity of `entities`' level is an `object` property.
+fn fields(value: &Value, entities: &LevelEntities<'_>) -> Vec<PropertySpec> {
     (array(value, "fieldInstances").iter())
         .map(|f| {
             let raw = f.get("__value").unwrap_or(&Value::Null);
+            if text(f, "__type") == "EntityRef"
+                && let Some(id) = entities.object_of(raw)
+            {
+                return property(text(f, "__identifier"), PropertyType::Object, id);
+            }
             let kind = match text(f, "__type") {
                 "Int" => PropertyType::Int,
                 "Float" => PropertyType::Float,
@@ -319,6 +366,7 @@ fn level_map(
             },
         ));
     }
+    let in_level = LevelEntities::of(level);
     let mut next_object = 1u32;
     for (j, li) in array(level, "layerInstances").iter().enumerate().rev() {
         let at = format!("{at}.layerInstances[{j}]");
@@ -429,7 +477,7 @@ fn level_map(
                     })
                     .unwrap_or(0);
                 let mut properties = vec![property("iid", PropertyType::String, text(e, "iid"))];
-                properties.extend(fields(e));
+                properties.extend(fields(e, &in_level));
                 objects.push(ObjectSpec {
                     id: next_object,
                     gid,
@@ -460,7 +508,7 @@ fn level_map(
         property("worldX", PropertyType::Int, int(level, "worldX")),
         property("worldY", PropertyType::Int, int(level, "worldY")),
     ];
-    properties.extend(fields(level));
+    properties.extend(fields(level, &in_level));
     let background = match text(level, "__bgColor") {
         "" => None,
         c => Some(

@@ -83,7 +83,9 @@ impl Processor for Tilemap {
     }
 
     fn version(&self) -> u32 {
-        2
+        // 3: an LDtk reference to an entity of the same level is an
+        // `object` property.
+        3
     }
 
     fn process(
