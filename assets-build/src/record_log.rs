@@ -392,30 +392,25 @@ impl RecordLog {
         // An asset named twice (a temporary build several steps use) is
         // kept once. The temporary builds that the live assets' records
         // (as read) name are kept after the rest.
+        let latest = |asset: &AssetPath| match appender.appended.get(asset) {
+            Some(frame) => Some(frame.as_slice()),
+            None => (this.records.get(asset)).map(|(_, range)| &this.bytes[range.clone()]),
+        };
         let mut seen: HashSet<&AssetPath> = HashSet::new();
         let mut used_temporaries: Vec<&AssetPath> = Vec::new();
         let mut frames: Vec<(&AssetPath, &[u8])> = Vec::new();
         for asset in live {
-            if !seen.insert(asset) {
-                continue;
-            }
-            let read = this.records.get(asset);
-            if let Some((record, _)) = read {
-                let named = record.dependencies.iter().map(|d| &d.asset);
-                used_temporaries.extend(named.filter(|a| a.is_temporary()));
-            }
-            match appender.appended.get(asset) {
-                Some(frame) => frames.push((asset, frame)),
-                None => frames.extend(read.map(|(_, range)| (asset, &this.bytes[range.clone()]))),
+            if seen.insert(asset) {
+                frames.extend(latest(asset).map(|frame| (asset, frame)));
+                if let Some((record, _)) = this.records.get(asset) {
+                    let named = record.dependencies.iter().map(|d| &d.asset);
+                    used_temporaries.extend(named.filter(|a| a.is_temporary()));
+                }
             }
         }
         for asset in used_temporaries {
-            if !seen.insert(asset) {
-                continue;
-            }
-            match appender.appended.get(asset) {
-                Some(frame) => frames.push((asset, frame)),
-                None => frames.extend((this.records.get(asset)).map(|(_, range)| (asset, &this.bytes[range.clone()]))),
+            if seen.insert(asset) {
+                frames.extend(latest(asset).map(|frame| (asset, frame)));
             }
         }
         let live_bytes: usize = frames.iter().map(|(_, f)| f.len()).sum();
