@@ -352,6 +352,10 @@ fn an_edit_undone_before_the_parcel_is_written_whole_leaves_no_patch() {
         "the sprite, its atlas, the text"
     );
     assert!(!game.last_patched, "the base is the parcel again");
+    // The next edit compares from the base as it is.
+    let notes = game.write("notes.txt", "one, edited again");
+    assert_eq!(game.build_after(&[notes]), 1);
+    assert!(game.last_patched);
 }
 
 /// Patches written one after another, never written whole between: from

@@ -180,11 +180,22 @@ impl PatchMemo {
         base_sums: FileStamp,
         base_lines: Vec<usize>,
     ) -> Box<PatchMemo> {
+        let base_lines = base_lines.into_iter().map(Some).collect();
+        PatchMemo::unpatched(compression, base_sums, base_lines)
+    }
+
+    /// The memo of a parcel that its base is, with no patch: every
+    /// resource as the base holds it, at `base_lines` in its `.sums`.
+    fn unpatched(
+        compression: Compression,
+        base_sums: FileStamp,
+        base_lines: Vec<Option<usize>>,
+    ) -> Box<PatchMemo> {
         Box::new(PatchMemo {
             compression,
             base_sums,
             patch: None,
-            base_lines: base_lines.into_iter().map(Some).collect(),
+            base_lines,
             taken: Vec::new(),
             removed: Vec::new(),
         })
@@ -207,16 +218,8 @@ impl PatchMemo {
             return None;
         }
         let compared = compare_all(&text, planned, None);
-        (compared.taken.is_empty() && compared.removed.is_empty()).then(|| {
-            Box::new(PatchMemo {
-                compression,
-                base_sums: stamp,
-                patch: None,
-                base_lines: compared.base_lines,
-                taken: Vec::new(),
-                removed: Vec::new(),
-            })
-        })
+        (compared.taken.is_empty() && compared.removed.is_empty())
+            .then(|| PatchMemo::unpatched(compression, stamp, compared.base_lines))
     }
 
     /// Whether the patch files `files` (whose key file holds `key_on_disk`)
@@ -356,7 +359,8 @@ pub(super) fn write(
                 ParcelOutcome::Unchanged { resources }
             },
             in_force: false,
-            memo: None,
+            // The next edit compares from the base as it is.
+            memo: Some(PatchMemo::unpatched(compression, base_stamp, base_lines)),
         }));
     }
     // Measured against the parcel's resources, not its file: in a small
