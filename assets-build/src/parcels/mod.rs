@@ -440,7 +440,7 @@ fn write_one(
             .zip(planned.iter().map(|p| p.name.as_str())),
         |at| {
             if memo.is_some() {
-                lines.push(at);
+                lines.push(Some(at));
             }
         },
     );

@@ -170,23 +170,12 @@ struct WrittenPatch {
 }
 
 impl PatchMemo {
-    /// The memo of a parcel written whole with `compression`, its
-    /// `.sums` having the stamp `base_sums` and each resource's content
-    /// starting at `base_lines` in it, in the parcel's order
-    /// ([`parcel_sums::write_placing`]): no patch, every resource as the
-    /// base holds it.
+    /// The memo of a parcel that is its base, whole, with no patch (just
+    /// written whole with `compression`, found so, or an edit undone):
+    /// its `.sums` has the stamp `base_sums`, and each resource's content
+    /// starts at `base_lines` in it, in the parcel's order (as
+    /// [`parcel_sums::write_placing`] gives them).
     pub(super) fn whole(
-        compression: Compression,
-        base_sums: FileStamp,
-        base_lines: Vec<usize>,
-    ) -> Box<PatchMemo> {
-        let base_lines = base_lines.into_iter().map(Some).collect();
-        PatchMemo::unpatched(compression, base_sums, base_lines)
-    }
-
-    /// The memo of a parcel that its base is, with no patch: every
-    /// resource as the base holds it, at `base_lines` in its `.sums`.
-    fn unpatched(
         compression: Compression,
         base_sums: FileStamp,
         base_lines: Vec<Option<usize>>,
@@ -219,7 +208,7 @@ impl PatchMemo {
         }
         let compared = compare_all(&text, planned, None);
         (compared.taken.is_empty() && compared.removed.is_empty())
-            .then(|| PatchMemo::unpatched(compression, stamp, compared.base_lines))
+            .then(|| PatchMemo::whole(compression, stamp, compared.base_lines))
     }
 
     /// Whether the patch files `files` (whose key file holds `key_on_disk`)
@@ -360,7 +349,7 @@ pub(super) fn write(
             },
             in_force: false,
             // The next edit compares from the base as it is.
-            memo: Some(PatchMemo::unpatched(compression, base_stamp, base_lines)),
+            memo: Some(PatchMemo::whole(compression, base_stamp, base_lines)),
         }));
     }
     // Measured against the parcel's resources, not its file: in a small
@@ -665,7 +654,7 @@ mod tests {
                 "lz4",
                 0,
                 held.zip(planned.iter().map(|p| p.name.as_str())),
-                |at| lines.push(at),
+                |at| lines.push(Some(at)),
             );
             let whole = PatchMemo::whole(Compression::Lz4, STAMP, lines);
             let all = compare_all(&base, &planned, None);
