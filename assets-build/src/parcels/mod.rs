@@ -642,8 +642,9 @@ struct Previous<'m, 's> {
     buf: ParcelBuf,
     contents: &'m parcel_sums::Contents<'s>,
     /// The other way, content to a name holding it, made on the first
-    /// resource not found by its name: a renamed file's resource is the
-    /// same bytes under another name.
+    /// name it did not hold: a renamed file's resource is the same bytes
+    /// under another name. (An edit, a name holding other bytes, makes
+    /// none.)
     names: std::cell::OnceCell<HashMap<&'s str, &'m str>>,
 }
 
@@ -679,17 +680,20 @@ impl<'m, 's> Previous<'m, 's> {
     /// stored, instead of reading each from the store and compressing it
     /// again.
     fn unchanged(&self, p: &Planned, content: &str) -> Option<Resource<'_>> {
-        let name = if self.contents.get(p.name.as_str()).copied() == Some(content) {
-            p.name.as_str()
-        } else {
-            let names = self.names.get_or_init(|| {
-                let mut names = HashMap::with_capacity(self.contents.len());
-                for (name, &content) in self.contents {
-                    names.entry(content).or_insert(name.as_ref());
-                }
-                names
-            });
-            names.get(content)?
+        let name = match self.contents.get(p.name.as_str()) {
+            Some(&held) if held == content => p.name.as_str(),
+            // The same name holding other bytes: an edit, not a rename.
+            Some(_) => return None,
+            None => {
+                let names = self.names.get_or_init(|| {
+                    let mut names = HashMap::with_capacity(self.contents.len());
+                    for (name, &content) in self.contents {
+                        names.entry(content).or_insert(name.as_ref());
+                    }
+                    names
+                });
+                names.get(content)?
+            }
         };
         let r = self.buf.parcel().by_name(name)?;
         (r.kind == p.kind && r.verify_stored().is_ok()).then_some(r)
