@@ -48,6 +48,36 @@ fn exr_file(w: u32, h: u32) -> Vec<u8> {
     out.into_inner()
 }
 
+/// A distance field as Godot bakes one for GPU particle collisions: one
+/// `R` channel of half floats, signed, beyond [-1, 1]; the `image` crate's
+/// encoder and decoder only know RGB(A) files.
+fn distance_field(w: usize, h: usize) -> (Vec<f32>, Vec<u8>) {
+    use exr::prelude::*;
+    let field: Vec<f32> = (0..w * h)
+        .map(|i| {
+            let (x, y) = (
+                (i % w) as f32 - w as f32 / 2.0,
+                (i / w) as f32 - h as f32 / 2.0,
+            );
+            f16::from_f32((x * x + y * y).sqrt() - 5.0).to_f32()
+        })
+        .collect();
+    let samples = FlatSamples::F16(field.iter().map(|&v| f16::from_f32(v)).collect());
+    let channels = AnyChannels::sort(SmallVec::from_vec(vec![AnyChannel::new("R", samples)]));
+    let layer = Layer::new(
+        (w, h),
+        LayerAttributes::default(),
+        Encoding::SMALL_LOSSLESS,
+        channels,
+    );
+    let mut out = std::io::Cursor::new(Vec::new());
+    Image::from_layer(layer)
+        .write()
+        .to_buffered(&mut out)
+        .unwrap();
+    (field, out.into_inner())
+}
+
 const METADATA: &str = r#"
 [package.metadata.assets.platforms.web]
 targets = ["wasm32-*"]
@@ -193,6 +223,62 @@ fn hdr_and_exr_skies_are_bc6h_on_desktop_and_half_floats_on_the_web() {
         .texture(ResourceId::of_runtime("sky/dusk.exr"))
         .unwrap();
     assert_eq!(t.format, TextureFormat::Bc6hRgbUfloat);
+}
+
+/// An EXR without R, G and B (the `image` crate refuses it) is read by
+/// its channels: `R` alone is red, as a GPU samples a one-channel texture.
+#[test]
+fn an_exr_of_one_channel_is_a_red_float_texture() {
+    let (w, h) = (16, 12);
+    let (field, file) = distance_field(w, h);
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "particles/*.exr"
+processor = "texture"
+format = "rgba16f"
+mipmaps = false
+
+[[package.metadata.assets.rules]]
+match = "bc6h/*.exr"
+processor = "texture"
+format = "bc6h"
+"#,
+    );
+    p.file(
+        "assets/particles/test.GPUParticlesCollisionSDF3D_data.exr",
+        &file,
+    );
+    p.file("assets/bc6h/field.exr", &file);
+    let built = p.build_ok();
+    let name = "particles/test.GPUParticlesCollisionSDF3D_data.exr";
+    let (format, tw, th, levels) = read_back(&built.parcel("main"), name);
+    assert_eq!(
+        (format, tw, th, levels.len()),
+        (ktx2::Format::R16G16B16A16_SFLOAT, 16, 12, 1)
+    );
+    let halves: Vec<f32> = (levels[0].chunks_exact(2))
+        .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+        .collect();
+    let expected: Vec<f32> = field.iter().flat_map(|&r| [r, 0.0, 0.0, 1.0]).collect();
+    assert_eq!(halves, expected);
+
+    // BC6H unsigned keeps the field's positive side; decoded by bcdec.
+    let (format, _, _, levels) = read_back(&built.parcel("main"), "bc6h/field.exr");
+    assert_eq!(format, ktx2::Format::BC6H_UFLOAT_BLOCK);
+    let scratch = p.path().join("field.bc6h");
+    let Some(decoded) = bcdec(&levels[0], w as u32, h as u32, &scratch) else {
+        eprintln!("imagecodecs is not installed (tests/install-tools.sh): BC6H not decoded");
+        return;
+    };
+    let source: Vec<[f32; 3]> = field.iter().map(|&r| [r.max(0.0), 0.0, 0.0]).collect();
+    let error = relative_error(&source, &decoded);
+    assert!(error < 0.03, "BC6H off by {:.1}% on average", error * 100.0);
+    assert!(
+        decoded.iter().all(|d| d[1] == 0.0 && d[2] == 0.0),
+        "green or blue is not 0"
+    );
 }
 
 #[test]

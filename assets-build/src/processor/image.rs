@@ -105,24 +105,24 @@ impl Processor for Image {
 /// 16 MiB in all are not counted: a build holds at most a few of those
 /// per worker, and they are most of a game's.
 ///
-/// An SVG's size is the one it declares (see [`super::svg`]); one with text
-/// is warned of here, before it is rasterized without it.
+/// An SVG's or EXR's size is the one its header declares (see
+/// [`super::svg`]); an SVG with text is warned of here, before it is
+/// rasterized without it.
 pub(crate) fn reserve_decode(
     ctx: &mut Context<'_>,
     bytes: &[u8],
     max_dimension: u32,
     copies: u64,
 ) -> Result<(), ProcessError> {
-    let (width, height) = if svg::is_svg(bytes) {
-        if svg::has_text(bytes) {
-            ctx.warn(
-                "the SVG has text, which is not drawn (no fonts are read when rasterizing): \
-                 convert it to paths in the editor (Inkscape: Path > Object to Path)",
-            );
-        }
-        svg::dimensions(bytes, max_dimension)?
-    } else {
-        decoder(bytes, max_dimension)?.dimensions()
+    if svg::is_svg(bytes) && svg::has_text(bytes) {
+        ctx.warn(
+            "the SVG has text, which is not drawn (no fonts are read when rasterizing): \
+             convert it to paths in the editor (Inkscape: Path > Object to Path)",
+        );
+    }
+    let (width, height) = match own_dimensions(bytes, max_dimension) {
+        Some(dimensions) => dimensions?,
+        None => decoder(bytes, max_dimension)?.dimensions(),
     };
     let held = u64::from(width) * u64::from(height) * 4 * copies;
     if held < 16 << 20 {
@@ -141,10 +141,37 @@ pub fn decode_rgba8(bytes: &[u8], max_dimension: u32) -> Result<RgbaImage, Proce
 /// Decodes `bytes` as [`decode_rgba8`] does, in the type the file holds
 /// (floats for HDR and EXR files, which the texture processor keeps).
 pub(crate) fn decode_dynamic(bytes: &[u8], max_dimension: u32) -> Result<DynamicImage, ProcessError> {
-    if svg::is_svg(bytes) {
-        return Ok(DynamicImage::ImageRgba8(svg::rasterize(bytes, max_dimension)?));
+    if let Some(image) = decode_own(bytes, max_dimension) {
+        return image;
     }
     DynamicImage::from_decoder(decoder(bytes, max_dimension)?).map_err(decode_error(max_dimension))
+}
+
+/// The images decoded here rather than by the `image` crate: an SVG,
+/// rasterized ([`svg`]), and an OpenEXR file, read channel by channel
+/// (`super::exr`, feature `hdr`). `None` for the others.
+fn decode_own(bytes: &[u8], max_dimension: u32) -> Option<Result<DynamicImage, ProcessError>> {
+    if svg::is_svg(bytes) {
+        return Some(svg::rasterize(bytes, max_dimension).map(DynamicImage::ImageRgba8));
+    }
+    #[cfg(feature = "hdr")]
+    if super::exr::is_exr(bytes) {
+        return Some(super::exr::decode(bytes, max_dimension).map(DynamicImage::ImageRgba32F));
+    }
+    None
+}
+
+/// The size of an image [`decode_own`] decodes, from its header; `None`
+/// for the others.
+fn own_dimensions(bytes: &[u8], max_dimension: u32) -> Option<Result<(u32, u32), ProcessError>> {
+    if svg::is_svg(bytes) {
+        return Some(svg::dimensions(bytes, max_dimension));
+    }
+    #[cfg(feature = "hdr")]
+    if super::exr::is_exr(bytes) {
+        return Some(super::exr::dimensions(bytes, max_dimension));
+    }
+    None
 }
 
 /// [`decode_rgba8`] as an [`ImageResource`]: an image that is RGBA8 already
@@ -159,8 +186,8 @@ pub(crate) fn decode_in(
     max_dimension: u32,
     buffers: &Buffers,
 ) -> Result<ImageResource, ProcessError> {
-    if svg::is_svg(bytes) {
-        return Ok(ImageResource::from_image(svg::rasterize(bytes, max_dimension)?));
+    if let Some(image) = decode_own(bytes, max_dimension) {
+        return Ok(ImageResource::from_image(image?.into_rgba8()));
     }
     let decoder = decoder(bytes, max_dimension)?;
     if decoder.color_type() != ColorType::Rgba8 {

@@ -38,6 +38,8 @@ pub(crate) mod command;
 pub(crate) mod context;
 pub(crate) mod copy;
 pub(crate) mod depfile;
+#[cfg(feature = "hdr")]
+pub(crate) mod exr;
 #[cfg(feature = "fonts")]
 pub(crate) mod font;
 #[cfg(feature = "gltf")]

@@ -115,8 +115,9 @@ fn half_size(level: &FloatLevel) -> FloatLevel {
     }
 }
 
-/// `level` as half floats, RGBA, padded to `(w, h)` with its edges repeated.
-fn halves(level: &FloatLevel, w: u32, h: u32) -> Vec<u8> {
+/// `level` as half floats, RGBA, padded to `(w, h)` with its edges
+/// repeated, no value below `floor`.
+fn halves(level: &FloatLevel, w: u32, h: u32, floor: f32) -> Vec<u8> {
     let mut out = Vec::with_capacity((w * h * 8) as usize);
     for y in 0..h {
         let row = y.min(level.height - 1) * level.width;
@@ -124,7 +125,14 @@ fn halves(level: &FloatLevel, w: u32, h: u32) -> Vec<u8> {
             let at = ((row + x.min(level.width - 1)) * 4) as usize;
             for &v in &level.pixels[at..at + 4] {
                 // Half floats top out at 65504; NaN becomes 0.
-                let v = if v.is_nan() { 0.0 } else { v.clamp(-65504.0, 65504.0) };
+                // `<=`: -0.0 is the floor 0.0 too, without its sign bit.
+                let v = if v.is_nan() {
+                    0.0
+                } else if v <= floor {
+                    floor
+                } else {
+                    v.min(65504.0)
+                };
                 out.extend_from_slice(&f16::from_f32(v).to_le_bytes());
             }
         }
@@ -140,7 +148,9 @@ pub fn encode(level: &FloatLevel, format: TextureFormat, quality: Quality) -> Ve
                 level.width.next_multiple_of(4),
                 level.height.next_multiple_of(4),
             );
-            let data = halves(level, w, h);
+            // The unsigned kernel reads a negative half's sign bit as a
+            // huge magnitude: a distance field's inside came out 65504.
+            let data = halves(level, w, h, 0.0);
             let settings = match quality {
                 Quality::Fast => intel_tex_2::bc6h::very_fast_settings(),
                 Quality::Basic => intel_tex_2::bc6h::basic_settings(),
@@ -156,7 +166,7 @@ pub fn encode(level: &FloatLevel, format: TextureFormat, quality: Quality) -> Ve
                 },
             )
         }
-        _ => halves(level, level.width, level.height),
+        _ => halves(level, level.width, level.height, -65504.0),
     }
 }
 
@@ -179,6 +189,17 @@ mod tests {
             .map(|b| f16::from_le_bytes([b[0], b[1]]).to_f32())
             .collect();
         assert_eq!(back, chain[0].pixels);
+        // Negative values stay in half floats, and are 0 for BC6H unsigned.
+        let signed = FloatLevel {
+            width: 1,
+            height: 1,
+            pixels: vec![-3.5, 0.25, -0.0, 1.0],
+        };
+        let bytes = encode(&signed, TextureFormat::Rgba16Float, Quality::Basic);
+        assert_eq!(f16::from_le_bytes([bytes[0], bytes[1]]).to_f32(), -3.5);
+        let unsigned = halves(&signed, 1, 1, 0.0);
+        assert_eq!(unsigned[..2], [0, 0], "-3.5");
+        assert_eq!(unsigned[4..6], [0, 0], "-0.0, whose sign bit is a huge unsigned value");
         let image = image::Rgb32FImage::from_raw(2, 1, vec![4.0, 0.0, 1.0, 0.0, 2.0, 1.0]);
         assert_eq!(brightest(&DynamicImage::ImageRgb32F(image.unwrap())), Some(4.0));
     }

@@ -395,7 +395,8 @@ impl Processor for Texture {
 
     fn version(&self) -> u32 {
         // 2: BC1 keeps 1-bit alpha (it was dropped), ETC2 RGBA.
-        2
+        // 3: BC6H (unsigned) stores negative values as 0, not as 65504.
+        3
     }
 
     fn check_settings(&self, s: &TextureSettings) -> Result<(), SettingsError> {
