@@ -437,8 +437,9 @@ fn texture_encodes_a_png_into_a_ktx2_with_its_mips_and_refuses_to_drop_alpha() {
     );
     assert!(lossy.outputs.is_empty());
 
-    // A size that is not whole blocks builds, with a warning naming the
-    // size to pad to; uncompressed, no warning.
+    // A size that is not whole blocks is scaled up to them; with
+    // `block-fit = "keep"` it keeps its size, with a warning naming the
+    // size to pad to; uncompressed, nothing to fit.
     let odd = || {
         let pixels = image::RgbaImage::from_pixel(6, 3, image::Rgba([9, 9, 9, 255]));
         let mut bytes = std::io::Cursor::new(Vec::new());
@@ -447,12 +448,23 @@ fn texture_encodes_a_png_into_a_ktx2_with_its_mips_and_refuses_to_drop_alpha() {
             .unwrap();
         ProcessorTest::new("textures/odd.png", bytes.into_inner())
     };
-    let run = odd().settings("format = \"bc1\"").run(&Texture).expect_ok();
+    let size = |run: &assets_build::testing::Processed| {
+        let file = ktx2::Reader::new(run.main().to_vec()).unwrap();
+        (file.header().pixel_width, file.header().pixel_height)
+    };
+    let scaled = odd().settings("format = \"bc1\"").run(&Texture).expect_ok();
+    assert!(scaled.diagnostics.is_empty(), "{:?}", scaled.diagnostics);
+    assert_eq!(size(&scaled), (8, 4));
+    let run = odd()
+        .settings("format = \"bc1\"\nblock-fit = \"keep\"")
+        .run(&Texture)
+        .expect_ok();
+    assert_eq!(size(&run), (6, 3));
     assert_eq!(run.warnings().len(), 1, "{:?}", run.diagnostics);
     assert!(
         run.warnings()[0]
             .starts_with("a 6x3 `bc1` texture is not a whole number of its 4x4 blocks")
-            && run.warnings()[0].ends_with("pad the image to 8x4"),
+            && run.warnings()[0].contains("pad the image to 8x4"),
         "{:?}",
         run.warnings()
     );
@@ -461,6 +473,7 @@ fn texture_encodes_a_png_into_a_ktx2_with_its_mips_and_refuses_to_drop_alpha() {
         .run(&Texture)
         .expect_ok();
     assert!(plain.diagnostics.is_empty(), "{:?}", plain.diagnostics);
+    assert_eq!(size(&plain), (6, 3));
 }
 
 #[cfg(feature = "textures")]

@@ -222,6 +222,66 @@ fn mips_are_filtered_as_light_not_as_numbers() {
     );
 }
 
+/// Sizes that are not whole blocks, as real trees hold them (Godot's
+/// demos: a 50x50 icon, 745x745 materials, 256x1 LUTs): scaled up to whole
+/// blocks, which wgpu takes, close to what the `image` crate's own
+/// bilinear resize makes of the source.
+#[test]
+fn a_size_that_is_not_whole_blocks_is_scaled_up_to_them() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[[package.metadata.assets.rules]]
+match = "ui/*.png"
+processor = "texture"
+
+[[package.metadata.assets.rules]]
+match = "vulkan/*.png"
+processor = "texture"
+block-fit = "keep"
+
+[[package.metadata.assets.rules]]
+match = "mobile/*.png"
+processor = "texture"
+format = "astc-6x6"
+allow-optional-format = true
+"#,
+    )
+    .file("assets/ui/audio on.png", encode_png(&photo(50, 50)))
+    .file("assets/ui/lut.png", encode_png(&photo(256, 1)))
+    .file("assets/vulkan/audio on.png", encode_png(&photo(50, 50)))
+    .file("assets/mobile/audio on.png", encode_png(&photo(50, 50)));
+    let run = p.build_ok();
+    assert_eq!(
+        run.with_reason("asset-warning").count(),
+        1,
+        "only `keep` warns"
+    );
+
+    for (name, format, size) in [
+        ("ui/audio on.png", ktx2::Format::BC7_SRGB_BLOCK, (52, 52)),
+        ("ui/lut.png", ktx2::Format::BC7_SRGB_BLOCK, (256, 4)),
+        (
+            "mobile/audio on.png",
+            ktx2::Format::ASTC_6x6_SRGB_BLOCK,
+            (54, 54),
+        ),
+    ] {
+        let (f, w, h, levels) = read_back(&run.parcel("main"), name);
+        assert_eq!((f, (w, h)), (format, size), "{name}");
+        let source =
+            image::load_from_memory(&std::fs::read(p.path().join("assets").join(name)).unwrap())
+                .unwrap()
+                .into_rgba8();
+        let theirs = image::imageops::resize(&source, w, h, image::imageops::FilterType::Triangle);
+        let db = psnr(&theirs, &decode(f, &levels[0], w, h));
+        eprintln!("{name}: {db:.1} dB against image's resize");
+        assert!(db > 30.0, "{name}: {db:.1} dB");
+    }
+    let (_, w, h, _) = read_back(&run.parcel("main"), "vulkan/audio on.png");
+    assert_eq!((w, h), (50, 50));
+}
+
 #[test]
 fn settings_a_format_cannot_take_are_errors_at_the_rule() {
     let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
@@ -316,8 +376,11 @@ match = "*.png"
 processor = "texture"
 format = "astc-4x4"
 
+# 64 is not whole 6x6 blocks: kept so, the edge blocks padded (scaled up
+# by default: a_size_that_is_not_whole_blocks_is_scaled_up_to_them).
 [package.metadata.assets.overrides."six.png"]
 format = "astc-6x6"
+block-fit = "keep"
 
 [package.metadata.assets.overrides."eight.png"]
 format = "astc-8x8"

@@ -115,6 +115,33 @@ fn half_size(level: &FloatLevel) -> FloatLevel {
     }
 }
 
+/// `level` resampled to `width × height`, bilinear: how a float texture is
+/// scaled up to whole blocks of its format (the `block-fit` setting).
+pub fn scaled(level: &FloatLevel, width: u32, height: u32) -> FloatLevel {
+    let mut pixels = Vec::with_capacity((width * height * 4) as usize);
+    for y in 0..height {
+        let ys = super::mips::bilinear_taps(y, height, level.height);
+        for x in 0..width {
+            let xs = super::mips::bilinear_taps(x, width, level.width);
+            let mut sum = [0f32; 4];
+            for &(sy, wy) in &ys {
+                for &(sx, wx) in &xs {
+                    let at = ((sy * level.width + sx) * 4) as usize;
+                    for (s, v) in sum.iter_mut().zip(&level.pixels[at..at + 4]) {
+                        *s += v * wx * wy;
+                    }
+                }
+            }
+            pixels.extend(sum);
+        }
+    }
+    FloatLevel {
+        width,
+        height,
+        pixels,
+    }
+}
+
 /// `level` as half floats, RGBA, padded to `(w, h)` with its edges
 /// repeated, no value below `floor`.
 fn halves(level: &FloatLevel, w: u32, h: u32, floor: f32) -> Vec<u8> {
@@ -200,6 +227,11 @@ mod tests {
         let unsigned = halves(&signed, 1, 1, 0.0);
         assert_eq!(unsigned[..2], [0, 0], "-3.5");
         assert_eq!(unsigned[4..6], [0, 0], "-0.0, whose sign bit is a huge unsigned value");
+        // Scaled up to whole blocks: light blended linearly, edges kept.
+        let wide = scaled(&chain[0], 4, 1);
+        assert_eq!(wide.pixels[..4], [4.0, 0.0, 1.0, 1.0]);
+        assert_eq!(wide.pixels[4..8], [3.0, 0.5, 1.0, 1.0]);
+        assert_eq!(wide.pixels[12..], [0.0, 2.0, 1.0, 1.0]);
         let image = image::Rgb32FImage::from_raw(2, 1, vec![4.0, 0.0, 1.0, 0.0, 2.0, 1.0]);
         assert_eq!(brightest(&DynamicImage::ImageRgb32F(image.unwrap())), Some(4.0));
     }

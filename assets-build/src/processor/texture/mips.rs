@@ -79,53 +79,8 @@ fn half(level: &Level, texels: Texels) -> Level {
     for y in 0..nh {
         for x in 0..nw {
             let (xs, ys) = (source_span(x, nw, w), source_span(y, nh, h));
-            let mut sum = [0f32; 4];
-            let mut weight = 0f32;
-            let mut count = 0f32;
-            for sy in ys.clone() {
-                for sx in xs.clone() {
-                    let at = ((sy.min(h - 1) * w + sx.min(w - 1)) * 4) as usize;
-                    let p = &level.pixels[at..at + 4];
-                    let a = f32::from(p[3]) / 255.0;
-                    let rgb = |i: usize| match texels {
-                        Texels::Srgb => to_linear[p[i] as usize],
-                        Texels::Linear => f32::from(p[i]) / 255.0,
-                        Texels::Normals => f32::from(p[i]) / 255.0 * 2.0 - 1.0,
-                    };
-                    // Normals are not weighted by alpha: alpha is data there.
-                    let wgt = if texels == Texels::Normals { 1.0 } else { a };
-                    for (i, s) in sum.iter_mut().take(3).enumerate() {
-                        *s += rgb(i) * wgt;
-                    }
-                    sum[3] += a;
-                    weight += wgt;
-                    count += 1.0;
-                }
-            }
-            let alpha = sum[3] / count;
-            let mut rgb = [0f32; 3];
-            if weight > 0.0 {
-                for (i, c) in rgb.iter_mut().enumerate() {
-                    *c = sum[i] / weight;
-                }
-            }
-            if texels == Texels::Normals {
-                let len = (rgb[0] * rgb[0] + rgb[1] * rgb[1] + rgb[2] * rgb[2]).sqrt();
-                let n = if len > 1e-6 {
-                    rgb.map(|c| c / len)
-                } else {
-                    [0.0, 0.0, 1.0]
-                };
-                rgb = n.map(|c| c * 0.5 + 0.5);
-            }
-            for c in rgb {
-                let encoded = match texels {
-                    Texels::Srgb => linear_to_srgb(c),
-                    Texels::Linear | Texels::Normals => c,
-                };
-                pixels.push(unit_to_byte(encoded));
-            }
-            pixels.push(unit_to_byte(alpha));
+            let taps = ys.flat_map(|sy| xs.clone().map(move |sx| (sx, sy, 1.0)));
+            pixels.extend(mean(level, texels, &to_linear, taps));
         }
     }
     Level {
@@ -133,6 +88,97 @@ fn half(level: &Level, texels: Texels) -> Level {
         height: nh,
         pixels,
     }
+}
+
+/// `level` resampled to `width × height` (bilinear, filtered as the
+/// module doc says): how a texture is scaled up to whole blocks of its
+/// format (the `block-fit` setting).
+pub fn scaled(level: &Level, texels: Texels, width: u32, height: u32) -> Level {
+    let to_linear = srgb_to_linear_table();
+    let mut pixels = Vec::with_capacity((width * height * 4) as usize);
+    for y in 0..height {
+        let ys = bilinear_taps(y, height, level.height);
+        for x in 0..width {
+            let xs = bilinear_taps(x, width, level.width);
+            let taps = ys.iter().flat_map(|&(sy, wy)| xs.iter().map(move |&(sx, wx)| (sx, sy, wx * wy)));
+            pixels.extend(mean(level, texels, &to_linear, taps));
+        }
+    }
+    Level {
+        width,
+        height,
+        pixels,
+    }
+}
+
+/// The two source pixels along one axis (of `len`) that texel `i` of a
+/// resampled axis (of `new_len`) blends, with their weights: pixel
+/// centres map to pixel centres, edges clamp.
+pub fn bilinear_taps(i: u32, new_len: u32, len: u32) -> [(u32, f32); 2] {
+    let at = ((i as f32 + 0.5) * len as f32 / new_len as f32 - 0.5).clamp(0.0, (len - 1) as f32);
+    let first = at.floor();
+    let t = at - first;
+    let first = first as u32;
+    [(first, 1.0 - t), ((first + 1).min(len - 1), t)]
+}
+
+/// The weighted mean of the texels `taps` names (x, y, weight) in
+/// `level`, as the module doc says: sRGB as light, colour weighted by
+/// alpha, normals as vectors.
+fn mean(
+    level: &Level,
+    texels: Texels,
+    to_linear: &[f32; 256],
+    taps: impl Iterator<Item = (u32, u32, f32)>,
+) -> [u8; 4] {
+    let (w, h) = (level.width, level.height);
+    let mut sum = [0f32; 4];
+    let mut weight = 0f32;
+    let mut count = 0f32;
+    for (sx, sy, tap) in taps {
+        let at = ((sy.min(h - 1) * w + sx.min(w - 1)) * 4) as usize;
+        let p = &level.pixels[at..at + 4];
+        let a = f32::from(p[3]) / 255.0;
+        let rgb = |i: usize| match texels {
+            Texels::Srgb => to_linear[p[i] as usize],
+            Texels::Linear => f32::from(p[i]) / 255.0,
+            Texels::Normals => f32::from(p[i]) / 255.0 * 2.0 - 1.0,
+        };
+        // Normals are not weighted by alpha: alpha is data there.
+        let wgt = (if texels == Texels::Normals { 1.0 } else { a }) * tap;
+        for (i, s) in sum.iter_mut().take(3).enumerate() {
+            *s += rgb(i) * wgt;
+        }
+        sum[3] += a * tap;
+        weight += wgt;
+        count += tap;
+    }
+    let alpha = sum[3] / count;
+    let mut rgb = [0f32; 3];
+    if weight > 0.0 {
+        for (i, c) in rgb.iter_mut().enumerate() {
+            *c = sum[i] / weight;
+        }
+    }
+    if texels == Texels::Normals {
+        let len = (rgb[0] * rgb[0] + rgb[1] * rgb[1] + rgb[2] * rgb[2]).sqrt();
+        let n = if len > 1e-6 {
+            rgb.map(|c| c / len)
+        } else {
+            [0.0, 0.0, 1.0]
+        };
+        rgb = n.map(|c| c * 0.5 + 0.5);
+    }
+    let encode = |c: f32| match texels {
+        Texels::Srgb => linear_to_srgb(c),
+        Texels::Linear | Texels::Normals => c,
+    };
+    [
+        unit_to_byte(encode(rgb[0])),
+        unit_to_byte(encode(rgb[1])),
+        unit_to_byte(encode(rgb[2])),
+        unit_to_byte(alpha),
+    ]
 }
 
 fn unit_to_byte(v: f32) -> u8 {
@@ -178,6 +224,34 @@ pub(super) fn level_of(width: u32, height: u32, f: impl Fn(u32, u32) -> [u8; 4])
 mod tests {
     use super::*;
 
+
+    #[test]
+    fn scaling_up_maps_centres_and_filters_as_mips_do() {
+        // The same size samples each pixel at its centre, alone.
+        for i in 0..5 {
+            assert_eq!(bilinear_taps(i, 5, 5)[0], (i, 1.0));
+        }
+        // A flat image stays flat, sRGB round-tripped exactly.
+        let flat = scaled(&level_of(6, 3, |_, _| [200, 100, 50, 255]), Texels::Srgb, 8, 4);
+        assert_eq!((flat.width, flat.height), (8, 4));
+        assert!(flat.pixels.chunks(4).all(|p| p == [200, 100, 50, 255]));
+        // A 1-pixel axis is repeated.
+        let lut = scaled(&level_of(3, 1, |x, _| [x as u8 * 100, 0, 0, 255]), Texels::Linear, 3, 4);
+        assert!(lut.pixels.chunks(12).all(|row| row == &lut.pixels[..12]));
+        assert_eq!(&lut.pixels[..12], [0, 0, 0, 255, 100, 0, 0, 255, 200, 0, 0, 255]);
+        // Between a red and a transparent pixel: red, fading out, never
+        // darkened by the transparent pixel's black.
+        let edge = scaled(&level_of(2, 1, |x, _| if x == 0 { [255, 0, 0, 255] } else { [0; 4] }), Texels::Srgb, 4, 1);
+        for p in edge.pixels.chunks(4).filter(|p| p[3] > 0) {
+            assert_eq!(&p[..3], [255, 0, 0], "{:?}", edge.pixels);
+        }
+        assert!(edge.pixels[3] == 255 && edge.pixels[7] > 0 && edge.pixels[7] < 255, "{:?}", edge.pixels);
+        // Normals stay unit vectors.
+        let normals = scaled(&level_of(2, 1, |x, _| if x == 0 { [255, 128, 128, 255] } else { [128, 128, 255, 255] }), Texels::Normals, 3, 1);
+        let middle: Vec<f32> = normals.pixels[4..7].iter().map(|&c| f32::from(c) / 255.0 * 2.0 - 1.0).collect();
+        let len = middle.iter().map(|c| c * c).sum::<f32>().sqrt();
+        assert!((len - 1.0).abs() < 0.02, "{middle:?}");
+    }
 
     #[test]
     fn a_chain_halves_to_one_pixel_rounding_down() {

@@ -27,6 +27,7 @@
 //! | `quality` | `"basic"` | `"fast"`, `"basic"` or `"slow"` (BC7, ASTC and UASTC encoder effort: astcenc's `fast`, `medium`, `thorough` presets, basisu's UASTC levels 1, 2, 3; the other formats have one) |
 //! | `max-dimension` | `16384` | width or height above this is an error |
 //! | `allow-optional-format` | `false` | build a format not every GPU of the target supports (the game checks the adapter's features) |
+//! | `block-fit` | `"scale"` | a size that is not whole blocks of the format (which WebGPU, wgpu and Bevy refuse): `"scale"` it up to the next whole blocks, filtered as the mips are ([`mips::scaled`]), or `"keep"` it, padded, with a warning (Vulkan, Direct3D 12 and Metal take it) |
 //! | `uastc-rdo` | none | `uastc` only: Basis Universal's rate-distortion optimization at this lambda, `0.1` to `10` (`1.0` is a common choice): blocks zstd compresses far smaller, at some quality (BENCHMARKS.md, "KTX2 supercompression") |
 //! | `supercompression` | `"none"` | `"zstd"`: each level one zstd frame (KTX2's scheme 2, as `toktx --zcmp` writes), for KTX2 files shipped or served as they are; the runtime and `bevy_cargo_assets` decompress a level when it is read, where a plain one is borrowed in place. Inside a parcel it saves 3–15% over the parcel's own compression and costs decompression when read (BENCHMARKS.md, "KTX2 supercompression"). Feature `zstd` |
 //!
@@ -161,6 +162,57 @@ pub struct TextureSettings {
     /// UASTC's rate-distortion optimization, its lambda.
     #[serde(default)]
     pub uastc_rdo: Option<f32>,
+    /// What to do with a size that is not whole blocks of the format.
+    #[serde(default)]
+    pub block_fit: BlockFit,
+}
+
+/// The `block-fit` setting: a texture whose size is not a whole number of
+/// its format's blocks (a 745×745 PNG in BC7's 4×4), which WebGPU and so
+/// wgpu and Bevy refuse to create.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BlockFit {
+    /// Scaled up to the next whole blocks (748×748), bilinear, filtered as
+    /// the mips are; UVs still cover the whole image.
+    #[default]
+    Scale,
+    /// Kept at its size, the edge blocks padded, with a warning: for
+    /// engines on Vulkan, Direct3D 12 or Metal, which take such sizes.
+    Keep,
+}
+
+impl BlockFit {
+    /// The size a `width × height` texture of `block`-sized blocks gets,
+    /// or `None` when it keeps its own. A warning for `Keep` goes to
+    /// `ctx`.
+    fn fitted(
+        self,
+        ctx: &mut Context<'_>,
+        (width, height): (u32, u32),
+        block: u32,
+        format: &str,
+    ) -> Option<(u32, u32)> {
+        if width % block == 0 && height % block == 0 {
+            return None;
+        }
+        let fitted = (width.next_multiple_of(block), height.next_multiple_of(block));
+        match self {
+            BlockFit::Scale => Some(fitted),
+            BlockFit::Keep => {
+                // Encoded all the same (edge blocks padded), but refused
+                // when loaded by wgpu, so by Bevy and on the web.
+                ctx.warn(format!(
+                    "a {width}x{height} `{format}` texture is not a whole number of its \
+                     {block}x{block} blocks: WebGPU and wgpu (so Bevy) refuse to create it; \
+                     resize or pad the image to {}x{}, or leave out `block-fit = \"keep\"` to \
+                     have it scaled so",
+                    fitted.0, fitted.1
+                ));
+                None
+            }
+        }
+    }
 }
 
 /// The `supercompression` setting: how the KTX2 file stores its levels.
@@ -395,7 +447,8 @@ impl Processor for Texture {
 
     fn version(&self) -> u32 {
         // 2: BC1 keeps 1-bit alpha (it was dropped), ETC2 RGBA.
-        // 3: BC6H (unsigned) stores negative values as 0, not as 65504.
+        // 3: BC6H (unsigned) stores negative values as 0, not as 65504;
+        // a size that is not whole blocks is scaled up to them (`block-fit`).
         3
     }
 
@@ -494,23 +547,16 @@ impl Processor for Texture {
                  use `etc2-rgba` (or `astc-4x4`) to keep them, or make the image opaque"
             )));
         }
-        let block = format.block_size();
-        if width % block != 0 || height % block != 0 {
-            // Encoded all the same (edge blocks padded), but refused when
-            // loaded by wgpu, so by Bevy and on the web.
-            ctx.warn(format!(
-                "a {width}x{height} `{}` texture is not a whole number of its {block}x{block} blocks: \
-                 WebGPU and wgpu (so Bevy) refuse to create it; resize or pad the image to {}x{}",
-                settings.format_name(),
-                width.next_multiple_of(block),
-                height.next_multiple_of(block)
-            ));
-        }
-        let base = Level {
+        let mut base = Level {
             width,
             height,
             pixels: image.into_raw(),
         };
+        let fitted = (settings.block_fit).fitted(ctx, (width, height), format.block_size(), settings.format_name());
+        if let Some((w, h)) = fitted {
+            base = mips::scaled(&base, texels, w, h);
+        }
+        let (width, height) = (base.width, base.height);
         let chain = mips::chain(base, texels, settings.mipmaps);
         let levels = crate::parallel::map(&chain, |level| {
             encode::encode_with(level, format, settings.quality, alpha, settings.uastc_rdo)
@@ -533,16 +579,13 @@ impl Texture {
         settings: &TextureSettings,
     ) -> Result<(), ProcessError> {
         let srgb = settings.color != Some(ColorSetting::Linear);
-        let base = hdr::decode(bytes, settings.max_dimension, srgb)?;
-        let (width, height) = (base.width, base.height);
-        if format == TextureFormat::Bc6hRgbUfloat && width % 4 + height % 4 != 0 {
-            ctx.warn(format!(
-                "a {width}x{height} `bc6h` texture is not a whole number of its 4x4 blocks: \
-                 WebGPU and wgpu (so Bevy) refuse to create it; resize or pad the image to {}x{}",
-                width.next_multiple_of(4),
-                height.next_multiple_of(4)
-            ));
+        let mut base = hdr::decode(bytes, settings.max_dimension, srgb)?;
+        let size = (base.width, base.height);
+        let fitted = (settings.block_fit).fitted(ctx, size, format.block_size(), settings.format_name());
+        if let Some((w, h)) = fitted {
+            base = hdr::scaled(&base, w, h);
         }
+        let (width, height) = (base.width, base.height);
         let chain = hdr::chain(base, settings.mipmaps);
         let levels = crate::parallel::map(&chain, |level| hdr::encode(level, format, settings.quality));
         let file = ktx2_file(format, width, height, &levels, settings.supercompression)?;
