@@ -186,8 +186,15 @@ pub struct PackageArgs {
 /// `cargo assets inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// The parcel file.
+    /// The parcel: its file, or its name in the package's manifest
+    /// (`main`), as `cargo assets build` last wrote it.
     pub parcel: PathBuf,
+    /// The package, when PARCEL is a name.
+    #[command(flatten)]
+    pub package: PackageArgs,
+    /// The variant, when PARCEL is a name.
+    #[command(flatten)]
+    pub variant: VariantArgs,
     /// Also draw this atlas's pages, with sprite outlines, as PNG files.
     #[arg(long, value_name = "NAME")]
     pub atlas: Option<String>,

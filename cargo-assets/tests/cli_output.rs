@@ -112,6 +112,20 @@ fn inspect_clean_and_gc_output() {
         "inspect_json",
         run(&p, &["inspect", parcel, "--message-format", "json"])
     );
+    // By its name in the manifest, as `cargo assets build` last wrote it.
+    let by_name = run(&p, &["inspect", "main"]).replace("[ROOT]/", "");
+    assert_eq!(by_name, run(&p, &["inspect", parcel]));
+    let typo = run(&p, &["inspect", "mian"]);
+    assert!(
+        typo.contains("no parcel `mian` among the `dev` parcels of `game`: `main`"),
+        "{typo}"
+    );
+    let release = run(&p, &["inspect", "main", "--release"]);
+    assert!(
+        release.contains("has written no `release` parcels for `game`")
+            && release.contains("help: build first"),
+        "{release}"
+    );
     // A sprite's decoded pixels are stored (the parcel holds its frame), so
     // the old ones are garbage; an edited text's old bytes were only ever
     // in the parcel.

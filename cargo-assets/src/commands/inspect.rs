@@ -1,11 +1,16 @@
 //! `cargo assets inspect <parcel>`: list a parcel's resources and verify it;
 //! with `--atlas <name>`, also draw that atlas's pages (see [`super::picture`]).
+//! The parcel is a file, or a name of the package's manifest (`main`): the
+//! one `cargo assets build` wrote for the variant (`--release`, `--platform`).
 //!
 //! While `cargo assets watch` runs, an edit leaves a patch beside the parcel
 //! (`<name>.parcel.patch`, see `assets_runtime::patch`) until it is idle.
 //! Inspect shows what a game sees then: the parcel through its patch, each
 //! resource the patch holds marked, both files verified; `--base` shows the
 //! parcel alone.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use assets_build::unstable::report::plural;
 use assets_runtime::{Compression, ParcelError, Patched, PatchedBuf, Resource};
@@ -17,6 +22,7 @@ use crate::message::{
     TextureMessage,
 };
 use crate::shell::{Shell, Style};
+use crate::workspace::Package;
 
 /// The reflection the `shader` processor stored beside `shader`, if any.
 fn reflection_of(parcel: &Patched<'_>, shader: &str) -> Option<serde_json::Value> {
@@ -70,9 +76,88 @@ fn describe_reflection(reflection: &serde_json::Value) -> String {
     format!("validated: {entry_points}; {bindings}")
 }
 
+/// The file of the parcel `args.parcel` names: that path when it is one,
+/// else the parcel of that name `cargo assets build` wrote for the
+/// package and variant (`main` → `<target>/assets/parcels/<package>/dev/main.parcel`).
+fn parcel_file(args: &InspectArgs) -> anyhow::Result<PathBuf> {
+    let given = &args.parcel;
+    let name = given.to_str().filter(|n| !n.contains(['/', '\\', '.']));
+    let Some(name) = name.filter(|_| !given.exists()) else {
+        return Ok(given.clone());
+    };
+    let package = Package::locate(&args.package)?;
+    let variant = args.variant.name();
+    let key = if package.name.is_empty() {
+        "_"
+    } else {
+        &package.name
+    };
+    let parcels = package.cache_dir.join("parcels").join(key);
+    // `<variant>/`, or `<variant>.<platform>/` for a platform's build; a
+    // target triple's platform is the manifest's to say, so any of them.
+    let platform = args.variant.platform.as_deref();
+    let any_platform = args.variant.target.is_some();
+    let mut found = Vec::new();
+    let mut names = BTreeSet::new();
+    for dir in read_dirs(&parcels) {
+        let slot = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let matches = match slot.split_once('.') {
+            Some((v, p)) => v == variant && (any_platform || platform == Some(p)),
+            None => slot == variant && platform.is_none(),
+        };
+        if !matches {
+            continue;
+        }
+        let file = dir.join(format!("{name}.parcel"));
+        if file.is_file() {
+            found.push(file);
+        }
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let file_name = entry.file_name();
+            let file_name = file_name.to_string_lossy();
+            if let Some(parcel) = file_name.strip_suffix(".parcel") {
+                names.insert(format!("`{parcel}`"));
+            }
+        }
+    }
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 if names.is_empty() => anyhow::bail!(
+            "no parcel `{name}`: `cargo assets build` has written no `{variant}` parcels \
+             for `{}` under `{}`\nhelp: build first, or give the parcel's file",
+            package.name,
+            parcels.display()
+        ),
+        0 => anyhow::bail!(
+            "no parcel `{name}` among the `{variant}` parcels of `{}`: {}",
+            package.name,
+            names.into_iter().collect::<Vec<_>>().join(", ")
+        ),
+        _ => {
+            let files: Vec<String> = found.iter().map(|f| format!("`{}`", f.display())).collect();
+            anyhow::bail!(
+                "parcel `{name}` was built for more than one platform: {}\n\
+                 help: choose one with `--platform <name>`, or give the file",
+                files.join(", ")
+            )
+        }
+    }
+}
+
+/// The directories in `dir`, in name order; none when it cannot be read.
+fn read_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = (std::fs::read_dir(dir).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
 /// Lists and verifies the parcel `args.parcel`, and draws `args.atlas`.
 pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
-    let path = args.parcel.as_path();
+    let path = parcel_file(args)?;
+    let path = path.as_path();
     let patch = Some(assets_runtime::patch::path_of(path)).filter(|p| !args.base && p.is_file());
     let buf = PatchedBuf::open(path, patch.as_deref()).map_err(|e| match e {
         // `cargo build` alone leaves no parcel under the cache: its build
