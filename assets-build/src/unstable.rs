@@ -82,8 +82,8 @@ pub mod watch {
     pub use crate::watch::*;
 }
 
-/// How the built-in processors decode source images (PNG, JPEG, WebP, and
-/// SVG with the `svg` feature), for benchmarks.
+/// How the built-in processors decode source images (PNG, JPEG, WebP, BMP,
+/// TGA, SVG with the `svg` feature and EXR with `hdr`), for benchmarks.
 pub mod images {
     pub use crate::processor::image::decode_rgba8;
 }

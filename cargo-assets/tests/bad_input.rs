@@ -44,7 +44,7 @@ fn broken_images_fail_by_name_and_the_rest_still_builds() {
     );
     let message = |a| run.failure_message(a);
     assert!(
-        message("garbage.png").contains("not a PNG, JPEG or WebP"),
+        message("garbage.png").contains("not a PNG, JPEG, WebP, BMP or TGA"),
         "{}",
         message("garbage.png")
     );

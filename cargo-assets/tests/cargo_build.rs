@@ -329,9 +329,9 @@ fn a_broken_sprite_warns_in_a_debug_build_and_the_game_runs_with_the_rest() {
     assert!(ok && ran_script, "a debug build goes on:\n{stderr}");
     for needle in [
         // One line per failed asset, saying what the parcel holds instead.
-        "warning: e2e-broken@0.1.0: cargo-assets: `sprites/hero.png` (sprite): not a PNG, JPEG or WebP image",
+        "warning: e2e-broken@0.1.0: cargo-assets: `sprites/hero.png` (sprite): not a PNG, JPEG, WebP, BMP or TGA image",
         "; its last good build is used",
-        "warning: e2e-broken@0.1.0: cargo-assets: `sprites/new.png` (sprite): not a PNG, JPEG or WebP image",
+        "warning: e2e-broken@0.1.0: cargo-assets: `sprites/new.png` (sprite): not a PNG, JPEG, WebP, BMP or TGA image",
         "; the parcels go without it",
         // How to leave such a file out, on the same line.
         "; its last good build is used (not an asset? `ignore = [\"sprites/hero.png\"]` under [package.metadata.assets] leaves it out)",
@@ -377,10 +377,10 @@ fn a_broken_sprite_fails_a_strict_build_with_one_cargo_error_per_asset_and_no_pa
     let (ok, _, stderr) = c.build();
     assert!(!ok, "{stderr}");
     for needle in [
-        "error: e2e-strict@0.1.0: cargo-assets: `sprites/broken.png` (sprite): not a PNG, JPEG or WebP image",
+        "error: e2e-strict@0.1.0: cargo-assets: `sprites/broken.png` (sprite): not a PNG, JPEG, WebP, BMP or TGA image",
         "error: e2e-strict@0.1.0: cargo-assets: parcel `main` not written: it holds assets that failed",
         // The details, on the script's stderr.
-        "error: failed to process `sprites/broken.png` (sprite): not a PNG, JPEG or WebP image",
+        "error: failed to process `sprites/broken.png` (sprite): not a PNG, JPEG, WebP, BMP or TGA image",
     ] {
         assert!(
             stderr.contains(needle),

@@ -1,7 +1,8 @@
 //! WebP through the real binary: `.webp` files are images by default, and
 //! sprites and GPU textures take them as they take PNGs. The lossy fixture
 //! comes from libwebp (Pillow), as exporters write it; the lossless one from
-//! the `image` crate's encoder.
+//! the `image` crate's encoder. And the two older formats real trees still
+//! hold, TGA and BMP, written and read back by Pillow.
 
 use assets_runtime::{ParcelBuf, ResourceId};
 use assets_test_support::Project;
@@ -78,4 +79,50 @@ fn webp_files_are_images_sprites_and_textures_by_their_pixels() {
         .texture(ResourceId::of("textures/coin.webp"))
         .expect("a texture");
     assert_eq!(*texture.level(0).unwrap(), *want.as_raw().as_slice());
+}
+
+/// TGA (run-length encoded and raw, with alpha) and BMP files as Pillow
+/// writes them are images by default, with the pixels Pillow reads back;
+/// Pillow comes with CairoSVG in the test tools' environment
+/// (`tests/install-tools.sh`), skipped and said without it.
+#[test]
+fn tga_and_bmp_files_are_images_with_the_pixels_pillow_reads() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    let dir = p.path().join("assets/legacy art");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = "import sys\n\
+from PIL import Image\n\
+w, h = 13, 7\n\
+img = Image.new('RGBA', (w, h))\n\
+img.putdata([(x * 19 % 256, y * 37 % 256, (x * y * 5) % 256, 255 if (x + y) % 3 else 90) for y in range(h) for x in range(w)])\n\
+d = sys.argv[1]\n\
+img.save(d + '/icon rle.tga', compression='tga_rle')\n\
+img.save(d + '/icon.tga')\n\
+img.convert('RGB').save(d + '/icon.bmp')\n\
+names = ['icon rle.tga', 'icon.tga', 'icon.bmp']\n\
+sys.stdout.buffer.write(b''.join(Image.open(d + '/' + n).convert('RGBA').tobytes() for n in names))\n";
+    let Some(pillow) = assets_test_support::run_venv_python("Pillow", script, &[dir.as_os_str()])
+    else {
+        eprintln!("Pillow is not installed (tests/install-tools.sh): TGA and BMP not checked");
+        return;
+    };
+    let run = p.build_ok();
+    let buf = ParcelBuf::open(&run.parcel("main")).unwrap();
+    let parcel = buf.parcel();
+    let len = 13 * 7 * 4;
+    for (i, name) in ["icon rle.tga", "icon.tga", "icon.bmp"]
+        .into_iter()
+        .enumerate()
+    {
+        let image = parcel
+            .image(ResourceId::of(&format!("legacy art/{name}")))
+            .unwrap_or_else(|| panic!("{name}: an image"));
+        assert_eq!((image.header.width, image.header.height), (13, 7), "{name}");
+        assert!(
+            image.pixels().unwrap()[..] == pillow[i * len..(i + 1) * len],
+            "{name}: the pixels Pillow reads"
+        );
+    }
+    // The alpha survived (the BMP has none).
+    assert!(pillow[..len].chunks(4).any(|p| p[3] == 90));
 }

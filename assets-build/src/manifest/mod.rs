@@ -105,7 +105,7 @@ pub struct Manifest {
 /// The default processor for a file extension (design brief §6).
 pub fn default_processor(extension: Option<&str>) -> &'static str {
     match extension.map(str::to_ascii_lowercase).as_deref() {
-        Some("png" | "jpg" | "jpeg" | "webp") => "image",
+        Some("png" | "jpg" | "jpeg" | "webp" | "bmp" | "tga") => "image",
         Some("txt" | "json" | "ron" | "toml" | "glsl") => "text",
         Some("wgsl" | "wesl") => "shader",
         Some("ktx2") => "ktx2",

@@ -1,4 +1,4 @@
-//! `image`: decode PNG/JPEG/WebP with memory limits (or rasterize an SVG:
+//! `image`: decode PNG/JPEG/WebP/BMP/TGA with memory limits (or rasterize an SVG:
 //! [`super::svg`]), convert to RGBA8, store.
 //!
 //! Settings (all optional):
@@ -131,7 +131,7 @@ pub(crate) fn reserve_decode(
     ctx.reserve_memory(held, &format!("a {width}x{height} image"))
 }
 
-/// Decodes `bytes` (PNG, JPEG or WebP, detected from content, or an SVG
+/// Decodes `bytes` (PNG, JPEG, WebP, BMP or TGA, detected from content, or an SVG
 /// rasterized) to RGBA8, refusing images wider or taller than
 /// `max_dimension` before allocating them.
 pub fn decode_rgba8(bytes: &[u8], max_dimension: u32) -> Result<RgbaImage, ProcessError> {
@@ -211,16 +211,43 @@ pub(crate) fn decode_in(
     })
 }
 
+/// Why bytes are no image at all.
+const NOT_AN_IMAGE: &str = "not a PNG, JPEG, WebP, BMP or TGA image (unrecognized contents)";
+
+/// Whether `bytes` begin with a plausible TGA header, the one format here
+/// without a signature (the `image` crate does not guess it): no colour
+/// map or one of 8 to 32 bits, an image type TGA defines (colour-mapped,
+/// true-colour or grey, plain or run-length encoded), a size, and a pixel
+/// depth of 8, 15, 16, 24 or 32 bits. Text and other binary files fail it
+/// in the first three bytes.
+fn is_tga(bytes: &[u8]) -> bool {
+    let Some(header) = bytes.get(..18) else {
+        return false;
+    };
+    let colour_map = match header[1] {
+        0 => true,
+        1 => matches!(header[7], 15 | 16 | 24 | 32),
+        _ => false,
+    };
+    let size = |at: usize| u16::from_le_bytes([header[at], header[at + 1]]);
+    colour_map
+        && matches!(header[2], 1 | 2 | 3 | 9 | 10 | 11)
+        && size(12) > 0
+        && size(14) > 0
+        && matches!(header[16], 8 | 15 | 16 | 24 | 32)
+}
+
 /// A decoder for `bytes` (format from their contents) that refuses images
 /// wider or taller than `max_dimension`, and any over 1 GiB decoded.
 fn decoder(bytes: &[u8], max_dimension: u32) -> Result<impl ImageDecoder + '_, ProcessError> {
     let mut reader = ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| ProcessError::msg(format!("could not read image: {e}")))?;
+    if reader.format().is_none() && is_tga(bytes) {
+        reader.set_format(image::ImageFormat::Tga);
+    }
     if reader.format().is_none() {
-        return Err(ProcessError::msg(
-            "not a PNG, JPEG or WebP image (unrecognized contents)",
-        ));
+        return Err(ProcessError::msg(NOT_AN_IMAGE));
     }
     let mut limits = Limits::default();
     limits.max_image_width = Some(max_dimension);
@@ -617,12 +644,91 @@ mod tests {
         assert!(err.contains("too large"), "{err}");
     }
 
+    /// A 2×2 TGA as the format's specification lays one out, written
+    /// byte by byte (not by the `image` crate, which reads it): red, green
+    /// over blue, white, as `top` row then bottom row.
+    fn tga(image_type: u8, depth: u8, top_left_origin: bool) -> Vec<u8> {
+        let mut file = vec![0u8; 18];
+        file[2] = image_type;
+        file[12..16].copy_from_slice(&[2, 0, 2, 0]);
+        file[16] = depth;
+        // Alpha bits, and bit 5: the first row stored is the top one.
+        file[17] = if depth == 32 { 8 } else { 0 } | if top_left_origin { 0x20 } else { 0 };
+        let bgra = |[r, g, b, a]: [u8; 4]| [b, g, r, a];
+        let (top, bottom) = ([[255, 0, 0, 255], [0, 255, 0, 128]], [[0, 0, 255, 255], [255; 4]]);
+        let rows = if top_left_origin { [top, bottom] } else { [bottom, top] };
+        let px = depth as usize / 8;
+        for row in rows {
+            let bytes: Vec<u8> = row.iter().flat_map(|&p| bgra(p)[..px].to_vec()).collect();
+            if image_type == 10 {
+                // Run-length: each pixel a raw packet of one.
+                for pixel in bytes.chunks(px) {
+                    file.push(0);
+                    file.extend_from_slice(pixel);
+                }
+            } else {
+                file.extend_from_slice(&bytes);
+            }
+        }
+        file
+    }
+
+    #[test]
+    fn tga_and_bmp_files_decode_as_their_formats_lay_them_out() {
+        let want_rgba = [255, 0, 0, 255, 0, 255, 0, 128, 0, 0, 255, 255, 255, 255, 255, 255];
+        let want_rgb = [255, 0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255, 255, 255, 255, 255];
+        for (image_type, depth, top_left, want) in [
+            (2, 24, false, want_rgb),
+            (2, 32, true, want_rgba),
+            (10, 32, false, want_rgba),
+            (10, 24, true, want_rgb),
+        ] {
+            let file = tga(image_type, depth, top_left);
+            assert!(is_tga(&file));
+            let got = decode_rgba8(&file, 16).unwrap();
+            assert_eq!(got.dimensions(), (2, 2));
+            assert_eq!(got.as_raw()[..], want, "type {image_type}, {depth} bits, top-left {top_left}");
+        }
+
+        // A 24-bit BMP, rows bottom first, each padded to 4 bytes.
+        let mut bmp = b"BM".to_vec();
+        let rows: [[u8; 8]; 2] = [[255, 0, 0, 255, 255, 255, 0, 0], [0, 0, 255, 0, 255, 0, 0, 0]];
+        let size = 14 + 40 + 16u32;
+        bmp.extend_from_slice(&size.to_le_bytes());
+        bmp.extend_from_slice(&[0; 4]);
+        bmp.extend_from_slice(&54u32.to_le_bytes());
+        bmp.extend_from_slice(&40u32.to_le_bytes());
+        bmp.extend_from_slice(&2i32.to_le_bytes());
+        bmp.extend_from_slice(&2i32.to_le_bytes());
+        bmp.extend_from_slice(&1u16.to_le_bytes());
+        bmp.extend_from_slice(&24u16.to_le_bytes());
+        bmp.extend_from_slice(&[0; 24]);
+        rows.iter().for_each(|r| bmp.extend_from_slice(r));
+        let got = decode_rgba8(&bmp, 16).unwrap();
+        assert_eq!(got.as_raw()[..], want_rgb);
+
+        // Cut or corrupted anywhere: an error or an image, never a panic.
+        for file in [tga(10, 32, false), bmp] {
+            for len in 0..file.len() {
+                let _ = decode_rgba8(&file[..len], 16);
+            }
+            for at in 0..file.len() {
+                let mut corrupt = file.clone();
+                corrupt[at] ^= 0xa5;
+                let _ = decode_rgba8(&corrupt, 16);
+            }
+        }
+    }
+
     #[test]
     fn garbage_is_not_an_image() {
         let err = decode_rgba8(b"hello world, not a png", 16)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("not a PNG, JPEG or WebP"), "{err}");
+        assert!(err.contains("not a PNG, JPEG, WebP, BMP or TGA"), "{err}");
+        for other in [&b"hello world, not a png"[..], &[0u8; 40], &png(2, 2)] {
+            assert!(!is_tga(other));
+        }
         let mut truncated = png(8, 8);
         truncated.truncate(truncated.len() / 2);
         let err = decode_rgba8(&truncated, 16).unwrap_err().to_string();
