@@ -24,7 +24,7 @@ edition = "2021"
 '
 processed='
 [[package.metadata.assets.rules]]
-match = "**/*.{png,jpg,jpeg,webp}"
+match = "**/*.{png,jpg,jpeg,webp,bmp,tga}"
 processor = "texture"
 quality = "fast"
 
