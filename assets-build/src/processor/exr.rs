@@ -19,9 +19,10 @@
 //! Pixels land in the display window, as the `image` crate places them
 //! (the data window may be smaller, offset, or larger; what lies outside
 //! it is transparent black, as OpenEXR has it), so an RGB or RGBA file
-//! decodes to the same floats as before this module. Sizes are checked from the header before any
-//! pixel is allocated: `max-dimension` for the display and data windows,
-//! and 1 GiB for the decoded floats.
+//! decodes to the same floats as before this module. Sizes are checked
+//! from the headers before any pixel is allocated: `max-dimension` and
+//! 1 GiB of decoded floats for the display window and for every part's
+//! data window (all parts are read, the one used chosen after).
 
 use exr::prelude::{ReadChannels, ReadLayers, Text, Vec2};
 use image::Rgba32FImage;
@@ -52,7 +53,9 @@ pub(crate) fn dimensions(bytes: &[u8], max_dimension: u32) -> Result<(u32, u32),
         })?;
     let display = header.shared_attributes.display_window.size;
     check_size(display, max_dimension, "image")?;
-    check_size(header.layer_size, max_dimension, "data window")?;
+    for part in meta.headers.iter().filter(|h| !h.deep) {
+        check_size(part.layer_size, max_dimension, "data window")?;
+    }
     Ok((display.width() as u32, display.height() as u32))
 }
 

@@ -131,6 +131,22 @@ fn files_that_cannot_be_read_fail_naming_why() {
     let wide = exr_file((8, 3), (40, 3), (-16, 0), vec![("R", halves([0.0; 120]))]);
     let m = message(&wide, 32);
     assert!(m.contains("data window") && m.contains("40x3"), "{m}");
+
+    // Every part is read, so a part past the limit fails too, though
+    // another part holds the colour.
+    let part = |name: &str, w: usize, channel: &str| {
+        let samples = halves(vec![0.5; w * 3]);
+        let channels = AnyChannels::sort(SmallVec::from_vec(vec![AnyChannel::new(channel, samples)]));
+        Layer::new((w, 3), LayerAttributes::named(name), Encoding::SMALL_LOSSLESS, channels)
+    };
+    let layers = SmallVec::from_vec(vec![part("colour", 8, "R"), part("depth", 40, "Z")]);
+    let image = Image::new(ImageAttributes::new(IntegerBounds::new((0, 0), (8, 3))), layers);
+    let mut two_parts = std::io::Cursor::new(Vec::new());
+    image.write().to_buffered(&mut two_parts).expect("write EXR");
+    let two_parts = two_parts.into_inner();
+    let m = message(&two_parts, 32);
+    assert!(m.contains("data window") && m.contains("40x3"), "{m}");
+    assert_eq!(decode(&two_parts, 64).unwrap().dimensions(), (8, 3));
 }
 
 /// Every prefix of a file, and the file with any byte changed, is an
