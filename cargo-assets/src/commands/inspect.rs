@@ -144,6 +144,18 @@ fn parcel_file(args: &InspectArgs) -> anyhow::Result<PathBuf> {
     }
 }
 
+/// Where a resource named `name` is listed: by name, but an atlas's
+/// pages by number (`atlas:main#2` before `atlas:main#10`).
+fn listed_order(name: &str) -> (&str, Option<u64>, &str) {
+    match name
+        .rsplit_once('#')
+        .map(|(base, n)| (base, n.parse().ok()))
+    {
+        Some((base, Some(page))) => (base, Some(page), name),
+        _ => (name, None, name),
+    }
+}
+
 /// The directories in `dir`, in name order; none when it cannot be read.
 fn read_dirs(dir: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = (std::fs::read_dir(dir).into_iter().flatten().flatten())
@@ -198,7 +210,7 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
     }
     let in_patch = |r: &Resource<'_>| parcel.patch().is_some_and(|p| p.get(r.id).is_some());
     let mut resources: Vec<Resource<'_>> = parcel.iter().collect();
-    resources.sort_by_key(|r| r.name);
+    resources.sort_by_key(|r| listed_order(r.name));
     let mut corrupt = Vec::new();
     for r in &resources {
         let intact = r.verify().is_ok();
@@ -394,4 +406,33 @@ pub fn exec(args: &InspectArgs, shell: &Shell) -> anyhow::Result<Exit> {
         }
     }
     Ok(Exit::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listed_order;
+
+    #[test]
+    fn atlas_pages_are_listed_by_number() {
+        let mut names = [
+            "atlas:main#10",
+            "b.png",
+            "atlas:main#2",
+            "atlas:main",
+            "a#x",
+            "atlas:main#1",
+        ];
+        names.sort_by_key(|n| listed_order(n));
+        assert_eq!(
+            names,
+            [
+                "a#x",
+                "atlas:main",
+                "atlas:main#1",
+                "atlas:main#2",
+                "atlas:main#10",
+                "b.png"
+            ]
+        );
+    }
 }
