@@ -474,6 +474,39 @@ fn texture_encodes_a_png_into_a_ktx2_with_its_mips_and_refuses_to_drop_alpha() {
         .expect_ok();
     assert!(plain.diagnostics.is_empty(), "{:?}", plain.diagnostics);
     assert_eq!(size(&plain), (6, 3));
+
+    // `max-size`: halved until it fits, the top levels dropped; the rest
+    // of the chain is the full-size one's.
+    let big = || {
+        let pixels = image::RgbaImage::from_fn(64, 32, |x, y| {
+            image::Rgba([x as u8 * 4, y as u8 * 8, 9, 255])
+        });
+        let mut bytes = std::io::Cursor::new(Vec::new());
+        pixels
+            .write_to(&mut bytes, image::ImageFormat::Png)
+            .unwrap();
+        ProcessorTest::new("textures/big.png", bytes.into_inner())
+    };
+    let levels = |run: &assets_build::testing::Processed| {
+        let file = ktx2::Reader::new(run.main().to_vec()).unwrap();
+        file.levels().map(|l| l.data.to_vec()).collect::<Vec<_>>()
+    };
+    let full = big()
+        .settings("format = \"rgba8\"")
+        .run(&Texture)
+        .expect_ok();
+    let capped = big()
+        .settings("format = \"rgba8\"\nmax-size = 20")
+        .run(&Texture)
+        .expect_ok();
+    assert_eq!((size(&full), size(&capped)), ((64, 32), (16, 8)));
+    assert_eq!(levels(&capped)[..], levels(&full)[2..]);
+    let nothing = big().settings("max-size = 0").run(&Texture);
+    let error = nothing.error().unwrap();
+    assert!(
+        error.contains("`max-size = 0` leaves no texture"),
+        "{error}"
+    );
 }
 
 #[cfg(feature = "textures")]

@@ -282,6 +282,39 @@ allow-optional-format = true
     assert_eq!((w, h), (50, 50));
 }
 
+/// `max-size` on a platform: phones get the texture halved until it fits
+/// (its top levels dropped), desktops the whole one, from one rule.
+#[test]
+fn max_size_on_a_platform_drops_the_levels_above_it() {
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(
+        r#"
+[package.metadata.assets.platforms.mobile]
+targets = ["*-linux-android*"]
+
+[[package.metadata.assets.rules]]
+match = "*.png"
+processor = "texture"
+format = "rgba8"
+platforms.mobile = { max-size = 16 }
+"#,
+    )
+    .file("assets/field.png", encode_png(&photo(96, 64)));
+    let desktop = p.build_ok();
+    let mobile = p.run(&["build", "--target", "aarch64-linux-android"]);
+    assert!(mobile.success(), "{}", mobile.stderr);
+    let (_, w, h, whole) = read_back(&desktop.parcel("main"), "field.png");
+    assert_eq!((w, h, whole.len()), (96, 64, 7));
+    // 96x64 halved until it fits in 16: 12x8, and the chain below it,
+    // byte for byte the desktop's.
+    let (_, w, h, levels) = read_back(&mobile.parcel("main"), "field.png");
+    assert_eq!((w, h, levels.len()), (12, 8, 4));
+    assert!(
+        levels[..] == whole[3..],
+        "the desktop's levels from 12x8 down"
+    );
+}
+
 #[test]
 fn settings_a_format_cannot_take_are_errors_at_the_rule() {
     let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));

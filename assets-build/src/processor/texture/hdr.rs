@@ -84,7 +84,8 @@ pub fn chain(base: FloatLevel, mipmaps: bool) -> Vec<FloatLevel> {
     super::mips::successive(base, mipmaps, |l| (l.width, l.height), half_size)
 }
 
-fn half_size(level: &FloatLevel) -> FloatLevel {
+/// The next level of `level`.
+pub fn half_size(level: &FloatLevel) -> FloatLevel {
     let (w, h) = (level.width, level.height);
     let (nw, nh) = ((w / 2).max(1), (h / 2).max(1));
     let mut pixels = Vec::with_capacity((nw * nh * 4) as usize);

@@ -71,7 +71,7 @@ pub fn successive<L>(
 }
 
 /// The next level of `level`.
-fn half(level: &Level, texels: Texels) -> Level {
+pub fn half(level: &Level, texels: Texels) -> Level {
     let (w, h) = (level.width, level.height);
     let (nw, nh) = ((w / 2).max(1), (h / 2).max(1));
     let to_linear = srgb_to_linear_table();

@@ -27,6 +27,7 @@
 //! | `quality` | `"basic"` | `"fast"`, `"basic"` or `"slow"` (BC7, ASTC and UASTC encoder effort: astcenc's `fast`, `medium`, `thorough` presets, basisu's UASTC levels 1, 2, 3; the other formats have one) |
 //! | `max-dimension` | `16384` | width or height above this is an error |
 //! | `allow-optional-format` | `false` | build a format not every GPU of the target supports (the game checks the adapter's features) |
+//! | `max-size` | none | the largest width or height shipped (a platform's budget: `platforms.mobile = { max-size = 1024 }`): a larger image is halved with the mips' filter until it fits, its top levels dropped, as Unity's "Max Size" and Godot's size limit do |
 //! | `block-fit` | `"scale"` | a size that is not whole blocks of the format (which WebGPU, wgpu and Bevy refuse): `"scale"` it up to the next whole blocks, filtered as the mips are ([`mips::scaled`]), or `"keep"` it, padded, with a warning (Vulkan, Direct3D 12 and Metal take it) |
 //! | `uastc-rdo` | none | `uastc` only: Basis Universal's rate-distortion optimization at this lambda, `0.1` to `10` (`1.0` is a common choice): blocks zstd compresses far smaller, at some quality (BENCHMARKS.md, "KTX2 supercompression") |
 //! | `supercompression` | `"none"` | `"zstd"`: each level one zstd frame (KTX2's scheme 2, as `toktx --zcmp` writes), for KTX2 files shipped or served as they are; the runtime and `bevy_cargo_assets` decompress a level when it is read, where a plain one is borrowed in place. Inside a parcel it saves 3–15% over the parcel's own compression and costs decompression when read (BENCHMARKS.md, "KTX2 supercompression"). Feature `zstd` |
@@ -165,6 +166,10 @@ pub struct TextureSettings {
     /// What to do with a size that is not whole blocks of the format.
     #[serde(default)]
     pub block_fit: BlockFit,
+    /// The largest width or height shipped: a larger image is halved
+    /// (its mips' filter) until it fits, as a platform's smaller budget.
+    #[serde(default)]
+    pub max_size: Option<u32>,
 }
 
 /// The `block-fit` setting: a texture whose size is not a whole number of
@@ -472,6 +477,13 @@ impl Processor for Texture {
                 });
             }
         }
+        if s.max_size == Some(0) {
+            return Err(SettingsError {
+                message: "`max-size = 0` leaves no texture".to_owned(),
+                help: Some("a power of two that the platform's budget takes, such as `1024`".into()),
+                key: Some("max-size".into()),
+            });
+        }
         if s.supercompression == Supercompression::Zstd && !cfg!(feature = "zstd") {
             return Err(SettingsError {
                 message: NEEDS_ZSTD.to_owned(),
@@ -552,7 +564,11 @@ impl Processor for Texture {
             height,
             pixels: image.into_raw(),
         };
-        let fitted = (settings.block_fit).fitted(ctx, (width, height), format.block_size(), settings.format_name());
+        while settings.max_size.is_some_and(|max| base.width.max(base.height) > max) {
+            base = mips::half(&base, texels);
+        }
+        let size = (base.width, base.height);
+        let fitted = (settings.block_fit).fitted(ctx, size, format.block_size(), settings.format_name());
         if let Some((w, h)) = fitted {
             base = mips::scaled(&base, texels, w, h);
         }
@@ -580,6 +596,9 @@ impl Texture {
     ) -> Result<(), ProcessError> {
         let srgb = settings.color != Some(ColorSetting::Linear);
         let mut base = hdr::decode(bytes, settings.max_dimension, srgb)?;
+        while settings.max_size.is_some_and(|max| base.width.max(base.height) > max) {
+            base = hdr::half_size(&base);
+        }
         let size = (base.width, base.height);
         let fitted = (settings.block_fit).fitted(ctx, size, format.block_size(), settings.format_name());
         if let Some((w, h)) = fitted {
