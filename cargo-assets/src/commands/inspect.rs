@@ -78,10 +78,11 @@ fn describe_reflection(reflection: &serde_json::Value) -> String {
 
 /// The file of the parcel `args.parcel` names: that path when it is one,
 /// else the parcel of that name `cargo assets build` wrote for the
-/// package and variant (`main` → `<target>/assets/parcels/<package>/dev/main.parcel`).
+/// package and variant (`main` → `<target>/assets/parcels/<package>/dev/main.parcel`):
+/// a name has no path separator, is no `.parcel` file and no file at all.
 fn parcel_file(args: &InspectArgs) -> anyhow::Result<PathBuf> {
     let given = &args.parcel;
-    let name = given.to_str().filter(|n| !n.contains(['/', '\\', '.']));
+    let name = (given.to_str()).filter(|n| !n.contains(['/', '\\']) && !n.ends_with(".parcel"));
     let Some(name) = name.filter(|_| !given.exists()) else {
         return Ok(given.clone());
     };
