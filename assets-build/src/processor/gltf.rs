@@ -365,9 +365,10 @@ pub(crate) fn read(mut source: Vec<u8>) -> Result<Checked, ProcessError> {
     // (the Khronos validator warns of them; the `gltf` crate fails).
     let declared = source.get(8..12).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
     if let Some(declared) = declared.filter(|&d| source.starts_with(GLB_MAGIC) && (12..source.len()).contains(&d)) {
+        let extra = source.len() - declared;
+        let bytes = if extra == 1 { "byte" } else { "bytes" };
         warnings.push(format!(
-            "{} after the GLB's declared length ({declared}) are not part of the model: left out",
-            crate::report::plural(source.len() - declared, "byte")
+            "{extra} {bytes} past the GLB's declared length ({declared}) left out: not part of the model"
         ));
         source.truncate(declared);
     }
@@ -750,7 +751,7 @@ mod tests {
         file.push(0);
         let checked = read(file).unwrap();
         assert_eq!(checked.warnings.len(), 1);
-        assert!(checked.warnings[0].starts_with("1 byte after the GLB's declared length"));
+        assert!(checked.warnings[0].starts_with("1 byte past the GLB's declared length (48) left out"));
     }
 
     #[test]
