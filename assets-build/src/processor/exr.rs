@@ -44,13 +44,9 @@ pub(crate) fn is_exr(bytes: &[u8]) -> bool {
 /// checking the sizes [`decode`] will allocate.
 pub(crate) fn dimensions(bytes: &[u8], max_dimension: u32) -> Result<(u32, u32), ProcessError> {
     let meta = exr::meta::MetaData::read_from_buffered(bytes, false).map_err(exr_error)?;
-    let header = (meta.headers.iter())
-        .find(|h| !h.deep && h.channels.list.iter().any(|c| Place::of(&c.name).is_some()))
-        .ok_or_else(|| {
-            let names = (meta.headers.iter())
-                .flat_map(|h| h.channels.list.iter().map(|c| c.name.to_string()));
-            no_colour(names)
-        })?;
+    let header = first_with_colour(&meta.headers, |h| {
+        (!h.deep, h.channels.list.iter().map(|c| &c.name).collect())
+    })?;
     let display = header.shared_attributes.display_window.size;
     check_size(display, max_dimension, "image")?;
     for part in meta.headers.iter().filter(|h| !h.deep) {
@@ -70,13 +66,9 @@ pub(crate) fn decode(bytes: &[u8], max_dimension: u32) -> Result<Rgba32FImage, P
         .all_attributes()
         .from_buffered(std::io::Cursor::new(bytes))
         .map_err(exr_error)?;
-    let layer = (image.layer_data.iter())
-        .find(|l| l.channel_data.list.iter().any(|c| Place::of(&c.name).is_some()))
-        .ok_or_else(|| {
-            let names = (image.layer_data.iter())
-                .flat_map(|l| l.channel_data.list.iter().map(|c| c.name.to_string()));
-            no_colour(names)
-        })?;
+    let layer = first_with_colour(&image.layer_data, |l| {
+        (true, l.channel_data.list.iter().map(|c| &c.name).collect())
+    })?;
     let channels = &layer.channel_data.list;
     let named = |name: &str| channels.iter().find(|c| c.name.eq(name));
     if let Some(chroma) = ["RY", "BY"].into_iter().find(|n| named(n).is_some()) {
@@ -181,6 +173,20 @@ fn check_size(size: Vec2<usize>, max_dimension: u32, what: &str) -> Result<(), P
         )));
     }
     Ok(())
+}
+
+/// The first of `parts` (the headers, or the layers read) that may be
+/// used and has a colour channel; `channels` says whether a part may be
+/// used and names its channels. None: an error listing every part's.
+fn first_with_colour<'a, T>(
+    parts: &'a [T],
+    channels: impl Fn(&'a T) -> (bool, Vec<&'a Text>),
+) -> Result<&'a T, ProcessError> {
+    let found = parts.iter().find(|&part| {
+        let (usable, names) = channels(part);
+        usable && names.iter().any(|n| Place::of(n).is_some())
+    });
+    found.ok_or_else(|| no_colour(parts.iter().flat_map(|p| channels(p).1).map(Text::to_string)))
 }
 
 fn no_colour(names: impl Iterator<Item = String>) -> ProcessError {
