@@ -26,7 +26,6 @@ processed='
 [[package.metadata.assets.rules]]
 match = "**/*.{png,jpg,jpeg,webp,bmp,tga}"
 processor = "texture"
-quality = "fast"
 
 [[package.metadata.assets.rules]]
 match = "**/*.svg"

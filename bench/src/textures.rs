@@ -25,14 +25,16 @@ use image::RgbaImage;
 use crate::measure::{self, Sample};
 
 /// The encoders compared, with the effort setting that applies.
-const CASES: [(TextureFormat, Quality); 15] = [
+const CASES: [(TextureFormat, Quality); 17] = [
     (TextureFormat::Rgba8UnormSrgb, Quality::Basic),
     (TextureFormat::Bc1RgbaUnormSrgb, Quality::Basic),
     (TextureFormat::Bc3RgbaUnormSrgb, Quality::Basic),
+    (TextureFormat::Bc7RgbaUnormSrgb, Quality::Fastest),
     (TextureFormat::Bc7RgbaUnormSrgb, Quality::Fast),
     (TextureFormat::Bc7RgbaUnormSrgb, Quality::Basic),
     (TextureFormat::Bc7RgbaUnormSrgb, Quality::Slow),
     (TextureFormat::Etc2Rgb8UnormSrgb, Quality::Basic),
+    (TextureFormat::Astc4x4UnormSrgb, Quality::Fastest),
     (TextureFormat::Astc4x4UnormSrgb, Quality::Fast),
     (TextureFormat::Astc4x4UnormSrgb, Quality::Basic),
     (TextureFormat::Astc4x4UnormSrgb, Quality::Slow),
@@ -153,6 +155,7 @@ pub fn run(quick: bool, dir: Option<&Path>) -> String {
                 | TextureFormat::Etc2Rgb8UnormSrgb,
             ) => "-",
             _ => match quality {
+                Quality::Fastest => "fastest",
                 Quality::Fast => "fast",
                 Quality::Basic => "basic",
                 Quality::Slow => "slow",

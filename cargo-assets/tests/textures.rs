@@ -196,6 +196,59 @@ fn textures_are_ktx2_with_mip_chains_within_a_stated_psnr_per_platform() {
     assert_eq!(t.level_size(6), (1, 1));
 }
 
+/// A rule that names no `quality` encodes with `fastest` in a dev build
+/// and `basic` in a release build: a dev build is quick, what ships is
+/// the better encoding. Naming the effort makes every variant use it,
+/// byte for byte what the other variant's default made.
+#[test]
+fn quality_unset_is_fastest_in_dev_and_basic_in_release() {
+    let rule = |quality: &str| {
+        format!(
+            "[[package.metadata.assets.rules]]\nmatch = \"textures/*.png\"\nprocessor = \"texture\"\n{quality}"
+        )
+    };
+    let source = photo(128, 96);
+    let p = Project::new(env!("CARGO_BIN_EXE_cargo-assets"));
+    p.metadata(&rule(""))
+        .file("assets/textures/field.png", encode_png(&source));
+    let level0 = |run: &assets_test_support::Run| {
+        let (format, w, h, levels) = read_back(&run.parcel("main"), "textures/field.png");
+        assert_eq!(
+            (format, w, h),
+            (ktx2::Format::BC7_SRGB_BLOCK, 128, 96),
+            "BC7 in every variant"
+        );
+        levels.into_iter().next().unwrap()
+    };
+    let dev = level0(&p.build_ok());
+    let release = level0(&p.run(&["build", "--release"]));
+    assert_ne!(dev, release, "the variants' defaults differ");
+    let (dev_db, release_db) = (
+        psnr(
+            &source,
+            &decode(ktx2::Format::BC7_SRGB_BLOCK, &dev, 128, 96),
+        ),
+        psnr(
+            &source,
+            &decode(ktx2::Format::BC7_SRGB_BLOCK, &release, 128, 96),
+        ),
+    );
+    eprintln!("BC7 PSNR: dev (fastest) {dev_db:.2} dB, release (basic) {release_db:.2} dB");
+    assert!(
+        dev_db > 38.0 && release_db > 38.0,
+        "{dev_db:.1}, {release_db:.1} dB"
+    );
+
+    // Named, the effort holds in every variant: `basic` in dev is the
+    // release default's bytes, `fastest` in release the dev default's.
+    p.metadata(&rule("quality = \"basic\"\n"));
+    let run = p.build_ok();
+    assert_eq!(run.processed(), ["textures/field.png"]);
+    assert_eq!(level0(&run), release);
+    p.metadata(&rule("quality = \"fastest\"\n"));
+    assert_eq!(level0(&p.run(&["build", "--release"])), dev);
+}
+
 #[test]
 fn mips_are_filtered_as_light_not_as_numbers() {
     // A black and white checkerboard: its first mip is the grey of half the

@@ -68,7 +68,7 @@ pub fn encode_with(
             let mut out = vec![0; format.compressed_size(w, h)];
             let params = texpresso::Params {
                 algorithm: match quality {
-                    Quality::Fast => texpresso::Algorithm::RangeFit,
+                    Quality::Fastest | Quality::Fast => texpresso::Algorithm::RangeFit,
                     Quality::Basic | Quality::Slow => texpresso::Algorithm::ClusterFit,
                 },
                 ..Default::default()
@@ -98,6 +98,8 @@ pub fn encode_with(
         }
         F::Bc7RgbaUnorm | F::Bc7RgbaUnormSrgb => {
             let settings = match (quality, alpha) {
+                (Quality::Fastest, false) => bc7::opaque_very_fast_settings(),
+                (Quality::Fastest, true) => bc7::alpha_very_fast_settings(),
                 (Quality::Fast, false) => bc7::opaque_fast_settings(),
                 (Quality::Fast, true) => bc7::alpha_fast_settings(),
                 (Quality::Basic, false) => bc7::opaque_basic_settings(),
@@ -132,6 +134,7 @@ fn astc(level: &Level, format: TextureFormat, quality: Quality) -> Result<Vec<u8
         Profile::Ldr
     };
     let preset = match quality {
+        Quality::Fastest => Preset::Fastest,
         Quality::Fast => Preset::Fast,
         Quality::Basic => Preset::Medium,
         Quality::Slow => Preset::Thorough,

@@ -180,7 +180,7 @@ pub fn encode(level: &FloatLevel, format: TextureFormat, quality: Quality) -> Ve
             // huge magnitude: a distance field's inside came out 65504.
             let data = halves(level, w, h, 0.0);
             let settings = match quality {
-                Quality::Fast => intel_tex_2::bc6h::very_fast_settings(),
+                Quality::Fastest | Quality::Fast => intel_tex_2::bc6h::very_fast_settings(),
                 Quality::Basic => intel_tex_2::bc6h::basic_settings(),
                 Quality::Slow => intel_tex_2::bc6h::slow_settings(),
             };

@@ -24,7 +24,7 @@
 //! | `color` | `"srgb"` | `"srgb"` for color, `"linear"` for data (masks, roughness); `bc4` and `bc5` are always linear |
 //! | `normal-map` | `false` | tangent-space normals: linear, averaged as vectors and renormalized in the mips |
 //! | `mipmaps` | `true` | the full chain down to 1×1 |
-//! | `quality` | `"basic"` | `"fast"`, `"basic"` or `"slow"` (BC7, ASTC and UASTC encoder effort: astcenc's `fast`, `medium`, `thorough` presets, basisu's UASTC levels 1, 2, 3; the other formats have one) |
+//! | `quality` | `"fastest"` in dev builds, `"basic"` in release ([`Quality::default_for`]) | `"fastest"`, `"fast"`, `"basic"` or `"slow"` (BC7, BC6H, ASTC and UASTC encoder effort: Intel's BC7 `veryfast`, `fast`, `basic`, `slow` profiles, astcenc's `fastest`, `fast`, `medium`, `thorough` presets, basisu's UASTC levels 1, 1, 2, 3 (its level 0 loses up to 5 dB); BC6H has `veryfast` for the two quickest; the other formats have one) |
 //! | `max-dimension` | `16384` | width or height above this is an error |
 //! | `allow-optional-format` | `false` | build a format not every GPU of the target supports (the game checks the adapter's features) |
 //! | `max-size` | none | the largest width or height shipped (a platform's budget: `platforms.mobile = { max-size = 1024 }`): a larger image is halved with the mips' filter until it fits, its top levels dropped, as Unity's "Max Size" and Godot's size limit do |
@@ -120,16 +120,35 @@ pub enum ColorSetting {
     Linear,
 }
 
-/// Encoder effort for BC7 and ASTC.
+/// Encoder effort for BC7, BC6H, ASTC and UASTC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Quality {
-    /// Quickest.
+    /// Quickest: the default outside `release` ([`Quality::default_for`]).
+    Fastest,
+    /// Quick.
     Fast,
-    /// The default.
+    /// The default for `release`.
     Basic,
     /// Best.
     Slow,
+}
+
+impl Quality {
+    /// The effort when a rule names none: `basic` for the `release`
+    /// variant, what ships, and `fastest` for every other, where a build
+    /// should be quick (as Unreal encodes textures fast in the editor and
+    /// at full quality when cooking). The two are built apart anyway: a
+    /// step's key holds its variant. On Bevy's textures `fastest` is four
+    /// times quicker for BC7 and ASTC, 0.7 and 1.2 dB below (BENCHMARKS.md,
+    /// "GPU textures").
+    pub fn default_for(variant: &str) -> Quality {
+        if variant == "release" {
+            Quality::Basic
+        } else {
+            Quality::Fastest
+        }
+    }
 }
 
 /// Settings of the `texture` processor.
@@ -148,9 +167,9 @@ pub struct TextureSettings {
     /// Make the mip chain.
     #[serde(default = "super::text::yes")]
     pub mipmaps: bool,
-    /// Encoder effort.
-    #[serde(default = "default_quality")]
-    pub quality: Quality,
+    /// Encoder effort; unset, [`Quality::default_for`] the variant.
+    #[serde(default)]
+    pub quality: Option<Quality>,
     /// Largest accepted width or height.
     #[serde(default = "default_max_dimension")]
     pub max_dimension: u32,
@@ -346,11 +365,13 @@ fn default_format() -> FormatSetting {
     FormatSetting::Bc7
 }
 
-fn default_quality() -> Quality {
-    Quality::Basic
-}
-
 impl TextureSettings {
+    /// The encoder effort in `variant`: as written, else
+    /// [`Quality::default_for`] it.
+    pub fn quality_in(&self, variant: &str) -> Quality {
+        self.quality.unwrap_or_else(|| Quality::default_for(variant))
+    }
+
     /// The GPU format and how to filter, or why the settings do not fit.
     pub fn resolve(&self) -> Result<(TextureFormat, Texels), String> {
         use FormatSetting as S;
@@ -454,7 +475,8 @@ impl Processor for Texture {
         // 2: BC1 keeps 1-bit alpha (it was dropped), ETC2 RGBA.
         // 3: BC6H (unsigned) stores negative values as 0, not as 65504;
         // a size that is not whole blocks is scaled up to them (`block-fit`).
-        3
+        // 4: `quality` unset is `fastest` outside `release` (was `basic`).
+        4
     }
 
     fn check_settings(&self, s: &TextureSettings) -> Result<(), SettingsError> {
@@ -574,8 +596,9 @@ impl Processor for Texture {
         }
         let (width, height) = (base.width, base.height);
         let chain = mips::chain(base, texels, settings.mipmaps);
+        let quality = settings.quality_in(ctx.variant());
         let levels = crate::parallel::map(&chain, |level| {
-            encode::encode_with(level, format, settings.quality, alpha, settings.uastc_rdo)
+            encode::encode_with(level, format, quality, alpha, settings.uastc_rdo)
         })
         .into_iter()
         .collect::<Result<Vec<_>, _>>()
@@ -606,7 +629,8 @@ impl Texture {
         }
         let (width, height) = (base.width, base.height);
         let chain = hdr::chain(base, settings.mipmaps);
-        let levels = crate::parallel::map(&chain, |level| hdr::encode(level, format, settings.quality));
+        let quality = settings.quality_in(ctx.variant());
+        let levels = crate::parallel::map(&chain, |level| hdr::encode(level, format, quality));
         let file = ktx2_file(format, width, height, &levels, settings.supercompression)?;
         ctx.emit(assets_runtime::format::KIND_TEXTURE, file)
     }

@@ -82,13 +82,15 @@ pub fn encode(
     Ok(blocks.to_vec())
 }
 
-/// Sets the UASTC level of `quality`: basisu's levels 1 (`fast`), 2 (its
+/// Sets the UASTC level of `quality`: basisu's levels 1 (`fastest` and
+/// `fast`: its level 0 was 2.7 dB below on Bevy's textures, 5 dB on the
+/// worst, where level 1 is 0.1 dB below level 2), 2 (its
 /// default: `basic`) and 3 (`slow`; 4 is, in its own words, impractically
 /// slow). The crate's setter ORs the level into the flags, over the
 /// default already there, so the flags are written here whole.
 fn set_uastc_level(params: &mut CompressorParams, quality: Quality) {
     let level = match quality {
-        Quality::Fast => sys::UastcPackFlags_PackUASTCLevelFaster,
+        Quality::Fastest | Quality::Fast => sys::UastcPackFlags_PackUASTCLevelFaster,
         Quality::Basic => sys::UastcPackFlags_PackUASTCLevelDefault,
         Quality::Slow => sys::UastcPackFlags_PackUASTCLevelSlower,
     };
