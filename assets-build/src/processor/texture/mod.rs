@@ -24,7 +24,7 @@
 //! | `color` | `"srgb"` | `"srgb"` for color, `"linear"` for data (masks, roughness); `bc4` and `bc5` are always linear |
 //! | `normal-map` | `false` | tangent-space normals: linear, averaged as vectors and renormalized in the mips |
 //! | `mipmaps` | `true` | the full chain down to 1×1 |
-//! | `quality` | `"fastest"` in dev builds, `"basic"` in release ([`Quality::default_for`]) | `"fastest"`, `"fast"`, `"basic"` or `"slow"` (BC7, BC6H, ASTC and UASTC encoder effort: Intel's BC7 `veryfast`, `fast`, `basic`, `slow` profiles, astcenc's `fastest`, `fast`, `medium`, `thorough` presets, basisu's UASTC levels 1, 1, 2, 3 (its level 0 loses up to 5 dB); BC6H has `veryfast` for the two quickest; the other formats have one) |
+//! | `quality` | `"fastest"` in dev builds, `"basic"` in release ([`Quality::default_for`]) | `"fastest"`, `"fast"`, `"basic"` or `"slow"` (BC7, BC6H, ASTC and UASTC encoder effort: Intel's BC7 `veryfast`, `fast`, `basic`, `slow` profiles, astcenc's `fastest`, `fast`, `medium`, `thorough` presets, basisu's UASTC levels 1, 1, 2, 3 (its level 0 loses up to 5 dB); BC6H has `veryfast`, and BC1 with 1-bit alpha texpresso's range fit, for the two quickest, its cluster fit otherwise; the other formats have one) |
 //! | `max-dimension` | `16384` | width or height above this is an error |
 //! | `allow-optional-format` | `false` | build a format not every GPU of the target supports (the game checks the adapter's features) |
 //! | `max-size` | none | the largest width or height shipped (a platform's budget: `platforms.mobile = { max-size = 1024 }`): a larger image is halved with the mips' filter until it fits, its top levels dropped, as Unity's "Max Size" and Godot's size limit do |
@@ -120,7 +120,7 @@ pub enum ColorSetting {
     Linear,
 }
 
-/// Encoder effort for BC7, BC6H, ASTC and UASTC.
+/// Encoder effort for BC7, BC6H, ASTC, UASTC and BC1 with 1-bit alpha.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Quality {
