@@ -97,7 +97,7 @@ impl OnFailure {
     /// The default for a variant: [`OnFailure::KeepParcel`] for `release`,
     /// [`OnFailure::StandIn`] for every other.
     pub fn for_variant(variant: &str) -> OnFailure {
-        if variant == "release" {
+        if crate::manifest::is_release(variant) {
             OnFailure::KeepParcel
         } else {
             OnFailure::StandIn

@@ -47,7 +47,7 @@ pub(crate) use diagnostic::did_you_mean;
 use diagnostic::suggest_for_unknown_field;
 use raw::RawCargoToml;
 use resolve::Resolver;
-pub use settings::{Encoding, Settings, SettingsError};
+pub use settings::{Encoding, Settings, SettingsError, is_release};
 pub use spec::{
     Alias, AssetRoot, Assignment, AtlasSpec, DEFAULT_ATLAS, Ignore, MAX_ATLAS_SIZE, Origin,
     Override, ParcelSpec, Platform, PlatformSettings, Rule,

@@ -137,13 +137,21 @@ impl From<Encoding> for assets_runtime::image::Encoding {
     }
 }
 
+/// Whether `variant` is the one that ships, `release`: the defaults that
+/// trade build time for size or quality ([`Encoding::default_for`], parcels'
+/// compression, textures' effort) and a failure keeping the last parcel
+/// all follow it; every other variant is a development build.
+pub fn is_release(variant: &str) -> bool {
+    variant == "release"
+}
+
 impl Encoding {
     /// The encoding when a rule or atlas names none: `zstd` for the
     /// `release` variant (smallest parcels; falls back to `lz4` when
     /// assets-build's `zstd` feature is off), `lz4` for every other (a dev
     /// build should be quick).
     pub fn default_for(variant: &str) -> Encoding {
-        if variant == "release" && cfg!(feature = "zstd") {
+        if is_release(variant) && cfg!(feature = "zstd") {
             Encoding::Zstd
         } else {
             Encoding::Lz4

@@ -230,7 +230,7 @@ impl ParcelSpec {
     /// compressed by the parcel: image rows have their own `encoding`.
     pub fn compression_for(&self, variant: &str) -> Compression {
         self.compression
-            .unwrap_or(if variant == "release" && cfg!(feature = "zstd") {
+            .unwrap_or(if super::is_release(variant) && cfg!(feature = "zstd") {
                 Compression::Zstd
             } else {
                 Compression::Lz4

@@ -143,7 +143,7 @@ impl Quality {
     /// times quicker for BC7 and ASTC, 0.7 and 1.2 dB below (BENCHMARKS.md,
     /// "GPU textures").
     pub fn default_for(variant: &str) -> Quality {
-        if variant == "release" {
+        if crate::manifest::is_release(variant) {
             Quality::Basic
         } else {
             Quality::Fastest
