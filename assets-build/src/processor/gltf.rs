@@ -309,16 +309,21 @@ impl Packed {
             Placed::Kept(k) => (first_kept + k, None),
             Placed::Placeholder(n) => (first_placeholder + n, None),
         };
+        // Points a view (or its compressed data) at where its buffer went.
+        let point = |at: &mut serde_json::Map<String, Value>, (buffer, start): (usize, Option<u64>)| {
+            at.insert("buffer".into(), json!(buffer));
+            if let Some(start) = start {
+                let offset = at.get("byteOffset").and_then(Value::as_u64);
+                at.insert("byteOffset".into(), json!(offset.unwrap_or(0) + start));
+            }
+        };
         if let Some(views) = doc.get_mut("bufferViews").and_then(Value::as_array_mut) {
             for view in views.iter_mut().take(self.source_views) {
-                let (buffer, at) = moved(view["buffer"].as_u64().unwrap_or(0) as usize);
-                view["buffer"] = json!(buffer);
-                if let Some(at) = at {
-                    let offset = view.get("byteOffset").and_then(Value::as_u64);
-                    view["byteOffset"] = json!(offset.unwrap_or(0) + at);
-                }
+                let view = view.as_object_mut().expect("validated: views are objects");
+                let buffer = view.get("buffer").and_then(Value::as_u64).unwrap_or(0);
+                point(view, moved(buffer as usize));
                 // A compressed view's data is in a buffer of its own.
-                let meshopt = view.pointer_mut("/extensions/EXT_meshopt_compression");
+                let meshopt = view.get_mut("extensions").and_then(|e| e.get_mut("EXT_meshopt_compression"));
                 if let Some(meshopt) = meshopt.and_then(Value::as_object_mut) {
                     let source = meshopt.get("buffer").and_then(Value::as_u64);
                     let source = source.filter(|&b| (b as usize) < self.placed.len());
@@ -327,12 +332,7 @@ impl Packed {
                             "a buffer view's EXT_meshopt_compression.buffer names no buffer of the model",
                         ));
                     };
-                    let (buffer, at) = moved(source as usize);
-                    meshopt.insert("buffer".into(), json!(buffer));
-                    if let Some(at) = at {
-                        let offset = meshopt.get("byteOffset").and_then(Value::as_u64);
-                        meshopt.insert("byteOffset".into(), json!(offset.unwrap_or(0) + at));
-                    }
+                    point(meshopt, moved(source as usize));
                 }
             }
         }
