@@ -57,7 +57,8 @@ def save_again(path, i):
     return start
 
 
-print(f"{args.image}: {Image.open(args.image).size[0]}x{Image.open(args.image).size[1]}")
+width, height = Image.open(args.image).size
+print(f"{args.image}: {width}x{height}")
 print("| `quality` | save -> notice, three saves |\n|---|---|")
 for port, quality in enumerate(qualities, start=47311):
     with tempfile.TemporaryDirectory() as package:
