@@ -202,6 +202,17 @@ impl Pipeline {
         self.warm.get_or_insert_with(Mutex::default);
     }
 
+    /// [`Pipeline::keep_state_in_memory`], keeping at most `blobs` bytes
+    /// of blobs and what they decode to, and `facts` bytes of the small
+    /// values made from them (see `BlobMemory`), in place of the bounds
+    /// the machine's memory sets: for tests and benchmarks of a memory
+    /// too small for a project. Replaces a memory kept before.
+    #[doc(hidden)]
+    pub fn keep_state_in_memory_bounded(&mut self, blobs: usize, facts: usize) {
+        self.memory = Some(Arc::new(BlobMemory::with_capacities(blobs, facts)));
+        self.warm.get_or_insert_with(Mutex::default);
+    }
+
     /// Adds or replaces processors. What the pipeline kept is dropped.
     pub fn registry_mut(&mut self) -> &mut Registry {
         self.forget_all();

@@ -39,10 +39,10 @@ use std::sync::{Arc, Mutex};
 use crate::asset_path::AssetPath;
 use crate::manifest::{AssetRoot, Manifest, Settings};
 use crate::memory_budget::{DEFAULT_MEMORY_BUDGET, MemoryBudget};
-use crate::processor::context::{Dependencies, Recorded, StepInfo};
+use crate::processor::context::{Dependencies, Emitted, Recorded, StepInfo};
 use crate::processor::{Context, ErasedProcessor, ProcessError, Processor};
 use crate::record::{Diagnostic, InputState, OutputRecord, RECORD_FORMAT, Record};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 /// One processor run to set up: the asset, its settings, the files beside
 /// it and the outputs of the assets it may ask for.
@@ -205,12 +205,12 @@ impl ProcessorTest {
         run.references = recorded.references;
         run.diagnostics = recorded.diagnostics;
         run.outputs = (recorded.outputs.into_iter())
-            .map(|o| Output {
-                label: o.label,
-                kind: o.kind,
-                bytes: Arc::unwrap_or_clone(o.bytes),
+            .map(|o| {
+                let (label, kind) = (o.label.clone(), o.kind.clone());
+                let bytes = Arc::unwrap_or_clone(o.into_bytes(&store)?);
+                Ok(Output { label, kind, bytes })
             })
-            .collect();
+            .collect::<Result<_, StoreError>>()?;
         Ok(run)
     }
 }
@@ -312,10 +312,23 @@ impl Processed {
 }
 
 /// A record of `asset` holding `outputs`, which are put in `store`.
+/// An output's label, kind and bytes.
+type OutputBytes = (String, String, Arc<Vec<u8>>);
+
+/// Each output's label, kind and bytes.
+fn with_bytes(outputs: Vec<Emitted>, store: &Store) -> Result<Vec<OutputBytes>, StoreError> {
+    (outputs.into_iter())
+        .map(|o| {
+            let (label, kind) = (o.label.clone(), o.kind.clone());
+            Ok((label, kind, o.into_bytes(store)?))
+        })
+        .collect()
+}
+
 fn stored_record(
     store: &Store,
     asset: &AssetPath,
-    outputs: Vec<(String, String, Arc<Vec<u8>>)>,
+    outputs: Vec<OutputBytes>,
     variant: &str,
 ) -> Result<Arc<Record>, ProcessError> {
     let mut records = Vec::new();
@@ -433,11 +446,8 @@ impl Dependencies for Bench<'_> {
                 },
             });
         }
-        let outputs = recorded
-            .outputs
-            .into_iter()
-            .map(|o| (o.label, o.kind, o.bytes));
-        let record = stored_record(self.store, asset, outputs.collect(), self.variant)?;
+        let outputs = with_bytes(recorded.outputs, self.store)?;
+        let record = stored_record(self.store, asset, outputs, self.variant)?;
         lock(&self.built).insert(asset.clone(), Arc::clone(&record));
         Ok(record)
     }
@@ -463,8 +473,8 @@ impl Dependencies for Bench<'_> {
         }
         let (result, recorded) = self.process_with(&name, &[], &settings);
         result?;
-        let outputs = (recorded.outputs.into_iter()).map(|o| (o.label, o.kind, o.bytes));
-        let record = stored_record(self.store, &name, outputs.collect(), self.variant)?;
+        let outputs = with_bytes(recorded.outputs, self.store)?;
+        let record = stored_record(self.store, &name, outputs, self.variant)?;
         lock(&self.built).insert(name, Arc::clone(&record));
         Ok(record)
     }

@@ -21,7 +21,7 @@
 use crate::asset_path::AssetPath;
 use crate::hash::ContentHash;
 use crate::processor::ProcessError;
-use crate::processor::context::Emitted;
+use crate::processor::context::{Emitted, Payload};
 use crate::record::Record;
 
 /// Which fresh steps a build checks.
@@ -93,7 +93,7 @@ pub(crate) fn compare(record: &Record, rebuilt: &[Emitted]) -> Verification {
         let again = rebuilt
             .iter()
             .find(|r| r.label == o.label && r.kind == o.kind);
-        let hash = again.map(|r| ContentHash::of(&r.bytes));
+        let hash = again.map(rehash);
         if hash != Some(o.hash) {
             mismatches.push(OutputMismatch {
                 label: o.label.clone(),
@@ -111,7 +111,7 @@ pub(crate) fn compare(record: &Record, rebuilt: &[Emitted]) -> Verification {
             mismatches.push(OutputMismatch {
                 label: r.label.clone(),
                 cached: None,
-                rebuilt: Some(ContentHash::of(&r.bytes)),
+                rebuilt: Some(rehash(r)),
             });
         }
     }
@@ -119,6 +119,16 @@ pub(crate) fn compare(record: &Record, rebuilt: &[Emitted]) -> Verification {
         Verification::Same
     } else {
         Verification::Differs(mismatches)
+    }
+}
+
+/// The hash of the bytes a step made, worked out here; one held from
+/// before (never emitted by a step checked, see `Context::emit_held`) by
+/// the hash it is held under.
+fn rehash(emitted: &Emitted) -> ContentHash {
+    match &emitted.payload {
+        Payload::Made { bytes, .. } => ContentHash::of(bytes),
+        Payload::Held(held) => held.hash,
     }
 }
 

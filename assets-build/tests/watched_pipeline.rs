@@ -587,6 +587,33 @@ fn a_watched_atlas_of_several_pages_draws_again_only_what_changed() {
     assert_eq!(game.build_after(&sprites[..1]), 2);
 }
 
+/// The same, watched in a memory that keeps no blob (so no page and no
+/// sprite's pixels) but keeps facts: a re-pack emits the pages it need not
+/// draw by the hash of what the build before drew, which the parcel (or
+/// its patch) holds, and reads the pixels of the sprites on the pages it
+/// draws only. The oracle checks every build, with patches and without,
+/// and a build with no change at all runs nothing.
+#[test]
+fn an_atlas_whose_pages_the_memory_cannot_keep_is_emitted_from_what_holds_them() {
+    for patches in [false, true] {
+        let mut game = Game::with_patches(patches);
+        game.watched.keep_state_in_memory_bounded(0, 1 << 20);
+        let sprites = game.many_page_atlas();
+        let first = game.build(Changes::Unknown);
+        assert!(first >= 9, "{first} steps");
+        for (i, sprite) in sprites.iter().enumerate() {
+            game.sprite(&format!("sprites/s{i}.png"), 16, 12 - i as u8);
+            assert_eq!(game.build_after(std::slice::from_ref(sprite)), 2);
+        }
+        // Moved and repainted again: every page drawn, some emitted held.
+        game.sprite("sprites/s3.png", 14, 12);
+        assert_eq!(game.build_after(&sprites[3..4]), 2);
+        game.sprite("sprites/s3.png", 14, 13);
+        assert_eq!(game.build_after(&sprites[3..4]), 2);
+        assert_eq!(game.build_after(&[]), 0);
+    }
+}
+
 /// Watched with patches: a sprite repainted on one page of a many-page
 /// atlas brings its frame and that page into the patch, not the others
 /// (its frame is read with them through the base), and a game sees

@@ -2,29 +2,29 @@
 //! rotated, then its border extruded. O(pixels of the pages), unlike exporters
 //! that test every pixel against every frame.
 
-use super::layout::{AtlasLayout, Frame};
+use super::layout::Frame;
 use super::pack::Size;
 use crate::processor::sprite_source::SpriteSource;
 
-/// Draws page `page` of `layout` into `pixels` (its RGBA8 rows, cleared):
-/// `sources[i]` into `layout.frames[i]` for each frame on that page, with
-/// `extrude` pixels of each sprite's edge repeated around it. Pages are
-/// independent, so they can be drawn in parallel.
-pub fn draw_page(
-    layout: &AtlasLayout,
-    page: u32,
-    sources: &[&SpriteSource],
+/// Draws one page of `size` into `pixels` (its RGBA8 rows, cleared): each
+/// of `sprites`, the frames on that page with their sprites, into its
+/// frame, with `extrude` pixels of each sprite's edge repeated around it.
+/// Pages are independent, so they can be drawn in parallel; a page is
+/// drawn from its own sprites alone, so a re-pack that draws one page
+/// reads the pixels of that page's sprites only.
+pub fn draw_page<'s>(
+    size: Size,
+    sprites: impl IntoIterator<Item = (&'s Frame, &'s SpriteSource)>,
     extrude: u32,
     pixels: &mut [u8],
 ) {
-    let size = layout.pages[page as usize];
     assert_eq!(
         pixels.len(),
         size.area() as usize * 4,
         "a page buffer matches its size"
     );
-    for (frame, source) in layout.frames.iter().zip(sources) {
-        if frame.page != page || frame.w == 0 || frame.h == 0 {
+    for (frame, source) in sprites {
+        if frame.w == 0 || frame.h == 0 {
             continue;
         }
         blit(pixels, size, frame, source);
@@ -85,6 +85,7 @@ fn extrude_border(page: &mut [u8], size: Size, f: &Frame, n: u32) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::layout::AtlasLayout;
     use super::*;
 
     fn source(w: u32, h: u32) -> SpriteSource {
@@ -123,7 +124,7 @@ mod tests {
         };
         let size = layout.pages[0];
         let mut page = vec![0; size.area() as usize * 4];
-        draw_page(&layout, 0, &[&s], 1, &mut page);
+        draw_page(size, [(&layout.frames[0], &s)], 1, &mut page);
         let pages = [page];
         for sy in 0..2 {
             for sx in 0..3 {

@@ -12,6 +12,13 @@
 //!   the atlas, one touched but unchanged does not (early cutoff);
 //! - the sprites are read back from the store, never decoded here, so a
 //!   re-pack after one edit costs the packing and the page drawing only;
+//! - in a watched pipeline, what is needed of a sprite to lay it out (its
+//!   size and trim) and of a page to emit it (the hash of the output it
+//!   made) are kept as facts, apart from the pixels and pages: when the
+//!   memory cannot hold an atlas's pixels and pages (1M files: gigabytes),
+//!   a re-pack still reads only the sprites on the pages it draws, and
+//!   emits each other page by that hash, from the parcel holding it
+//!   ([`Memo::held`], `Context::emit_held`);
 //! - a sprite that failed takes its own last good pixels' place (the
 //!   scheduler's stand-in) or, in a build that writes parcels anyway
 //!   ([`crate::unstable::OnFailure::StandIn`]) and has none, leaves its slot empty:
@@ -34,6 +41,7 @@
 use std::sync::Arc;
 
 use assets_runtime::ResourceId;
+use assets_runtime::format::KIND_IMAGE;
 use assets_runtime::sprite::{SPRITE_LEN, SpriteFrame};
 use serde::Deserialize;
 
@@ -46,6 +54,7 @@ use crate::manifest::{AtlasSpec, Encoding};
 use crate::parallel;
 use crate::processor::image::ImageResource;
 use crate::processor::sprite_source::{SPRITE_SOURCES_KIND, SPRITES_LABEL, SpriteSource};
+use crate::processor::context::{Held, Memo};
 use crate::processor::{Context, DependencyOutputs, ProcessError, Processor};
 
 /// Output kind of an atlas's frame table (an intermediate, never in a parcel).
@@ -95,18 +104,19 @@ impl Processor for AtlasPacker {
             .iter()
             .map(|s| ctx.dependency_if_built(s))
             .collect::<Result<Vec<_>, _>>()?;
-        let members = read_members(&dependencies)?;
+        let memo = ctx.memo();
+        let members = read_members(&dependencies, memo)?;
         // Every sprite of every member, in member order; `owner[i]` is the
         // member sprite `i` came from.
-        let sources: Vec<&SpriteSource> = members.iter().flat_map(|m| m.sprites.iter()).collect();
+        let geometry: Vec<&Geometry> = members.iter().flat_map(|m| m.geometry.iter()).collect();
         let owner: Vec<usize> = (members.iter().enumerate())
-            .flat_map(|(i, m)| std::iter::repeat_n(i, m.sprites.len()))
+            .flat_map(|(i, m)| std::iter::repeat_n(i, m.geometry.len()))
             .collect();
-        let sizes: Vec<Size> = sources
+        let sizes: Vec<Size> = geometry
             .iter()
-            .map(|s| Size {
-                w: s.width,
-                h: s.height,
+            .map(|g| Size {
+                w: g.width,
+                h: g.height,
             })
             .collect();
         let name = ctx.asset().to_string();
@@ -114,7 +124,6 @@ impl Processor for AtlasPacker {
         // watched re-pack after an edit that kept every size (a sprite
         // redrawn in place) takes it from memory, so every sprite keeps its
         // place without packing again.
-        let memo = ctx.memo();
         // A large atlas is laid out in groups (see `layout.rs`), each
         // remembered on its own: a sprite that changed size re-packs its
         // group only.
@@ -125,7 +134,7 @@ impl Processor for AtlasPacker {
             .collect();
         let layout = lay_out_grouped(&group_of, groups, |indices| {
             let group: Vec<Size> = indices.iter().map(|&i| sizes[i]).collect();
-            memo.remembered(
+            memo.fact_or(
                 &layout_key(&group, spec),
                 || {
                     lay_out(&group, spec, &MaxRects::default()).map_err(|e| {
@@ -145,9 +154,11 @@ impl Processor for AtlasPacker {
         // Each page is drawn, compressed and hashed once for what it holds:
         // a watched re-pack after an edit takes every page whose sprites
         // kept their places from memory, as the last build made it, and
-        // emits it as it is kept (not copied, not hashed again).
+        // emits it as it is kept (not copied, not hashed again); or, when
+        // the memory no longer has its bytes, by the hash of the output it
+        // made, which the store still holds.
         let identities: Vec<(ContentHash, usize)> = (members.iter())
-            .flat_map(|m| (0..m.sprites.len()).map(|k| (m.hash, k)))
+            .flat_map(|m| (0..m.geometry.len()).map(|k| (m.hash, k)))
             .collect();
         let indices: Vec<u32> = (0..layout.pages.len() as u32).collect();
         // Each page's sprites, in order: a page's key hashes only its own
@@ -167,37 +178,69 @@ impl Processor for AtlasPacker {
         // (at 1M files half of a 190-page atlas was drawn again that way
         // on every edit, where a re-packed group is three pages).
         let kept: Vec<_> = keys.iter().map(|key| memo.kept(key)).collect();
+        let held: Vec<Option<Held>> = (keys.iter().zip(&kept))
+            .map(|(key, kept)| match kept {
+                Some(_) => None,
+                None => memo.held(key),
+            })
+            .collect();
+        // The pixels of the sprites on the pages to draw, and only those.
+        let mut needed = vec![false; members.len()];
+        for (i, pages) in on_page.iter().enumerate() {
+            if kept[i].is_none() && held[i].is_none() {
+                for &s in pages {
+                    needed[owner[s]] = true;
+                }
+            }
+        }
+        let pixels = read_pixels(&members, &needed)?;
+        let sources: Vec<Option<&SpriteSource>> = (members.iter().zip(&pixels))
+            .flat_map(|(m, p)| {
+                (0..m.geometry.len()).map(move |k| p.as_ref().and_then(|p| p.get(k)))
+            })
+            .collect();
         let pages = parallel::map(&indices, |&i| {
             let key = &keys[i as usize];
-            if let Some(page) = &kept[i as usize] {
-                return Ok(Arc::clone(page));
+            if let Some(held) = held[i as usize] {
+                return Ok::<_, ProcessError>(Page::Held(held));
             }
-            memo.remembered(
-                key,
-                || {
-                    let size = layout.pages[i as usize];
-                    let buffers = memo.buffers();
-                    let mut page = ImageResource::new_in(size.w, size.h, buffers);
-                    draw_page(&layout, i, &sources, spec.extrude, page.pixels_mut());
-                    let bytes = page.finish_in(spec.premultiply, encoding, Some(buffers))?;
-                    let hash = ContentHash::of(&bytes);
-                    Ok((Arc::new(bytes), hash))
-                },
-                |(bytes, _)| bytes.len(),
-            )
+            let made = match &kept[i as usize] {
+                Some(page) => Arc::clone(page),
+                None => memo.remembered(
+                    key,
+                    || {
+                        let size = layout.pages[i as usize];
+                        let buffers = memo.buffers();
+                        let mut page = ImageResource::new_in(size.w, size.h, buffers);
+                        let sprites = on_page[i as usize].iter().map(|&s| {
+                            let source = sources[s].expect("a page drawn has its sprites read");
+                            (&layout.frames[s], source)
+                        });
+                        draw_page(size, sprites, spec.extrude, page.pixels_mut());
+                        let bytes = page.finish_in(spec.premultiply, encoding, Some(buffers))?;
+                        let hash = ContentHash::of(&bytes);
+                        Ok((Arc::new(bytes), hash))
+                    },
+                    |(bytes, _)| bytes.len(),
+                )?,
+            };
+            let (bytes, hash) = &*made;
+            let size = bytes.len() as u64;
+            memo.keep_held(*key, Held { hash: *hash, size });
+            Ok(Page::Made(made))
         });
         for (i, page) in pages.into_iter().enumerate() {
-            let (bytes, hash) = &*page?;
-            let (bytes, hash) = (Arc::clone(bytes), *hash);
-            ctx.emit_shared(
-                &i.to_string(),
-                assets_runtime::format::KIND_IMAGE,
-                bytes,
-                hash,
-            )?;
+            let label = i.to_string();
+            match page? {
+                Page::Made(made) => {
+                    let (bytes, hash) = &*made;
+                    ctx.emit_shared(&label, KIND_IMAGE, Arc::clone(bytes), *hash)?;
+                }
+                Page::Held(held) => ctx.emit_held(&label, KIND_IMAGE, held)?,
+            }
         }
-        let mut frames = layout.frames.iter().zip(&sources).map(|(frame, source)| {
-            sprite_frame(&name, layout.pages[frame.page as usize], frame, source).encode()
+        let mut frames = layout.frames.iter().zip(&geometry).map(|(frame, g)| {
+            sprite_frame(&name, layout.pages[frame.page as usize], frame, g).encode()
         });
         let mut table = Vec::with_capacity(members.len() * SPRITE_LEN);
         for (slot, member) in members.iter().enumerate() {
@@ -207,7 +250,7 @@ impl Processor for AtlasPacker {
                 Brings::Several(kind, tables) => {
                     table.extend([0; SPRITE_LEN]);
                     let mut resource = tables.clone();
-                    for frame in frames.by_ref().take(member.sprites.len()) {
+                    for frame in frames.by_ref().take(member.geometry.len()) {
                         resource.extend(frame);
                     }
                     ctx.emit_labeled(&member_label(slot), kind, resource)?;
@@ -225,7 +268,7 @@ pub(crate) fn member_label(slot: usize) -> String {
 }
 
 /// Where one sprite lies, as the parcel stores it.
-fn sprite_frame(atlas: &str, page: Size, frame: &Frame, source: &SpriteSource) -> SpriteFrame {
+fn sprite_frame(atlas: &str, page: Size, frame: &Frame, sprite: &Geometry) -> SpriteFrame {
     let (pw, ph) = (page.w as f32, page.h as f32);
     SpriteFrame {
         page: ResourceId::of_runtime(&format!("{atlas}#{}", frame.page)),
@@ -235,10 +278,10 @@ fn sprite_frame(atlas: &str, page: Size, frame: &Frame, source: &SpriteSource) -
         w: frame.w,
         h: frame.h,
         rotated: frame.rotated,
-        trim_x: source.trim_x,
-        trim_y: source.trim_y,
-        source_width: source.source_width,
-        source_height: source.source_height,
+        trim_x: sprite.trim_x,
+        trim_y: sprite.trim_y,
+        source_width: sprite.source_width,
+        source_height: sprite.source_height,
         uv: [
             frame.x as f32 / pw,
             frame.y as f32 / ph,
@@ -248,16 +291,57 @@ fn sprite_frame(atlas: &str, page: Size, frame: &Frame, source: &SpriteSource) -
     }
 }
 
-/// What one member of the atlas brings: one sprite, or several with the
-/// tables their frames complete (the member's main output and its kind).
-struct Member {
-    /// Shared with a watched pipeline's memory, which keeps them for the
-    /// next re-pack (see `Store::decoded`).
-    sprites: Arc<Vec<SpriteSource>>,
-    /// The hash of the output they were decoded from: it names their
-    /// pixels (see [`page_key`]).
+/// A sprite without its pixels: what its place and frame depend on. A
+/// watched pipeline keeps each member's as a fact ([`Memo::fact`]), so a
+/// re-pack reads the pixels of the sprites on the pages it draws only.
+#[derive(Debug, Clone, Copy)]
+struct Geometry {
+    /// The kept pixels' size.
+    width: u32,
+    height: u32,
+    /// Where they were cut from the image as authored, and its size.
+    trim_x: u32,
+    trim_y: u32,
+    source_width: u32,
+    source_height: u32,
+}
+
+impl Geometry {
+    fn of(s: &SpriteSource) -> Geometry {
+        Geometry {
+            width: s.width,
+            height: s.height,
+            trim_x: s.trim_x,
+            trim_y: s.trim_y,
+            source_width: s.source_width,
+            source_height: s.source_height,
+        }
+    }
+}
+
+/// One member of the atlas, as its step reads it.
+struct Member<'d> {
+    /// Its sprites' sizes and trims: from a watched pipeline's facts when
+    /// they are there, else from the pixels, read for them.
+    geometry: Arc<Vec<Geometry>>,
+    /// Its sprites' pixels, if they were read for the geometry. Shared
+    /// with a watched pipeline's memory, which keeps them for the next
+    /// re-pack (see `Store::decoded`).
+    pixels: Option<Arc<Vec<SpriteSource>>>,
+    /// Where the pixels are read from: the member's outputs and the label
+    /// of its sprites (`None` for a member that failed).
+    from: Option<(&'d DependencyOutputs<'d>, &'static str)>,
+    /// The hash of the output the sprites are read from: it names their
+    /// pixels (see [`page_key`]), and their geometry.
     hash: ContentHash,
     brings: Brings,
+}
+
+/// A page the step emits: made (drawn now, or kept in memory), or held by
+/// the store from the build that drew it.
+enum Page {
+    Made(Arc<(Arc<Vec<u8>>, ContentHash)>),
+    Held(Held),
 }
 
 /// What a member's slot in the frame table and resources holds.
@@ -319,15 +403,23 @@ fn too_large(
     ))
 }
 
-/// Reads the members' cached pixels, on every core: the atlas step often
-/// runs alone at the end of a build, and thousands of small reads are most of
-/// its time after an edit. A watched pipeline keeps them decoded between
-/// builds, so a re-pack after one edit decodes only the edited sprite.
-fn read_members(members: &[Option<DependencyOutputs<'_>>]) -> Result<Vec<Member>, ProcessError> {
-    parallel::map(members, |d| {
-        let Some(d) = d else {
+/// Reads what each member is, on every core: the atlas step often runs
+/// alone at the end of a build, and thousands of small reads are most of
+/// its time after an edit. A member's geometry comes from a watched
+/// pipeline's facts when they have it; else its pixels are read (and kept
+/// by that pipeline, which then decodes only the edited sprite in a
+/// re-pack).
+fn read_members<'d>(
+    members: &'d [Option<DependencyOutputs<'d>>],
+    memo: Memo<'_>,
+) -> Result<Vec<Member<'d>>, ProcessError> {
+    let indices: Vec<usize> = (0..members.len()).collect();
+    parallel::map(&indices, |&i| {
+        let Some(d) = &members[i] else {
             return Ok(Member {
-                sprites: Arc::new(Vec::new()),
+                geometry: Arc::default(),
+                pixels: None,
+                from: None,
                 hash: ContentHash::from_bytes([0; 32]),
                 brings: Brings::Nothing,
             });
@@ -341,32 +433,74 @@ fn read_members(members: &[Option<DependencyOutputs<'_>>]) -> Result<Vec<Member>
             .find(|o| o.label == label)
             .map(|o| o.hash)
             .ok_or_else(|| ProcessError::msg("an atlas member has no main output"))?;
-        if !several {
-            let sprites = d.decoded(
-                "",
-                |b| Ok(vec![SpriteSource::decode(b)?]),
-                |s| pixel_bytes(s),
-            )?;
-            return Ok(Member {
-                sprites,
-                hash,
-                brings: Brings::One,
-            });
-        }
-        let kind = (d.outputs().iter())
-            .find(|o| o.label.is_empty())
-            .map(|o| o.kind.clone())
-            .ok_or_else(|| {
-                ProcessError::msg("an atlas member with several sprites has no main output")
-            })?;
+        let brings = if several {
+            let kind = (d.outputs().iter())
+                .find(|o| o.label.is_empty())
+                .map(|o| o.kind.clone())
+                .ok_or_else(|| {
+                    ProcessError::msg("an atlas member with several sprites has no main output")
+                })?;
+            Brings::Several(kind, d.bytes("")?)
+        } else {
+            Brings::One
+        };
+        let (geometry, pixels) = match memo.fact::<Vec<Geometry>>(&hash) {
+            Some(geometry) => (geometry, None),
+            None => {
+                let pixels = decode(d, label)?;
+                let geometry: Arc<Vec<Geometry>> = Arc::new(pixels.iter().map(Geometry::of).collect());
+                let size = 64 + geometry.len() * std::mem::size_of::<Geometry>();
+                memo.keep_fact(hash, Arc::clone(&geometry), size);
+                (geometry, Some(pixels))
+            }
+        };
         Ok(Member {
-            sprites: d.decoded(SPRITES_LABEL, SpriteSource::decode_list, |s| pixel_bytes(s))?,
+            geometry,
+            pixels,
+            from: Some((d, label)),
             hash,
-            brings: Brings::Several(kind, d.bytes("")?),
+            brings,
         })
     })
     .into_iter()
     .collect()
+}
+
+/// Each member's pixels where `needed` says so (on every core), read if
+/// [`read_members`] did not read them already; `None` for the others.
+fn read_pixels(
+    members: &[Member<'_>],
+    needed: &[bool],
+) -> Result<Vec<Option<Arc<Vec<SpriteSource>>>>, ProcessError> {
+    let indices: Vec<usize> = (0..members.len()).collect();
+    parallel::map(&indices, |&i| {
+        let m = &members[i];
+        match (&m.pixels, m.from) {
+            (Some(pixels), _) => Ok(Some(Arc::clone(pixels))),
+            (None, Some((d, label))) if needed[i] => {
+                let pixels = decode(d, label)?;
+                // The geometry kept is the pixels': both come from the
+                // bytes one hash names.
+                if pixels.len() != m.geometry.len() {
+                    return Err(ProcessError::msg("cached sprite list is malformed"));
+                }
+                Ok(Some(pixels))
+            }
+            (None, _) => Ok(None),
+        }
+    })
+    .into_iter()
+    .collect()
+}
+
+/// The sprites of a member's output labelled `label` (its one sprite, or
+/// its list), decoded; kept by a watched pipeline's memory.
+fn decode(d: &DependencyOutputs<'_>, label: &str) -> Result<Arc<Vec<SpriteSource>>, ProcessError> {
+    if label == SPRITES_LABEL {
+        d.decoded(label, SpriteSource::decode_list, |s| pixel_bytes(s))
+    } else {
+        d.decoded(label, |b| Ok(vec![SpriteSource::decode(b)?]), |s| pixel_bytes(s))
+    }
 }
 
 /// A name for page `page`'s bytes as this step makes them: a hash of

@@ -460,7 +460,7 @@ fn write_one(
         changed.sort_unstable();
         changed.dedup();
     }
-    let sums_stamp = store.write_text(&sums_path, now)?;
+    let sums_stamp = store.write_sums(&sums_path, now)?;
     store.write_atomic(&key_path, KeyFile::text(key, Stamp::of(path)).as_bytes())?;
     patch::remove(path)?;
     if let Some(memo) = memo {

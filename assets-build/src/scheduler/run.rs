@@ -15,7 +15,7 @@ use crate::hash::ContentHash;
 use crate::parallel;
 use crate::processor::{
     Context, ErasedProcessor, ProcessError,
-    context::{Emitted, StepInfo},
+    context::{Emitted, Payload, StepInfo},
 };
 use crate::record::{DirtyReason, OutputRecord, RECORD_FORMAT, Record, system_time_ns};
 use crate::remote;
@@ -125,13 +125,26 @@ impl Scheduler<'_> {
         let upload = self.remote.filter(|r| r.writes());
         // Outputs a parcel will hold are only hashed here (unless the step
         // knew their hash), and kept for it below, their bytes shared.
-        let put = |o: &Emitted| match o.hash {
-            Some(hash) if bound.holds(&o.kind) => Ok(hash),
-            None if bound.holds(&o.kind) => Ok(ContentHash::of(&o.bytes)),
-            Some(hash) => self.store.put_checked(hash, &o.bytes),
-            None => self.store.put(&o.bytes),
+        // Outputs held already (made before, see `Context::emit_held`) are
+        // neither hashed nor stored again.
+        let put = |o: &Emitted| match &o.payload {
+            Payload::Held(held) => Ok(held.hash),
+            Payload::Made {
+                hash: Some(hash), ..
+            } if bound.holds(&o.kind) => Ok(*hash),
+            Payload::Made { bytes, hash: None } if bound.holds(&o.kind) => {
+                Ok(ContentHash::of(bytes))
+            }
+            Payload::Made {
+                bytes,
+                hash: Some(hash),
+            } => self.store.put_checked(*hash, bytes),
+            Payload::Made { bytes, hash: None } => self.store.put(bytes),
         };
-        let total: usize = recorded.outputs.iter().map(|o| o.bytes.len()).sum();
+        let total: u64 = (recorded.outputs.iter())
+            .filter(|o| matches!(o.payload, Payload::Made { .. }))
+            .map(Emitted::size)
+            .sum();
         let hashes: Vec<_> = if total >= PARALLEL_PUT_BYTES {
             parallel::map(&recorded.outputs, put)
         } else {
@@ -140,18 +153,33 @@ impl Scheduler<'_> {
         let mut outputs = Vec::with_capacity(recorded.outputs.len());
         let mut uploaded = Vec::new();
         for (o, hash) in recorded.outputs.into_iter().zip(hashes) {
+            let size = o.size();
             let Emitted {
-                label, kind, bytes, ..
+                label,
+                kind,
+                payload,
             } = o;
             let hash = hash.map_err(|e| Failure::Error(e.into()))?;
-            let size = bytes.len() as u64;
-            if bound.holds(&kind) {
-                if upload.is_some() {
-                    uploaded.push(bytes.to_vec());
+            match payload {
+                // A remote that is written to gets every output's bytes.
+                Payload::Held(held) => {
+                    if upload.is_some() {
+                        let bytes = self.store.get(&held.hash);
+                        uploaded.push(bytes.map_err(|e| Failure::Error(e.into()))?);
+                    }
                 }
-                (self.store.put_deferred(hash, bytes)).map_err(|e| Failure::Error(e.into()))?;
-            } else if upload.is_some() {
-                uploaded.push(Arc::unwrap_or_clone(bytes));
+                Payload::Made { bytes, .. } if bound.holds(&kind) => {
+                    if upload.is_some() {
+                        uploaded.push(bytes.to_vec());
+                    }
+                    (self.store.put_deferred(hash, bytes))
+                        .map_err(|e| Failure::Error(e.into()))?;
+                }
+                Payload::Made { bytes, .. } => {
+                    if upload.is_some() {
+                        uploaded.push(Arc::unwrap_or_clone(bytes));
+                    }
+                }
             }
             outputs.push(OutputRecord {
                 label,
@@ -204,7 +232,7 @@ impl Scheduler<'_> {
 const MAX_HEALS: usize = 3;
 
 /// Outputs of at least this many bytes in all are stored in parallel.
-const PARALLEL_PUT_BYTES: usize = 4 << 20;
+const PARALLEL_PUT_BYTES: u64 = 4 << 20;
 
 pub(super) enum Failure {
     Dependency(AssetPath),

@@ -28,7 +28,8 @@ use crate::asset_path::{AssetPath, is_atlas_name};
 use crate::freshness::{self, Current, DependencyState, Verdict};
 use crate::hash::ContentHash;
 use crate::manifest::Settings;
-use crate::processor::{Context, ErasedProcessor, ProcessError, context::StepInfo};
+use crate::processor::context::{Payload, StepInfo};
+use crate::processor::{Context, ErasedProcessor, ProcessError};
 use crate::record::{DirtyReason, OutputRecord, RECORD_FORMAT, Record, step_key, system_time_ns};
 
 /// One temporary build of a build: its record, or why it failed.
@@ -169,14 +170,19 @@ impl Scheduler<'_> {
         }
         let mut outputs = Vec::with_capacity(recorded.outputs.len());
         for o in recorded.outputs {
-            let hash = match o.hash {
-                Some(hash) => self.store.put_checked(hash, &o.bytes)?,
-                None => self.store.put(&o.bytes)?,
+            let size = o.size();
+            let hash = match &o.payload {
+                Payload::Made {
+                    bytes,
+                    hash: Some(hash),
+                } => self.store.put_checked(*hash, bytes)?,
+                Payload::Made { bytes, hash: None } => self.store.put(bytes)?,
+                Payload::Held(held) => held.hash,
             };
             outputs.push(OutputRecord {
                 label: o.label,
                 kind: o.kind,
-                size: o.bytes.len() as u64,
+                size,
                 hash,
             });
         }

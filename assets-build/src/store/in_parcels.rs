@@ -47,7 +47,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use assets_runtime::ParcelBuf;
@@ -56,13 +56,12 @@ use assets_runtime::line_escape::unescape;
 use super::{BlobLocation, StoreError};
 use crate::hash::ContentHash;
 use crate::parcel_sums;
+use crate::record::FileStamp;
 
 /// The blobs a set of parcels holds whole, and the parcels.
 #[derive(Debug, Default)]
 pub(crate) struct InParcels {
     parcels: Vec<Held>,
-    /// Blob hash -> the first parcel holding it and the resource's name.
-    blobs: HashMap<ContentHash, (usize, String)>,
 }
 
 #[derive(Debug)]
@@ -73,10 +72,59 @@ struct Held {
     /// The parcel the `.sums` describes, opened (and validated) on the
     /// first read; `None` if it no longer opens as that parcel.
     buf: OnceLock<Option<ParcelBuf>>,
-    /// The table checksum its `.sums` states.
-    table_checksum: u64,
+    /// What its `.sums` says.
+    index: Arc<SumsIndex>,
     /// Set when one of its resources was found corrupt.
     distrusted: AtomicBool,
+}
+
+/// What one `.sums` file says: the table checksum of the parcel it
+/// describes, and the resource holding each blob that parcel holds whole.
+#[derive(Debug)]
+pub(crate) struct SumsIndex {
+    table_checksum: u64,
+    blobs: HashMap<ContentHash, String>,
+}
+
+impl SumsIndex {
+    /// The index of a `.sums` text; `None` without its header.
+    pub(crate) fn of(text: &str) -> Option<SumsIndex> {
+        let (_, table_checksum) = parcel_sums::header(text)?;
+        let mut blobs = HashMap::new();
+        for (content, name) in parcel_sums::lines(text) {
+            if let Some(hash) = parcel_sums::whole_blob(content) {
+                blobs
+                    .entry(hash)
+                    .or_insert_with(|| unescape(name).into_owned());
+            }
+        }
+        Some(SumsIndex {
+            table_checksum,
+            blobs,
+        })
+    }
+}
+
+/// The `.sums` files a long-lived pipeline has read, by path, each with
+/// the stamp of the file it was read from: a build's store reads again
+/// only those another file has replaced since. At 1M files the parcel's
+/// `.sums` is 141 MB, and reading it for each watched edit was 0.35 s
+/// of it (the atlas asks for its pages, `Memo::held`).
+#[derive(Debug, Default)]
+pub(crate) struct KeptSums(Mutex<HashMap<PathBuf, (FileStamp, Arc<SumsIndex>)>>);
+
+impl KeptSums {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (FileStamp, Arc<SumsIndex>)>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Keeps `index`, of the text just written to the `.sums` at `path`,
+    /// whose stamp is now `stamp`: the next build's store then reads
+    /// nothing of it (a watched pipeline writes its parcels whole when
+    /// idle, and the first edit after would read them back).
+    pub(crate) fn keep(&self, path: &Path, stamp: FileStamp, index: SumsIndex) {
+        self.lock().insert(path.to_owned(), (stamp, Arc::new(index)));
+    }
 }
 
 /// The file name ending of a parcel's `.sums`.
@@ -87,69 +135,69 @@ const PATCH_SUMS_SUFFIX: &str = ".parcel.patch.sums";
 impl InParcels {
     /// The parcels of every package and variant under `parcels` (the
     /// cache's `parcels/`, laid out `<package>/<slot>/`). Reads each
-    /// `.sums`, and each parcel's header only: a no-op build asks whether
-    /// outputs exist, and reads none.
-    pub(crate) fn load(parcels: &Path) -> InParcels {
+    /// `.sums` (but those `kept` has, as they were), and each parcel's
+    /// header only: a no-op build asks whether outputs exist, and reads
+    /// none.
+    pub(crate) fn load(parcels: &Path, kept: Option<&KeptSums>) -> InParcels {
         let mut held = InParcels::default();
+        let mut seen = Vec::new();
         for package in sorted_entries(parcels) {
             for slot in sorted_entries(&package) {
-                held.add_dir(&slot);
+                held.add_dir(&slot, kept, &mut seen);
             }
+        }
+        // What is gone, or was not read again, is not kept.
+        if let Some(kept) = kept {
+            kept.lock().retain(|path, _| seen.contains(path));
         }
         held
     }
 
-    fn add_dir(&mut self, dir: &Path) {
+    fn add_dir(&mut self, dir: &Path, kept: Option<&KeptSums>, seen: &mut Vec<PathBuf>) {
         for sums in sorted_entries(dir) {
             let Some(name) = sums.file_name().and_then(|n| n.to_str()) else {
                 continue;
             };
             // Sorted, so a parcel's `.sums` comes before its patch's.
-            if let Some(stem) = name.strip_suffix(SUMS_SUFFIX) {
-                let parcel = dir.join(format!("{stem}.parcel"));
-                self.add(parcel, &sums, false);
+            let (parcel, patch) = if let Some(stem) = name.strip_suffix(SUMS_SUFFIX) {
+                (dir.join(format!("{stem}.parcel")), false)
             } else if let Some(stem) = name.strip_suffix(PATCH_SUMS_SUFFIX) {
-                let patch = dir.join(format!("{stem}.parcel.patch"));
-                self.add(patch, &sums, true);
+                (dir.join(format!("{stem}.parcel.patch")), true)
+            } else {
+                continue;
+            };
+            if let Some(index) = index_of(&sums, kept) {
+                seen.push(sums);
+                self.add(parcel, index, patch);
             }
         }
     }
 
-    /// Adds the parcel (or `patch`) at `path` if its `.sums` at
-    /// `sums_path` describes it.
-    fn add(&mut self, path: PathBuf, sums_path: &Path, patch: bool) {
-        let Ok(text) = fs::read_to_string(sums_path) else {
+    /// Adds the parcel (or `patch`) at `path` if the `.sums` read into
+    /// `index` describes it.
+    fn add(&mut self, path: PathBuf, index: Arc<SumsIndex>, patch: bool) {
+        if !parcel_sums::describes(index.table_checksum, &path) {
             return;
-        };
-        let Some((_, table_checksum)) = parcel_sums::header(&text) else {
-            return;
-        };
-        if !parcel_sums::describes(table_checksum, &path) {
-            return;
-        }
-        let index = self.parcels.len();
-        for (content, name) in parcel_sums::lines(&text) {
-            if let Some(hash) = parcel_sums::whole_blob(content) {
-                self.blobs
-                    .entry(hash)
-                    .or_insert_with(|| (index, unescape(name).into_owned()));
-            }
         }
         self.parcels.push(Held {
             path,
             patch,
             buf: OnceLock::new(),
-            table_checksum,
+            index,
             distrusted: AtomicBool::new(false),
         });
+    }
+
+    /// The first parcel holding the blob `hash`, and the resource's name.
+    fn first(&self, hash: &ContentHash) -> Option<(&Held, &str)> {
+        (self.parcels.iter()).find_map(|h| h.index.blobs.get(hash).map(|n| (h, n.as_str())))
     }
 
     /// Whether a parcel holds the blob `hash`. (Its size is not checked
     /// here: the hash names the bytes, and reading them checks both.)
     pub(crate) fn has(&self, hash: &ContentHash) -> bool {
-        self.blobs
-            .get(hash)
-            .is_some_and(|(parcel, _)| !self.parcels[*parcel].distrusted.load(Ordering::Relaxed))
+        self.first(hash)
+            .is_some_and(|(held, _)| !held.distrusted.load(Ordering::Relaxed))
     }
 
     /// Opens the parcel at `path`, if it is one of these, so that it can
@@ -165,12 +213,11 @@ impl InParcels {
 
     /// Which parcel holds the blob `hash`, to read it later.
     pub(crate) fn source(&self, hash: &ContentHash) -> Option<BlobSource> {
-        let (parcel, name) = self.blobs.get(hash)?;
-        let held = &self.parcels[*parcel];
+        let (held, name) = self.first(hash)?;
         (!held.distrusted.load(Ordering::Relaxed)).then(|| BlobSource::InParcel {
             parcel: held.path.clone(),
             patch: held.patch,
-            name: name.clone(),
+            name: name.to_owned(),
         })
     }
 
@@ -178,10 +225,9 @@ impl InParcels {
     /// `Ok(None)` if no parcel (still trusted) holds it, an error if the
     /// one that should is damaged.
     pub(crate) fn read(&self, hash: &ContentHash) -> Result<Option<Vec<u8>>, StoreError> {
-        let Some((parcel, name)) = self.blobs.get(hash) else {
+        let Some((held, name)) = self.first(hash) else {
             return Ok(None);
         };
-        let held = &self.parcels[*parcel];
         if held.distrusted.load(Ordering::Relaxed) {
             return Ok(None);
         }
@@ -217,7 +263,7 @@ impl Held {
         self.buf.get_or_init(|| {
             open(&self.path, self.patch)
                 .ok()
-                .filter(|b| b.parcel().table_checksum() == self.table_checksum)
+                .filter(|b| b.parcel().table_checksum() == self.index.table_checksum)
         })
     }
 
@@ -280,6 +326,25 @@ impl BlobSource {
             }
         }
     }
+}
+
+/// The index of the `.sums` at `path`: as `kept` has it while the file is
+/// the one it was read from, else read (and then kept).
+fn index_of(path: &Path, kept: Option<&KeptSums>) -> Option<Arc<SumsIndex>> {
+    let mut file = fs::File::open(path).ok()?;
+    let stamp = FileStamp::of(&file.metadata().ok()?);
+    if let Some((was, index)) = kept.and_then(|k| k.lock().get(path).cloned())
+        && was == stamp
+    {
+        return Some(index);
+    }
+    let mut text = String::new();
+    io::Read::read_to_string(&mut file, &mut text).ok()?;
+    let index = Arc::new(SumsIndex::of(&text)?);
+    if let Some(kept) = kept {
+        kept.lock().insert(path.to_owned(), (stamp, Arc::clone(&index)));
+    }
+    Some(index)
 }
 
 /// The entries of `dir`, sorted (so that of two parcels holding one blob,

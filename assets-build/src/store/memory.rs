@@ -9,6 +9,7 @@ use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::in_parcels::KeptSums;
 use super::pack::KeptIndex;
 use crate::buffers::Buffers;
 use crate::hash::ContentHash;
@@ -26,10 +27,15 @@ use crate::record::FileStamp;
 /// if it still does not fit it is not kept. A project whose largest atlas (its sprites and pages) does not
 /// fit decodes it again on every edit: 512 MiB held 1M files'
 /// 137,000-sprite atlas in part, and an edit took 6–8 s, 4.8–5 s with 3 GiB.
+///
+/// Facts ([`BlobMemory::fact`]: a sprite's size, a layout, which blob a
+/// page's inputs made) are kept apart, with a bound of their own, so that
+/// the blobs and decoded values cannot push them out.
 #[derive(Debug)]
 pub struct BlobMemory {
     inner: Mutex<MemoryInner>,
     capacity: usize,
+    facts_capacity: usize,
     /// Large buffers for the next build's atlas pages (`buffers.rs`).
     pub(super) buffers: Arc<Buffers>,
     /// The pack files' index, read again only where they grew (`pack.rs`,
@@ -37,6 +43,12 @@ pub struct BlobMemory {
     pub(super) pack_index: Arc<Mutex<Option<KeptIndex>>>,
     /// Text files read whole on every build, by path ([`BlobMemory::text`]).
     texts: Mutex<HashMap<PathBuf, (FileStamp, Arc<str>)>>,
+    /// Small values a hash names ([`BlobMemory::fact`]), bounded apart
+    /// from the blobs and what they decode to.
+    facts: Mutex<MemoryInner>,
+    /// The parcels' `.sums` files as read, while they are the same files
+    /// (one per parcel, outside the capacity, as the texts are).
+    pub(super) kept_sums: KeptSums,
 }
 
 impl Default for BlobMemory {
@@ -179,13 +191,24 @@ impl BlobMemory {
         eighth.clamp(Self::CAPACITY, Self::MAX_CAPACITY)
     }
 
+    /// A memory of `capacity` bytes, and an eighth of that for facts
+    /// ([`BlobMemory::fact`]).
     pub(super) fn with_capacity(capacity: usize) -> BlobMemory {
+        BlobMemory::with_capacities(capacity, capacity / 8)
+    }
+
+    /// A memory of `blobs` bytes for blobs and what they decode to, and
+    /// `facts` bytes for facts.
+    pub fn with_capacities(blobs: usize, facts: usize) -> BlobMemory {
         BlobMemory {
             inner: Mutex::default(),
-            capacity,
+            capacity: blobs,
+            facts_capacity: facts,
             buffers: Arc::default(),
             pack_index: Arc::default(),
             texts: Mutex::default(),
+            facts: Mutex::default(),
+            kept_sums: KeptSums::default(),
         }
     }
 
@@ -196,9 +219,11 @@ impl BlobMemory {
     /// Starts a generation: what the next build uses is kept before what
     /// earlier builds used.
     pub(super) fn next_generation(&self) {
-        let mut inner = self.lock();
-        inner.victims = Vec::new();
-        inner.generation += 1;
+        for memory in [&self.inner, &self.facts] {
+            let mut inner = memory.lock().unwrap_or_else(|p| p.into_inner());
+            inner.victims = Vec::new();
+            inner.generation += 1;
+        }
     }
 
     pub(super) fn get(&self, hash: &ContentHash) -> Option<Vec<u8>> {
@@ -304,6 +329,42 @@ impl BlobMemory {
         }
         inner.bytes += size;
         inner.decoded.insert(hash, (value, size, inner.generation));
+    }
+}
+
+/// Facts: small values that a hash names, each a pure function of what
+/// the hash names (a sprite's size, an atlas group's layout, which blob a
+/// page's inputs made). They are kept apart from the blobs and what these
+/// decode to, in a memory of their own: at 1M files an atlas's decoded
+/// sprites are gigabytes, and kept with them, the few megabytes that let
+/// a re-pack skip reading the sprites were pushed out with them.
+impl BlobMemory {
+    /// The fact kept under `key`, if any.
+    pub(super) fn fact(&self, key: &ContentHash) -> Option<Decoded> {
+        let mut facts = self.facts.lock().unwrap_or_else(|p| p.into_inner());
+        let generation = facts.generation;
+        facts.decoded.get_mut(key).map(|(value, _, used)| {
+            *used = generation;
+            Arc::clone(value)
+        })
+    }
+
+    /// Keeps `value`, `size` bytes, as the fact `key` names (one kept
+    /// already is marked as used instead); the least recently used facts
+    /// go when they would be more than their share.
+    pub(super) fn keep_fact(&self, key: ContentHash, value: Decoded, size: usize) {
+        let capacity = self.facts_capacity;
+        let mut facts = self.facts.lock().unwrap_or_else(|p| p.into_inner());
+        let facts = &mut *facts;
+        if let Some((_, _, used)) = facts.decoded.get_mut(&key) {
+            *used = facts.generation;
+            return;
+        }
+        if !facts.make_room(size, capacity) {
+            return;
+        }
+        facts.bytes += size;
+        facts.decoded.insert(key, (value, size, facts.generation));
     }
 }
 
@@ -443,6 +504,30 @@ mod tests {
         memory.keep(hash(6), &[6; 50]);
         assert!(memory.get(&hash(1)).is_none() && memory.decoded(&hash(3)).is_none());
         assert!(memory.get(&hash(6)).is_some());
+    }
+
+    /// Facts have their own bound: blobs that fill the memory push none
+    /// out, and facts past their bound push out the least recently used
+    /// fact only.
+    #[test]
+    fn facts_are_kept_apart_from_blobs_within_a_bound_of_their_own() {
+        let memory = BlobMemory::with_capacities(10, 30);
+        let hash = |n: u8| ContentHash::of(&[n]);
+        memory.keep_fact(hash(0), Arc::new(0u32), 10);
+        memory.keep_fact(hash(1), Arc::new(1u32), 10);
+        memory.next_generation();
+        memory.keep(hash(9), &[9; 10]);
+        memory.next_generation();
+        memory.keep(hash(8), &[8; 10]);
+        assert!(memory.get(&hash(9)).is_none(), "a blob made room for a blob");
+        assert!(memory.fact(&hash(0)).is_some() && memory.fact(&hash(1)).is_some());
+        // Fact 1 is used (looked up, or kept again) by this build, 0 not.
+        memory.next_generation();
+        memory.keep_fact(hash(1), Arc::new(1u32), 10);
+        memory.keep_fact(hash(2), Arc::new(2u32), 20);
+        assert!(memory.fact(&hash(0)).is_none(), "the least recently used fact went");
+        assert!(memory.fact(&hash(1)).is_some() && memory.fact(&hash(2)).is_some());
+        assert!(memory.get(&hash(8)).is_some(), "facts make no room among blobs");
     }
 
     #[test]

@@ -43,7 +43,8 @@
 //! the bytes of a given hash never change. Only bytes that were hashed on
 //! the way in (written, or read and verified) are kept. It keeps what a blob
 //! decodes to as well, for a reader that asks ([`Store::decoded`]): an
-//! atlas's sprites, whose decoding was a tenth of a watched edit.
+//! atlas's sprites, whose decoding was a tenth of a watched edit; and small
+//! facts a hash names ([`Store::fact`]), in a bound of their own.
 //!
 //! Files are not fsynced: the rules above survive a killed process, and after a
 //! power loss rule 3 and unreadable records make the next build redo the work.
@@ -67,7 +68,7 @@ pub(crate) mod pack;
 
 use atomic::write_then_rename;
 pub(crate) use in_parcels::BlobSource;
-use in_parcels::InParcels;
+use in_parcels::{InParcels, KeptSums, SumsIndex};
 pub use memory::BlobMemory;
 pub use pack::BlobLocation;
 use pack::{PACK_MAX_BLOB, Packs};
@@ -365,6 +366,23 @@ impl Store {
         Ok(stamp)
     }
 
+    /// [`Store::write_text`] of a parcel's `.sums`: a long-lived
+    /// pipeline's memory keeps what it says as well, so that the next
+    /// build's store does not read it back (`in_parcels::KeptSums`).
+    pub(crate) fn write_sums(&self, path: &Path, text: String) -> Result<FileStamp, StoreError> {
+        let index = self.kept_sums().and_then(|_| SumsIndex::of(&text));
+        let stamp = self.write_text(path, text)?;
+        if let (Some(kept), Some(index)) = (self.kept_sums(), index) {
+            kept.keep(path, stamp, index);
+        }
+        Ok(stamp)
+    }
+
+    /// The `.sums` files a long-lived pipeline keeps read.
+    fn kept_sums(&self) -> Option<&KeptSums> {
+        self.memory.as_ref().map(|m| &m.kept_sums)
+    }
+
     /// The blobs [`Store::put_deferred`] holds back now.
     pub(crate) fn deferred_hashes(&self) -> Vec<ContentHash> {
         if !self.deferring.load(Ordering::Relaxed) {
@@ -424,7 +442,7 @@ impl Store {
     /// What the cache's parcels hold, read on first use.
     fn in_parcels(&self) -> &InParcels {
         self.in_parcels
-            .get_or_init(|| InParcels::load(&self.layout.parcels()))
+            .get_or_init(|| InParcels::load(&self.layout.parcels(), self.kept_sums()))
     }
 
     /// Whether a blob with this hash and size is present: stored, kept in
@@ -518,6 +536,27 @@ impl Store {
         (self.memory.as_ref())
             .and_then(|m| m.decoded(hash))
             .and_then(|value| value.downcast::<T>().ok())
+    }
+
+    /// The fact `key` names, if a long-lived pipeline's memory keeps it as
+    /// a `T` (see `BlobMemory`'s facts).
+    pub(crate) fn fact<T: Send + Sync + 'static>(&self, key: &ContentHash) -> Option<Arc<T>> {
+        (self.memory.as_ref())
+            .and_then(|m| m.fact(key))
+            .and_then(|value| value.downcast::<T>().ok())
+    }
+
+    /// Keeps `value` (about `size` bytes) as the fact `key` names, a pure
+    /// function of it, in a long-lived pipeline's memory; nothing without one.
+    pub(crate) fn keep_fact<T: Send + Sync + 'static>(
+        &self,
+        key: ContentHash,
+        value: Arc<T>,
+        size: usize,
+    ) {
+        if let Some(memory) = &self.memory {
+            memory.keep_fact(key, value, size);
+        }
     }
 
     /// The pool of large buffers this build's steps share (kept across

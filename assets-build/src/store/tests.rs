@@ -32,14 +32,25 @@ fn parcel(dir: &Path, bytes: &[u8], claimed: ContentHash) -> PathBuf {
     path
 }
 
+/// Each store a build opens, a long-lived pipeline's too: its memory keeps
+/// the `.sums` files read (`in_parcels::KeptSums`; no blob, which would be
+/// served before a parcel is asked), and must read one again once another
+/// file replaces it, and forget one removed.
 #[test]
 fn deferred_blobs_are_stored_only_if_no_parcel_took_them_and_then_read_from_it() {
+    for memory in [None, Some(Arc::new(BlobMemory::with_capacities(0, 0)))] {
+        deferred_blobs_in(&memory);
+    }
+}
+
+fn deferred_blobs_in(memory: &Option<Arc<BlobMemory>>) {
     let dir = tempfile::tempdir().unwrap();
+    let open = |dir: &Path| Store::open_with_memory(dir, memory.clone());
     let parcels = CacheLayout::new(dir.path()).parcel_dir("game", "dev");
     let level = vec![7u8; 5000];
     let (held, left) = (ContentHash::of(&level), ContentHash::of(b"left out"));
     {
-        let store = Store::open(dir.path()).unwrap();
+        let store = open(dir.path()).unwrap();
         store.put_deferred(held, Arc::new(level.clone())).unwrap();
         store
             .put_deferred(left, Arc::new(b"left out".to_vec()))
@@ -52,7 +63,7 @@ fn deferred_blobs_are_stored_only_if_no_parcel_took_them_and_then_read_from_it()
         assert!(store.locate(&left).is_some() && store.locate(&held).is_none());
     }
     // A later build finds it in the parcel, decompressed and checked.
-    let store = Store::open(dir.path()).unwrap();
+    let store = open(dir.path()).unwrap();
     assert!(store.has(&held, 5000));
     assert_eq!(store.get(&held).unwrap(), level);
 
@@ -60,13 +71,13 @@ fn deferred_blobs_are_stored_only_if_no_parcel_took_them_and_then_read_from_it()
     let sums = parcels.join("main.parcel.sums");
     let text = fs::read_to_string(&sums).unwrap();
     fs::write(&sums, text.replacen("zstd ", "zstd 1", 1)).unwrap();
-    assert!(!Store::open(dir.path()).unwrap().has(&held, 5000));
+    assert!(!open(dir.path()).unwrap().has(&held, 5000));
 
     // A resource whose bytes are not the blob its `.sums` names (its
     // own checksums intact: rewritten by hand): corrupt, and the parcel
     // is trusted no more, by this store and by later ones.
     let path = parcel(&parcels, &[8u8; 5000], held);
-    let store = Store::open(dir.path()).unwrap();
+    let store = open(dir.path()).unwrap();
     assert!(store.has(&held, 5000));
     assert!(matches!(
         store.get(&held),
@@ -74,7 +85,7 @@ fn deferred_blobs_are_stored_only_if_no_parcel_took_them_and_then_read_from_it()
     ));
     assert!(!store.has(&held, 5000) && store.get(&held).is_err());
     assert!(!sums.exists());
-    assert!(!Store::open(dir.path()).unwrap().has(&held, 5000));
+    assert!(!open(dir.path()).unwrap().has(&held, 5000));
 }
 
 #[test]

@@ -109,11 +109,48 @@ pub(crate) struct Recorded {
 pub(crate) struct Emitted {
     pub label: String,
     pub kind: String,
-    /// Shared when something else keeps them too (an atlas page that a
-    /// watched pipeline remembers, [`Memo::remembered`]).
-    pub bytes: Arc<Vec<u8>>,
-    /// Their hash, when it was worked out as they were made.
-    pub hash: Option<ContentHash>,
+    pub payload: Payload,
+}
+
+/// What an emitted output is.
+#[derive(Debug)]
+pub(crate) enum Payload {
+    /// Bytes the step made: shared when something else keeps them too (an
+    /// atlas page that a watched pipeline remembers, [`Memo::remembered`]),
+    /// with their hash when it was worked out as they were made.
+    Made {
+        bytes: Arc<Vec<u8>>,
+        hash: Option<ContentHash>,
+    },
+    /// Bytes made before and held by the store, named by their hash, not
+    /// read ([`Context::emit_held`]).
+    Held(Held),
+}
+
+impl Emitted {
+    /// The output's size in bytes.
+    pub(crate) fn size(&self) -> u64 {
+        match &self.payload {
+            Payload::Made { bytes, .. } => bytes.len() as u64,
+            Payload::Held(held) => held.size,
+        }
+    }
+
+    /// The output's bytes: as made, or read from `store` if held.
+    pub(crate) fn into_bytes(self, store: &Store) -> Result<Arc<Vec<u8>>, StoreError> {
+        match self.payload {
+            Payload::Made { bytes, .. } => Ok(bytes),
+            Payload::Held(held) => store.get_shared(&held.hash),
+        }
+    }
+}
+
+/// An output made before that the store still holds: its hash and size
+/// ([`Memo::held`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Held {
+    pub hash: ContentHash,
+    pub size: u64,
 }
 
 /// The handle a [`super::Processor`] works through. Every file it reads and
@@ -586,7 +623,8 @@ impl<'a> Context<'a> {
         kind: &str,
         bytes: Vec<u8>,
     ) -> Result<(), ProcessError> {
-        self.push_output(label, kind, Arc::new(bytes), None)
+        let bytes = Arc::new(bytes);
+        self.push_output(label, kind, Payload::Made { bytes, hash: None })
     }
 
     /// [`Context::emit_labeled`] of bytes kept elsewhere too, whose hash
@@ -599,15 +637,29 @@ impl<'a> Context<'a> {
         hash: ContentHash,
     ) -> Result<(), ProcessError> {
         debug_assert_eq!(hash, ContentHash::of(&bytes));
-        self.push_output(label, kind, bytes, Some(hash))
+        let hash = Some(hash);
+        self.push_output(label, kind, Payload::Made { bytes, hash })
+    }
+
+    /// [`Context::emit_labeled`] of bytes made before, that the store
+    /// still holds ([`Memo::held`] said so): named by their hash, neither
+    /// read nor made again. A watched atlas emits its unchanged pages so
+    /// when its memory no longer has their bytes.
+    pub(crate) fn emit_held(
+        &mut self,
+        label: &str,
+        kind: &str,
+        held: Held,
+    ) -> Result<(), ProcessError> {
+        debug_assert!(!self.reproducing, "a step checked makes every output");
+        self.push_output(label, kind, Payload::Held(held))
     }
 
     fn push_output(
         &mut self,
         label: &str,
         kind: &str,
-        bytes: Arc<Vec<u8>>,
-        hash: Option<ContentHash>,
+        payload: Payload,
     ) -> Result<(), ProcessError> {
         if self.recorded.outputs.iter().any(|o| o.label == label) {
             return Err(ProcessError::DuplicateOutput {
@@ -617,8 +669,7 @@ impl<'a> Context<'a> {
         self.recorded.outputs.push(Emitted {
             label: label.to_owned(),
             kind: kind.to_owned(),
-            bytes,
-            hash,
+            payload,
         });
         Ok(())
     }
@@ -689,6 +740,61 @@ impl<'a> Memo<'a> {
     /// The build's pool of large buffers (`buffers.rs`).
     pub(crate) fn buffers(&self) -> &'a Buffers {
         self.store.buffers()
+    }
+
+    /// The fact `key` names, if a long-lived pipeline keeps it: a small
+    /// value that is a pure function of what `key` hashes (a sprite's
+    /// size, a group's layout), kept apart from the large values of
+    /// [`Memo::remembered`], so that these do not push it out.
+    pub(crate) fn fact<T: Send + Sync + 'static>(&self, key: &ContentHash) -> Option<Arc<T>> {
+        self.remember.then(|| self.store.fact(key)).flatten()
+    }
+
+    /// Keeps `value`, about `size` bytes, as the fact `key` names (see
+    /// [`Memo::fact`]).
+    pub(crate) fn keep_fact<T: Send + Sync + 'static>(
+        &self,
+        key: ContentHash,
+        value: Arc<T>,
+        size: usize,
+    ) {
+        if self.remember {
+            self.store.keep_fact(key, value, size);
+        }
+    }
+
+    /// The fact `key` names, made by `make` (a pure function of what
+    /// `key` hashes) and kept if a long-lived pipeline does not have it.
+    pub(crate) fn fact_or<T: Send + Sync + 'static>(
+        &self,
+        key: &ContentHash,
+        make: impl FnOnce() -> Result<T, ProcessError>,
+        size: impl FnOnce(&T) -> usize,
+    ) -> Result<Arc<T>, ProcessError> {
+        if let Some(value) = self.fact(key) {
+            return Ok(value);
+        }
+        let value = make()?;
+        let size = size(&value);
+        let value = Arc::new(value);
+        self.keep_fact(*key, Arc::clone(&value), size);
+        Ok(value)
+    }
+
+    /// The output that what `key` hashes made before ([`Memo::keep_held`]),
+    /// if the store still holds it: to be emitted by its hash
+    /// ([`Context::emit_held`]) without making it again. The store's
+    /// answer is asked each time: a parcel removed since takes what it
+    /// held with it.
+    pub(crate) fn held(&self, key: &ContentHash) -> Option<Held> {
+        let held = *self.fact::<Held>(key)?;
+        self.store.has(&held.hash, held.size).then_some(held)
+    }
+
+    /// Notes that what `key` hashes made the output `held` (see
+    /// [`Memo::held`]).
+    pub(crate) fn keep_held(&self, key: ContentHash, held: Held) {
+        self.keep_fact(key, Arc::new(held), std::mem::size_of::<Held>() + 64);
     }
 
     /// What [`Memo::remembered`] keeps under `key`, if a long-lived
