@@ -546,6 +546,16 @@ impl Store {
             .and_then(|value| value.downcast::<T>().ok())
     }
 
+    /// [`Store::fact`] of each of `keys`, looked up together.
+    pub(crate) fn facts<T: Send + Sync + 'static>(&self, keys: &[ContentHash]) -> Vec<Option<Arc<T>>> {
+        match &self.memory {
+            Some(memory) => (memory.facts(keys).into_iter())
+                .map(|value| value.and_then(|v| v.downcast::<T>().ok()))
+                .collect(),
+            None => vec![None; keys.len()],
+        }
+    }
+
     /// Keeps `value` (about `size` bytes) as the fact `key` names, a pure
     /// function of it, in a long-lived pipeline's memory; nothing without one.
     pub(crate) fn keep_fact<T: Send + Sync + 'static>(

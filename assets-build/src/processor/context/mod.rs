@@ -750,6 +750,15 @@ impl<'a> Memo<'a> {
         self.remember.then(|| self.store.fact(key)).flatten()
     }
 
+    /// [`Memo::fact`] of each of `keys`, looked up together.
+    pub(crate) fn facts<T: Send + Sync + 'static>(&self, keys: &[ContentHash]) -> Vec<Option<Arc<T>>> {
+        if self.remember {
+            self.store.facts(keys)
+        } else {
+            vec![None; keys.len()]
+        }
+    }
+
     /// Keeps `value`, about `size` bytes, as the fact `key` names (see
     /// [`Memo::fact`]).
     pub(crate) fn keep_fact<T: Send + Sync + 'static>(
