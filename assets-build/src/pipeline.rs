@@ -270,7 +270,10 @@ impl Pipeline {
     /// sprites decoded and its pages drawn, and kept (see
     /// [`Pipeline::keep_state_in_memory`]), so that the first edit of each
     /// atlas re-packs as fast as later ones instead of reading every sprite
-    /// from the cache and drawing every page. Nothing is stored, recorded
+    /// from the cache and drawing every page. What a re-pack needs that is
+    /// small (the sprites' sizes, the layout, which output each page is)
+    /// is kept apart from the pixels and pages, so it stays when these do
+    /// not fit and later atlases push them out. Nothing is stored, recorded
     /// or written. An atlas is packed only if the last build found it, and
     /// all it packs, fresh. The number of atlases packed: 0 for a pipeline
     /// that keeps nothing, and once each atlas has been packed.

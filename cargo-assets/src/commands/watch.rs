@@ -39,8 +39,11 @@
 //!   build` writes them, and the games told (no `patch` in the notice).
 //! - Once idle with nothing to write either, each atlas the builds found
 //!   fresh is packed into memory (`Pipeline::warm_up_while`), once: the
-//!   first edit of an atlas then re-packs from memory, as later ones do. A
-//!   save stops it between two atlases, so its build waits for one at most.
+//!   first edit of an atlas then re-packs from memory, as later ones do
+//!   (from its pixels and pages while the memory holds them, and from what
+//!   is kept apart of it when it does not: its sprites' sizes, its layout,
+//!   which stored output each page is). A save stops it between two
+//!   atlases, so its build waits for one at most.
 //! - Several packages (a workspace, or `-p a -p b`) are watched by one
 //!   process and served on one port; a change rebuilds only the packages
 //!   whose roots or manifest it touched. Packages with processor crates are
