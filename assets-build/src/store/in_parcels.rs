@@ -14,7 +14,9 @@
 //! which maps each resource to its blob hash; its table checksum ties it
 //! to the parcel file (whose header alone is read to compare), so lines
 //! left by a build killed between writing the two are not trusted. The
-//! `.sums` files are read when the store first misses a blob; a parcel is
+//! `.sums` files are read when the store first misses a blob (a
+//! long-lived pipeline keeps each as read while its file is the same,
+//! [`KeptSums`]); a parcel is
 //! opened (memory-mapped and validated) when a blob is first read from it,
 //! and kept open for the rest of the build: a parcel this build replaces
 //! (by rename, never in place) can still be read from the version that
@@ -108,8 +110,8 @@ impl SumsIndex {
 /// The `.sums` files a long-lived pipeline has read, by path, each with
 /// the stamp of the file it was read from: a build's store reads again
 /// only those another file has replaced since. At 1M files the parcel's
-/// `.sums` is 141 MB, and reading it for each watched edit was 0.35 s
-/// of it (the atlas asks for its pages, `Memo::held`).
+/// `.sums` is 141 MB, and reading it again took 0.35 s of each watched
+/// edit (an atlas asks whether the parcel holds its pages, `Memo::held`).
 #[derive(Debug, Default)]
 pub(crate) struct KeptSums(Mutex<HashMap<PathBuf, (FileStamp, Arc<SumsIndex>)>>);
 
