@@ -54,7 +54,7 @@ use crate::manifest::{AtlasSpec, Encoding};
 use crate::parallel;
 use crate::processor::image::ImageResource;
 use crate::processor::sprite_source::{SPRITE_SOURCES_KIND, SPRITES_LABEL, SpriteSource};
-use crate::processor::context::{Held, Memo};
+use crate::processor::context::{HeldOutput, Memo};
 use crate::processor::{Context, DependencyOutputs, ProcessError, Processor};
 
 /// Output kind of an atlas's frame table (an intermediate, never in a parcel).
@@ -178,7 +178,7 @@ impl Processor for AtlasPacker {
         // (at 1M files half of a 190-page atlas was drawn again that way
         // on every edit, where a re-packed group is three pages).
         let kept: Vec<_> = keys.iter().map(|key| memo.kept(key)).collect();
-        let held: Vec<Option<Held>> = (keys.iter().zip(&kept))
+        let held: Vec<Option<HeldOutput>> = (keys.iter().zip(&kept))
             .map(|(key, kept)| match kept {
                 Some(_) => None,
                 None => memo.held(key),
@@ -226,7 +226,7 @@ impl Processor for AtlasPacker {
             };
             let (bytes, hash) = &*made;
             let size = bytes.len() as u64;
-            memo.keep_held(*key, Held { hash: *hash, size });
+            memo.keep_held(*key, HeldOutput { hash: *hash, size });
             Ok(Page::Made(made))
         });
         for (i, page) in pages.into_iter().enumerate() {
@@ -341,7 +341,7 @@ struct Member<'d> {
 /// the store from the build that drew it.
 enum Page {
     Made(Arc<(Arc<Vec<u8>>, ContentHash)>),
-    Held(Held),
+    Held(HeldOutput),
 }
 
 /// What a member's slot in the frame table and resources holds.

@@ -124,7 +124,7 @@ pub(crate) enum Payload {
     },
     /// Bytes made before and held by the store, named by their hash, not
     /// read ([`Context::emit_held`]).
-    Held(Held),
+    Held(HeldOutput),
 }
 
 impl Emitted {
@@ -148,7 +148,7 @@ impl Emitted {
 /// An output made before that the store still holds: its hash and size
 /// ([`Memo::held`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Held {
+pub(crate) struct HeldOutput {
     pub hash: ContentHash,
     pub size: u64,
 }
@@ -649,7 +649,7 @@ impl<'a> Context<'a> {
         &mut self,
         label: &str,
         kind: &str,
-        held: Held,
+        held: HeldOutput,
     ) -> Result<(), ProcessError> {
         debug_assert!(!self.reproducing, "a step checked makes every output");
         self.push_output(label, kind, Payload::Held(held))
@@ -795,15 +795,15 @@ impl<'a> Memo<'a> {
     /// ([`Context::emit_held`]) without making it again. The store's
     /// answer is asked each time: a parcel removed since takes what it
     /// held with it.
-    pub(crate) fn held(&self, key: &ContentHash) -> Option<Held> {
-        let held = *self.fact::<Held>(key)?;
+    pub(crate) fn held(&self, key: &ContentHash) -> Option<HeldOutput> {
+        let held = *self.fact::<HeldOutput>(key)?;
         self.store.has(&held.hash, held.size).then_some(held)
     }
 
     /// Notes that what `key` hashes made the output `held` (see
     /// [`Memo::held`]).
-    pub(crate) fn keep_held(&self, key: ContentHash, held: Held) {
-        self.keep_fact(key, Arc::new(held), std::mem::size_of::<Held>() + 64);
+    pub(crate) fn keep_held(&self, key: ContentHash, held: HeldOutput) {
+        self.keep_fact(key, Arc::new(held), std::mem::size_of::<HeldOutput>() + 64);
     }
 
     /// What [`Memo::remembered`] keeps under `key`, if a long-lived
