@@ -339,14 +339,11 @@ impl BlobMemory {
 /// sprites are gigabytes, and kept with them, the few megabytes that let
 /// a re-pack skip reading the sprites were pushed out with them.
 impl BlobMemory {
-    /// The fact kept under `key`, if any.
-    pub(super) fn fact(&self, key: &ContentHash) -> Option<Decoded> {
-        let mut facts = self.facts.lock().unwrap_or_else(|p| p.into_inner());
-        let generation = facts.generation;
-        facts.decoded.get_mut(key).map(|(value, _, used)| {
-            *used = generation;
-            Arc::clone(value)
-        })
+    /// The fact kept under `key`, if any (the store asks for several at
+    /// once, [`BlobMemory::facts`]).
+    #[cfg(test)]
+    fn fact(&self, key: &ContentHash) -> Option<Decoded> {
+        self.facts(std::slice::from_ref(key)).pop().flatten()
     }
 
     /// The facts `keys` name, each if kept, looked up together: an atlas

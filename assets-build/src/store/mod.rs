@@ -541,9 +541,7 @@ impl Store {
     /// The fact `key` names, if a long-lived pipeline's memory keeps it as
     /// a `T` (see `BlobMemory`'s facts).
     pub(crate) fn fact<T: Send + Sync + 'static>(&self, key: &ContentHash) -> Option<Arc<T>> {
-        (self.memory.as_ref())
-            .and_then(|m| m.fact(key))
-            .and_then(|value| value.downcast::<T>().ok())
+        self.facts(std::slice::from_ref(key)).pop().flatten()
     }
 
     /// [`Store::fact`] of each of `keys`, looked up together.
