@@ -93,6 +93,8 @@ fn pipeline(dir: &Path, cache: &Path, configure: impl FnOnce(&mut BuildOptions))
 fn timed_build(pipeline: &Pipeline, changes: Changes<'_>) -> (Duration, BuildReport) {
     let trace = std::env::var_os("ASSETS_BENCH_TRACE").is_some();
     let start = std::time::Instant::now();
+    // When the last step finished, in µs since the start (then the parcels).
+    let last_step = std::sync::atomic::AtomicU64::new(0);
     let on_event = |e: &Event<'_>| {
         if !trace {
             return;
@@ -104,6 +106,8 @@ fn timed_build(pipeline: &Pipeline, changes: Changes<'_>) -> (Duration, BuildRep
             Event::Planned { steps } => eprintln!("{:9.1} ms planned {steps} steps", at()),
             Event::Processing { asset, .. } => eprintln!("{:9.1} ms start {asset}", at()),
             Event::Finished { step } => {
+                let us = start.elapsed().as_micros() as u64;
+                last_step.fetch_max(us, std::sync::atomic::Ordering::Relaxed);
                 if let assets_build::unstable::Outcome::Ran { reason } = &step.outcome {
                     eprintln!("{:9.1} ms done {} ({reason})", at(), step.asset)
                 }
@@ -120,6 +124,8 @@ fn timed_build(pipeline: &Pipeline, changes: Changes<'_>) -> (Duration, BuildRep
         )
     });
     if trace {
+        let last = last_step.into_inner() as f64 / 1e3;
+        eprintln!("{last:9.1} ms last step finished");
         eprintln!("{:9.1} ms built", start.elapsed().as_secs_f64() * 1e3);
     }
     let report = report.expect("built");
