@@ -321,6 +321,32 @@ fn a_fully_transparent_sprite_builds_and_says_so() {
     assert!(kept.warnings().is_empty());
 }
 
+#[test]
+fn a_jpeg_cut_short_builds_and_says_so() {
+    // Large enough that most of the file is image data, not headers.
+    let photo = image::RgbImage::from_fn(256, 256, |x, y| {
+        image::Rgb([(x * y % 251) as u8, (x ^ y) as u8, (x + 3 * y) as u8])
+    });
+    let mut jpeg = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new(&mut jpeg)
+        .encode_image(&photo)
+        .unwrap();
+    let whole = ProcessorTest::new("backgrounds/sky.jpg", jpeg.clone())
+        .run(&Image)
+        .expect_ok();
+    assert!(whole.warnings().is_empty(), "{:?}", whole.warnings());
+    jpeg.truncate(jpeg.len() * 2 / 3);
+    let cut = ProcessorTest::new("backgrounds/sky.jpg", jpeg)
+        .run(&Image)
+        .expect_ok();
+    assert_eq!(
+        cut.warnings(),
+        [
+            "the JPEG ends before its image does (no end-of-image marker after its data): what is missing decodes as grey; cut short by an export or a copy that did not finish?"
+        ]
+    );
+}
+
 #[cfg(feature = "fonts")]
 #[test]
 fn a_font_range_the_font_only_partly_covers_bakes_what_it_has_and_warns() {

@@ -120,6 +120,12 @@ pub(crate) fn reserve_decode(
              convert it to paths in the editor (Inkscape: Path > Object to Path)",
         );
     }
+    if jpeg_cut_short(bytes) {
+        ctx.warn(
+            "the JPEG ends before its image does (no end-of-image marker after its data): \
+             what is missing decodes as grey; cut short by an export or a copy that did not finish?",
+        );
+    }
     let (width, height) = match own_dimensions(bytes, max_dimension) {
         Some(dimensions) => dimensions?,
         None => decoder(bytes, max_dimension)?.dimensions(),
@@ -211,6 +217,55 @@ pub(crate) fn decode_in(
     })
 }
 
+/// Whether `bytes` are a JPEG whose image data began but never ended: no
+/// end-of-image marker after the first scan's header. The JPEG decoder
+/// does not fail on such a file, as libjpeg does not: it fills in what is
+/// missing (grey rows at the bottom, or a blurred image for a progressive
+/// file), so a file cut short by an interrupted export or copy would
+/// otherwise build without a word. A JPEG cut off before its first scan
+/// is not judged here: the decoder fails on it by itself.
+///
+/// The marker segments before the scan are walked by their lengths, since
+/// they may hold a whole thumbnail JPEG (Exif); after it, in entropy-coded
+/// data, a 0xFF byte is always followed by 0x00 or a restart marker, so
+/// 0xFF 0xD9 there is the end.
+fn jpeg_cut_short(bytes: &[u8]) -> bool {
+    if !bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        return false;
+    }
+    let mut at = 2;
+    loop {
+        // Any number of 0xFF fill bytes may come before a marker.
+        while bytes.get(at + 1) == Some(&0xFF) {
+            at += 1;
+        }
+        let (Some(0xFF), Some(&marker)) = (bytes.get(at), bytes.get(at + 1)) else {
+            return false;
+        };
+        match marker {
+            // Markers without a length: TEM and the restart markers.
+            0x01 | 0xD0..=0xD7 => {
+                at += 2;
+                continue;
+            }
+            0xD9 => return false,
+            _ => {}
+        }
+        let Some(&[high, low]) = bytes.get(at + 2..at + 4) else {
+            return false;
+        };
+        let next = at + 2 + usize::from(u16::from_be_bytes([high, low]));
+        if marker == 0xDA {
+            let Some(data) = bytes.get(next..) else {
+                return false;
+            };
+            let end = [0xFF, 0xD9];
+            return !(data.ends_with(&end) || data.windows(2).any(|w| w == end));
+        }
+        at = next;
+    }
+}
+
 /// Why bytes are no image at all.
 const NOT_AN_IMAGE: &str = "not a PNG, JPEG, WebP, BMP or TGA image (unrecognized contents)";
 
@@ -267,6 +322,14 @@ fn decode_error(max_dimension: u32) -> impl Fn(image::ImageError) -> ProcessErro
         image::ImageError::Limits(l) => ProcessError::msg(format!(
             "image is too large to decode ({l}); the limit is {max_dimension}x{max_dimension} (`max-dimension`)"
         )),
+        // A file cut short (an export or a copy that did not finish) is
+        // the usual cause, and the decoder's own words, "unexpected end of
+        // file", do not say that it is the image file that is short.
+        image::ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            ProcessError::msg(
+                "could not decode image: the file ends before its image does (cut short: an export or a copy that did not finish?)",
+            )
+        }
         e => ProcessError::msg(format!("could not decode image: {e}")),
     }
 }
@@ -721,6 +784,37 @@ mod tests {
     }
 
     #[test]
+    fn a_jpeg_cut_short_is_told_from_a_whole_one() {
+        let image = image::RgbImage::from_fn(64, 64, |x, y| image::Rgb([x as u8 * 4, y as u8 * 4, 90]));
+        let mut jpeg = Vec::new();
+        image::codecs::jpeg::JpegEncoder::new(&mut jpeg)
+            .encode_image(&image)
+            .unwrap();
+        assert!(!jpeg_cut_short(&jpeg));
+        // Bytes after the end (a camera's trailer) are no cut.
+        let mut trailer = jpeg.clone();
+        trailer.extend_from_slice(b"trailing bytes");
+        assert!(!jpeg_cut_short(&trailer));
+        // Cut inside its data, it still decodes, with grey for the rest.
+        let cut = &jpeg[..jpeg.len() * 3 / 4];
+        assert!(jpeg_cut_short(cut));
+        assert!(decode_rgba8(cut, 64).is_ok());
+        // An Exif thumbnail is a whole JPEG, end marker included, inside
+        // an APP1 segment before the image's own scan: it does not end
+        // the image.
+        let mut thumbnailed = vec![0xFF, 0xD8, 0xFF, 0xE1];
+        thumbnailed.extend_from_slice(&u16::try_from(jpeg.len() + 2).unwrap().to_be_bytes());
+        thumbnailed.extend_from_slice(&jpeg);
+        thumbnailed.extend_from_slice(&jpeg[2..]);
+        assert!(!jpeg_cut_short(&thumbnailed));
+        assert!(jpeg_cut_short(&thumbnailed[..thumbnailed.len() - 40]));
+        // Cut in its headers: the decoder's own error, nothing to add.
+        assert!(!jpeg_cut_short(&jpeg[..20]));
+        assert!(decode_rgba8(&jpeg[..20], 64).is_err());
+        assert!(!jpeg_cut_short(&png(4, 4)));
+    }
+
+    #[test]
     fn garbage_is_not_an_image() {
         let err = decode_rgba8(b"hello world, not a png", 16)
             .unwrap_err()
@@ -732,6 +826,6 @@ mod tests {
         let mut truncated = png(8, 8);
         truncated.truncate(truncated.len() / 2);
         let err = decode_rgba8(&truncated, 16).unwrap_err().to_string();
-        assert!(err.contains("could not decode image"), "{err}");
+        assert!(err.contains("the file ends before its image does"), "{err}");
     }
 }
