@@ -266,6 +266,18 @@ fn jpeg_cut_short(bytes: &[u8]) -> bool {
     }
 }
 
+/// Why an image file that ends too soon cannot be decoded.
+const CUT_SHORT: &str = "could not decode image: the file ends before its image does (cut short: an export or a copy that did not finish?)";
+
+/// Whether `bytes`, a WebP file, are shorter than the size their RIFF
+/// header declares: the WebP decoder calls such a file a corrupt bitstream.
+fn riff_cut_short(bytes: &[u8]) -> bool {
+    let Some(&[a, b, c, d]) = bytes.get(4..8) else {
+        return false;
+    };
+    bytes.starts_with(b"RIFF") && (bytes.len() as u64) < u64::from(u32::from_le_bytes([a, b, c, d])) + 8
+}
+
 /// Why bytes are no image at all.
 const NOT_AN_IMAGE: &str = "not a PNG, JPEG, WebP, BMP or TGA image (unrecognized contents)";
 
@@ -304,6 +316,9 @@ fn decoder(bytes: &[u8], max_dimension: u32) -> Result<impl ImageDecoder + '_, P
     if reader.format().is_none() {
         return Err(ProcessError::msg(NOT_AN_IMAGE));
     }
+    if reader.format() == Some(image::ImageFormat::WebP) && riff_cut_short(bytes) {
+        return Err(ProcessError::msg(CUT_SHORT));
+    }
     let mut limits = Limits::default();
     limits.max_image_width = Some(max_dimension);
     limits.max_image_height = Some(max_dimension);
@@ -326,9 +341,7 @@ fn decode_error(max_dimension: u32) -> impl Fn(image::ImageError) -> ProcessErro
         // the usual cause, and the decoder's own words, "unexpected end of
         // file", do not say that it is the image file that is short.
         image::ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
-            ProcessError::msg(
-                "could not decode image: the file ends before its image does (cut short: an export or a copy that did not finish?)",
-            )
+            ProcessError::msg(CUT_SHORT)
         }
         e => ProcessError::msg(format!("could not decode image: {e}")),
     }
@@ -826,6 +839,13 @@ mod tests {
         let mut truncated = png(8, 8);
         truncated.truncate(truncated.len() / 2);
         let err = decode_rgba8(&truncated, 16).unwrap_err().to_string();
+        assert!(err.contains("the file ends before its image does"), "{err}");
+        let mut webp = Vec::new();
+        image::codecs::webp::WebPEncoder::new_lossless(&mut webp)
+            .encode(&[200; 8 * 8 * 4], 8, 8, image::ExtendedColorType::Rgba8)
+            .unwrap();
+        assert!(decode_rgba8(&webp, 16).is_ok());
+        let err = decode_rgba8(&webp[..webp.len() - 4], 16).unwrap_err().to_string();
         assert!(err.contains("the file ends before its image does"), "{err}");
     }
 }
