@@ -29,7 +29,10 @@
 //! One that does not match (a hand edit, disk corruption) is reported as
 //! corrupt like a stored blob, and its parcel is trusted no more: its
 //! `.sums` is removed, so what it held counts as missing (now and in later
-//! builds) and the steps that made it run again.
+//! builds) and the steps that made it run again. A step of the same build
+//! that reads another of its blobs still gets it, checked against its
+//! hash: under `verify`, which checks every step at once, such a step
+//! failed with "could not read" when the damage was found a moment before.
 //!
 //! A parcel's patch (written by `watch` after an edit, see
 //! `parcels/patch.rs`) is looked at as a parcel of its own, through its
@@ -224,15 +227,18 @@ impl InParcels {
     }
 
     /// The blob `hash`, read from the parcel holding it and checked;
-    /// `Ok(None)` if no parcel (still trusted) holds it, an error if the
-    /// one that should is damaged.
+    /// `Ok(None)` if no parcel holds it, an error if the one that should
+    /// is damaged.
+    ///
+    /// A parcel found damaged is trusted no more ([`InParcels::has`] is
+    /// false for all it holds, so the steps that made it run again), but
+    /// it still serves this build each other blob that checks against its
+    /// hash: a step reading one at that moment (`verify` checks every step
+    /// at once) is not failed, nor sent to heal, for a blob that is whole.
     pub(crate) fn read(&self, hash: &ContentHash) -> Result<Option<Vec<u8>>, StoreError> {
         let Some((held, name)) = self.first(hash) else {
             return Ok(None);
         };
-        if held.distrusted.load(Ordering::Relaxed) {
-            return Ok(None);
-        }
         // Replaced since its `.sums` was read (and not kept open): what it
         // held is missing, not corrupt, and its new `.sums` is right.
         let Some(buf) = held.open() else {

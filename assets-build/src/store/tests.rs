@@ -88,6 +88,49 @@ fn deferred_blobs_in(memory: &Option<Arc<BlobMemory>>) {
     assert!(!open(dir.path()).unwrap().has(&held, 5000));
 }
 
+/// `verify` checks every step at once: one step finding a blob of a
+/// parcel corrupt must not fail another that reads a whole blob of the
+/// same parcel a moment later (it did, as "could not read", one run in
+/// thirty under load).
+#[test]
+fn a_parcel_found_damaged_still_serves_its_whole_blobs_to_the_build_that_found_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let parcels = CacheLayout::new(dir.path()).parcel_dir("game", "dev");
+    fs::create_dir_all(&parcels).unwrap();
+    let (good, bad) = (vec![1u8; 3000], vec![2u8; 3000]);
+    let mut writer = assets_runtime::write::ParcelWriter::compressed(assets_runtime::Compression::Lz4);
+    writer.add("levels/good.lvl", "bytes", good.clone());
+    writer.add("levels/bad.lvl", "bytes", bad.clone());
+    let bytes = writer.finish().unwrap();
+    let table_checksum = assets_runtime::Parcel::from_bytes(&bytes).unwrap().table_checksum();
+    let path = parcels.join("main.parcel");
+    fs::write(&path, &bytes).unwrap();
+    // The `.sums` names another blob for `bad.lvl`: its bytes do not match.
+    let (good_hash, claimed) = (ContentHash::of(&good), ContentHash::of(b"other"));
+    let (good_hex, claimed_hex) = (good_hash.to_hex(), claimed.to_hex());
+    let lines = [
+        (good_hex.as_str(), "levels/good.lvl"),
+        (claimed_hex.as_str(), "levels/bad.lvl"),
+    ];
+    let sums = crate::parcel_sums::write("lz4", table_checksum, lines.into_iter());
+    fs::write(path.with_extension("parcel.sums"), sums).unwrap();
+
+    let store = Store::open(dir.path()).unwrap();
+    assert!(store.has(&good_hash, 3000) && store.has(&claimed, 5));
+    assert!(matches!(
+        store.get(&claimed),
+        Err(StoreError::CorruptBlob { path: p, .. }) if p == path
+    ));
+    // Trusted no more: what it held counts as missing, so its steps run
+    // again; but the whole blob still reads, checked, in this build.
+    assert!(!store.has(&good_hash, 3000));
+    assert_eq!(store.get(&good_hash).unwrap(), good);
+    assert!(store.get(&claimed).is_err());
+    // A later build does not look at it.
+    let later = Store::open(dir.path()).unwrap();
+    assert!(!later.has(&good_hash, 3000) && later.get(&good_hash).is_err());
+}
+
 #[test]
 fn blobs_are_named_by_hash_and_checked_on_read() {
     let dir = tempfile::tempdir().unwrap();
